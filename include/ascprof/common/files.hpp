@@ -1,0 +1,45 @@
+#pragma once
+/// File helpers: whole-file reads with clear errors, and atomic writes (temp name + rename) so
+/// no output is ever left half-written.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "ascprof/common/status.hpp"
+
+namespace ascprof {
+
+/// A read-only memory mapping of a whole file (empty files map to an empty view).
+class MappedFile {
+ public:
+  MappedFile() = default;
+  ~MappedFile();
+  MappedFile(MappedFile&& o) noexcept;
+  MappedFile& operator=(MappedFile&& o) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  /// Maps `path`; kIo error naming the file and the OS reason on failure.
+  static Result<MappedFile> open(const std::filesystem::path& path);
+  std::string_view data() const { return {static_cast<const char*>(addr_), size_}; }
+  size_t size() const { return size_; }
+  /// Tells the kernel pages before `offset` are no longer needed (keeps RSS flat on huge files).
+  void release_before(size_t offset);
+
+ private:
+  void* addr_ = nullptr;
+  size_t size_ = 0;
+  size_t released_ = 0;
+};
+
+/// Reads a whole (small) file into a string.
+Result<std::string> read_file(const std::filesystem::path& path);
+
+/// Writes `content` to `path` atomically: `path.tmp.<pid>` then rename. Creates parent folders.
+Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// Temporary sibling name used for atomic writes of `path` by this process.
+std::filesystem::path temp_sibling(const std::filesystem::path& path);
+
+}  // namespace ascprof

@@ -1,0 +1,115 @@
+#include "ascprof/common/files.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+namespace ascprof {
+
+namespace fs = std::filesystem;
+
+MappedFile::~MappedFile() {
+  if (addr_ != nullptr) munmap(addr_, size_);
+}
+
+MappedFile::MappedFile(MappedFile&& o) noexcept : addr_(o.addr_), size_(o.size_), released_(o.released_) {
+  o.addr_ = nullptr;
+  o.size_ = 0;
+}
+
+MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
+  if (this != &o) {
+    if (addr_ != nullptr) munmap(addr_, size_);
+    addr_ = o.addr_;
+    size_ = o.size_;
+    released_ = o.released_;
+    o.addr_ = nullptr;
+    o.size_ = 0;
+  }
+  return *this;
+}
+
+Result<MappedFile> MappedFile::open(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return file_error(ErrorCode::kIo, path.string(), "", std::strerror(errno));
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return file_error(ErrorCode::kIo, path.string(), "", std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return file_error(ErrorCode::kIo, path.string(), "", "not a regular file");
+  }
+  MappedFile m;
+  m.size_ = static_cast<size_t>(st.st_size);
+  if (m.size_ > 0) {
+    void* a = mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (a == MAP_FAILED) {
+      const int e = errno;
+      ::close(fd);
+      return file_error(ErrorCode::kIo, path.string(), "", std::string("mmap failed: ") + std::strerror(e));
+    }
+    madvise(a, m.size_, MADV_SEQUENTIAL);
+    m.addr_ = a;
+  }
+  ::close(fd);
+  return m;
+}
+
+void MappedFile::release_before(size_t offset) {
+  const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  offset = offset / page * page;
+  if (addr_ == nullptr || offset <= released_ + (64u << 20)) return;  // batch: every 64 MiB
+  madvise(static_cast<char*>(addr_) + released_, offset - released_, MADV_DONTNEED);
+  released_ = offset;
+}
+
+Result<std::string> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return file_error(ErrorCode::kIo, path.string(), "", std::strerror(errno));
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return file_error(ErrorCode::kIo, path.string(), "", "read failed");
+  return s;
+}
+
+fs::path temp_sibling(const fs::path& path) {
+  fs::path tmp = path;
+  tmp += ".tmp." + std::to_string(::getpid());
+  return tmp;
+}
+
+Status write_file_atomic(const fs::path& path, std::string_view content) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) return file_error(ErrorCode::kIo, path.parent_path().string(), "", ec.message());
+  const fs::path tmp = temp_sibling(path);
+  {
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+    const size_t n = std::fwrite(content.data(), 1, content.size(), f);
+    const bool ok = n == content.size() && std::fflush(f) == 0;
+    const int e = errno;
+    std::fclose(f);
+    if (!ok) {
+      fs::remove(tmp, ec);
+      return file_error(ErrorCode::kIo, tmp.string(), "", std::string("write failed: ") + std::strerror(e));
+    }
+  }
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ec2;
+    fs::remove(tmp, ec2);
+    return file_error(ErrorCode::kIo, path.string(), "", "rename failed: " + ec.message());
+  }
+  return {};
+}
+
+}  // namespace ascprof

@@ -1,0 +1,48 @@
+#include "support/test_support.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+
+namespace ascprof::testing {
+namespace fs = std::filesystem;
+
+fs::path real_fixtures_dir() {
+  fs::path p;
+  if (const char* env = std::getenv("ASCPROF_REAL_FIXTURES"); env != nullptr && *env != '\0') p = env;
+  else p = ASCPROF_DEFAULT_FIXTURES;
+  std::error_code ec;
+  if (!fs::is_directory(p, ec)) return {};
+  return p;
+}
+
+fs::path knowledge_dir() {
+  if (const char* env = std::getenv("ASCPROF_KNOWLEDGE_DIR"); env != nullptr && *env != '\0') return env;
+  return fs::path(ASCPROF_SOURCE_DIR) / "knowledge";
+}
+
+ScratchDir::ScratchDir(std::string_view tag) {
+  static std::atomic<int> counter{0};
+  path_ = fs::temp_directory_path() /
+          (std::string(tag) + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  fs::remove_all(path_);
+  fs::create_directories(path_);
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ec;
+  fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ec);
+  fs::remove_all(path_, ec);
+}
+
+void write_text(const fs::path& path, std::string_view content) {
+  if (path.has_parent_path()) fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary);
+  ASSERT_TRUE(out.good()) << "cannot write " << path;
+  out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
+}  // namespace ascprof::testing

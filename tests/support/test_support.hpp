@@ -1,0 +1,40 @@
+#pragma once
+/// Shared helpers for tests: where the real fixtures are, scratch folders, small file writers.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace ascprof::testing {
+
+/// The read-only real captures (../shared/fixtures/real beside the repo, or $ASCPROF_REAL_FIXTURES).
+/// Empty path when absent: tests then GTEST_SKIP() with a message naming the folder.
+std::filesystem::path real_fixtures_dir();
+
+/// The project's knowledge/ folder ($ASCPROF_KNOWLEDGE_DIR or <source>/knowledge).
+std::filesystem::path knowledge_dir();
+
+/// A fresh empty folder under the system temp dir, removed when the object dies.
+class ScratchDir {
+ public:
+  explicit ScratchDir(std::string_view tag = "ascprof");
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(std::string_view rel) const { return path_ / rel; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+/// Writes `content` to `path`, creating parent folders (test set-up only; aborts the test on failure).
+void write_text(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace ascprof::testing
+
+/// Skips the current test when the real fixtures are absent.
+#define ASCPROF_REQUIRE_REAL_FIXTURES()                                                              \
+  do {                                                                                               \
+    if (::ascprof::testing::real_fixtures_dir().empty())                                             \
+      GTEST_SKIP() << "real fixtures not found (../shared/fixtures/real or $ASCPROF_REAL_FIXTURES)"; \
+  } while (0)

@@ -1,0 +1,156 @@
+#pragma once
+/// Domain rules loaded at run time from the knowledge/ folder (one source of truth; a new model
+/// family needs no recompile). Every file is validated on load; errors name file, line and reason.
+///
+/// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
+/// pipeline.rules, name_key.rules.
+#include <bitset>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+#include "ascprof/knowledge/rule_file.hpp"
+
+namespace ascprof::knowledge {
+
+inline constexpr size_t kMaxCategories = 128;
+inline constexpr size_t kMaxRoles = 32;
+using CategorySet = std::bitset<kMaxCategories>;
+using RoleSet = std::bitset<kMaxRoles>;
+
+/// Declared categories, roles, op types and HCCL kinds, each with a dense index.
+class Vocabulary {
+ public:
+  Status load(const RuleFile& file);
+  int category_index(std::string_view name) const;  ///< -1 if undeclared
+  int role_index(std::string_view name) const;
+  int op_type_index(std::string_view name) const;
+  int hccl_kind_index(std::string_view name) const;
+  const std::vector<std::string>& categories() const { return categories_; }
+  const std::vector<std::string>& roles() const { return roles_; }
+  const std::vector<std::string>& op_types() const { return op_types_; }
+  const std::vector<std::string>& hccl_kinds() const { return hccl_kinds_; }
+  /// Categories equal to `prefix` or starting with `prefix + "."`.
+  CategorySet categories_under(std::string_view prefix) const;
+
+ private:
+  std::vector<std::string> categories_, roles_, op_types_, hccl_kinds_;
+};
+
+/// Result of the taxonomy for one (name, type, core).
+struct Taxon {
+  CategorySet categories;
+  RoleSet roles;
+};
+
+/// operator_taxonomy.rules: ordered token rules (see the file's header for the grammar).
+class Taxonomy {
+ public:
+  Status load(const RuleFile& file, const Vocabulary& vocab);
+  /// Classifies a kernel. Pure; callers memoise per distinct (name, type, core).
+  Taxon classify(std::string_view name, std::string_view type, std::string_view core) const;
+  /// Lower-cases and keeps only [a-z0-9] of "name type core" (the matching text).
+  static std::string fold(std::string_view name, std::string_view type, std::string_view core);
+  size_t rule_count() const { return rules_.size(); }
+
+ private:
+  struct Rule {
+    std::string id;
+    std::vector<std::string> any, all, none, prefix;
+    CategorySet has_category, lacks_category;
+    bool has_has_category = false;
+    CategorySet add_categories;
+    RoleSet add_roles;
+  };
+  std::vector<Rule> rules_;
+};
+
+/// op_type.rules and hccl_op_kind.rules.
+class OpTypeRules {
+ public:
+  Status load_op_type(const RuleFile& file, const Vocabulary& vocab);
+  Status load_hccl_kind(const RuleFile& file, const Vocabulary& vocab);
+  /// op_type index (into Vocabulary::op_types) for an Accelerator Core value (any case), before
+  /// the comm+AIV fusion check. `exact` tells whether the exact table matched.
+  int op_type(std::string_view core, bool* exact = nullptr) const;
+  /// The fusion promotion: returns `to` if `op_type == from` (exact match) and `any_aiv_positive`.
+  int fuse(int op_type, bool exact, bool any_aiv_positive) const;
+  /// Pipeline field names whose positivity triggers the fusion promotion.
+  const std::vector<std::string>& fusion_fields() const { return fusion_fields_; }
+  int hccl_kind(std::string_view type) const;
+
+ private:
+  std::vector<std::pair<std::string, int>> exact_;  // upper-case key -> op type
+  struct Fallback {
+    enum Kind { kEmpty, kContains, kSuffix, kDefault } kind;
+    std::string text;
+    int op_type;
+  };
+  std::vector<Fallback> fallback_;
+  int default_op_type_ = -1;
+  int fusion_from_ = -1, fusion_to_ = -1;
+  std::vector<std::string> fusion_fields_;
+  std::vector<std::pair<std::string, int>> hccl_exact_;
+  int hccl_default_ = -1;
+};
+
+/// pipeline.rules: the 11 canonical pipeline fields, their aliases and stage groups/families.
+struct PipelineField {
+  std::string name;                  ///< canonical, e.g. "aic_mac_time(us)"
+  std::vector<std::string> aliases;  ///< accepted header names (lower-case)
+  bool is_stage = false;
+  std::string group;                 ///< "aic" / "aiv" for stages
+  std::string family;                ///< cube, aic_mte, scalar, vector, aiv_mte
+};
+
+class PipelineRules {
+ public:
+  Status load(const RuleFile& file);
+  const std::vector<PipelineField>& fields() const { return fields_; }
+  /// Index of the field a header name refers to (case-insensitive, alias-aware), or -1.
+  int field_for_header(std::string_view header) const;
+  int field_index(std::string_view canonical) const;
+
+ private:
+  std::vector<PipelineField> fields_;
+};
+
+/// name_key.rules: name-key folding and shape-signature settings.
+class NameKeyRules {
+ public:
+  Status load(const RuleFile& file, const Vocabulary& vocab);
+  /// normalized_name_key of a kernel name (reference §2.2.1).
+  std::string name_key(std::string_view name) const;
+  /// "shape_<16 hex>" for the joined shape text, or "" when the text is empty.
+  std::string shape_signature(std::string_view joined_shapes) const;
+  const RoleSet& shape_roles() const { return shape_roles_; }
+
+ private:
+  size_t hex_run_min_ = 16;
+  size_t max_length_ = 96;
+  std::string empty_key_ = "unknown";
+  std::string shape_prefix_ = "shape_";
+  RoleSet shape_roles_;
+};
+
+/// Everything in knowledge/, loaded and cross-validated.
+struct Knowledge {
+  std::filesystem::path dir;
+  Vocabulary vocab;
+  Taxonomy taxonomy;
+  OpTypeRules op_types;
+  PipelineRules pipeline;
+  NameKeyRules names;
+
+  /// Loads every rule file from `dir`. Errors name the file and line.
+  static Result<Knowledge> load(const std::filesystem::path& dir);
+};
+
+/// The default knowledge folder: $ASCPROF_KNOWLEDGE_DIR, else <exe>/../share/ascprof-mpi/knowledge,
+/// else <exe dir>/../knowledge and <exe dir>/../../knowledge (build tree), else ./knowledge.
+std::filesystem::path default_knowledge_dir();
+
+}  // namespace ascprof::knowledge

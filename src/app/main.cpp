@@ -1,1 +1,138 @@
-int main() { return 0; }
+// ascprof-mpi entry point: parse the command line, then hand over to the orchestration layer.
+// stdout carries exactly one JSON object (from process 0); humans read stderr.
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/environment.hpp>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/parallel/analyze_run.hpp"
+#include "ascprof/synth/synth.hpp"
+#include "cli.hpp"
+
+namespace {
+
+std::string error_json(const std::string& command, const char* error_class, const std::string& message) {
+  ascprof::JsonWriter w;
+  w.begin_object();
+  w.kv("status", "error");
+  w.kv("command", command);
+  w.kv("error_class", error_class);
+  w.kv("error", message);
+  w.end_object();
+  return w.take();
+}
+
+int run_synth(const ascprof::app::CliOptions& o) {
+  ascprof::synth::SynthOptions so;
+  so.scenario = o.scenario;
+  so.out_dir = o.out;
+  so.ranks = o.ranks;
+  so.steps = o.steps;
+  so.scale = o.scale;
+  so.seed = o.seed;
+  so.faults = o.faults;
+  so.layers = o.layers;
+  so.force = o.force;
+  if (!o.dummy_ranks.empty()) {
+    auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);
+    if (!d.ok()) {
+      std::fprintf(stderr, "ascprof-mpi: %s\n", d.status().message().c_str());
+      std::printf("%s\n", error_json("synth", "invalid_argument", d.status().message()).c_str());
+      return 2;
+    }
+    so.dummy_ranks = *d;
+  }
+  auto r = ascprof::synth::generate_capture(so);
+  if (!r.ok()) {
+    const bool usage = r.status().code() == ascprof::ErrorCode::kInvalidArgument;
+    std::fprintf(stderr, "ascprof-mpi synth: %s\n", r.status().message().c_str());
+    std::printf("%s\n", error_json("synth", ascprof::error_code_name(r.status().code()), r.status().message()).c_str());
+    return usage ? 2 : 3;
+  }
+  ascprof::JsonWriter w;
+  w.begin_object();
+  w.kv("status", "ok");
+  w.kv("command", "synth");
+  w.kv("scenario", o.scenario);
+  w.kv("root", r->root.string());
+  w.kv("ground_truth", r->ground_truth.string());
+  w.kv("steps", static_cast<int64_t>(r->steps));
+  w.kv("rank_count", static_cast<uint64_t>(r->ranks.size()));
+  uint64_t rows = 0, events = 0;
+  for (const auto& rk : r->ranks) {
+    rows += rk.kernel_rows;
+    events += rk.trace_events;
+  }
+  w.kv("kernel_rows", rows);
+  w.kv("trace_events", events);
+  w.kv("total_bytes", r->total_bytes);
+  w.end_object();
+  std::printf("%s\n", w.str().c_str());
+  std::fprintf(stderr, "ascprof-mpi synth: wrote %zu ranks (%.1f MB) to %s\n", r->ranks.size(),
+               static_cast<double>(r->total_bytes) / 1e6, r->root.string().c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  boost::mpi::environment env(argc, argv);
+  boost::mpi::communicator world;
+  const bool root = world.rank() == 0;
+
+  const auto parsed = ascprof::app::parse_command_line(argc, argv);
+  if (parsed.help) {
+    if (root) std::fputs(parsed.message.c_str(), parsed.ok ? stdout : stderr);
+    return parsed.ok ? 0 : 2;
+  }
+  if (!parsed.ok) {
+    if (root) {
+      std::fprintf(stderr, "ascprof-mpi: %s\n", parsed.message.c_str());
+      std::printf("%s\n", error_json(parsed.options.command, "invalid_argument", parsed.message).c_str());
+    }
+    return 2;
+  }
+  const auto& o = parsed.options;
+
+  if (o.command == "synth") {
+    // Generation is one process's job; other processes of an mpirun simply agree on the result.
+    int rc = root ? run_synth(o) : 0;
+    boost::mpi::broadcast(world, rc, 0);
+    return rc;
+  }
+  if (o.command == "sweep") {
+    const std::string msg = "the sweep command is not available in this version yet; run analyze on each root";
+    if (root) {
+      std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
+      std::printf("%s\n", error_json("sweep", "invalid_argument", msg).c_str());
+    }
+    return 2;
+  }
+  // analyze: only the normalize stage exists so far; asking for a later stage alone is an error.
+  const std::string& first = !o.only_stage.empty() ? o.only_stage : o.from_stage;
+  if (!first.empty() && first != "normalize") {
+    const std::string msg = "stage '" + first + "' is not available in this version (available: normalize)";
+    if (root) {
+      std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
+      std::printf("%s\n", error_json("analyze", "invalid_argument", msg).c_str());
+    }
+    return 2;
+  }
+  ascprof::parallel::AnalyzeRequest req;
+  req.roots = o.roots;
+  req.out = o.out;
+  req.knowledge_dir = o.knowledge;
+  req.force = o.force;
+  req.verbose = o.verbose;
+  if (o.progress == "json") req.progress = ascprof::parallel::ProgressMode::kJson;
+  else if (o.progress == "none") req.progress = ascprof::parallel::ProgressMode::kNone;
+  const auto result = ascprof::parallel::run_analyze(world, req);
+  if (root) {
+    std::printf("%s\n", result.json.c_str());
+    std::fflush(stdout);
+  }
+  return result.exit_code;
+}

@@ -25,6 +25,21 @@ struct ProfilerInfo {
   std::string torch_npu_version;
   std::string cann_version;
   bool record_shapes = false;
+  // Added with the profiler_info reader (capture_info importer):
+  bool profile_memory = false;
+  bool with_stack = false;
+  std::string export_type;                   ///< "text", "db"; a list is joined with ',' ("text,db")
+  /// common_config.schedule (E1 spells the keys "_wait", "_warmup"...); -1 when absent.
+  int64_t schedule_wait = -1;
+  int64_t schedule_warmup = -1;
+  int64_t schedule_active = -1;
+  int64_t schedule_repeat = -1;
+  int64_t schedule_skip_first = -1;
+  int64_t syscnt_freq_mhz = -1;              ///< start_info.freq; -1 when absent
+  int64_t start_cnt = -1;                    ///< start_info.start_cnt (syscnt ticks); -1 when absent
+  int64_t start_monotonic_ns = -1;           ///< start_info.start_monotonic; -1 when absent
+  int64_t collection_time_end_ns = -1;       ///< end_info.collectionTimeEnd (wall clock ns); -1 when absent
+  int64_t monotonic_time_end_ns = -1;        ///< end_info.MonotonicTimeEnd; -1 when absent
 };
 
 struct ProfilerMetadata {

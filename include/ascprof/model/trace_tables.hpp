@@ -110,6 +110,7 @@ struct OverlapTable {
   std::vector<uint8_t> kind;  ///< OverlapKind
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
+  std::vector<uint64_t> source_offset;
   size_t size() const { return start_ns.size(); }
 };
 
@@ -122,6 +123,7 @@ struct FlowTable {
   std::vector<int64_t> pid;
   std::vector<int64_t> tid;
   std::vector<int64_t> ts_ns;
+  std::vector<uint64_t> source_offset;
   size_t size() const { return ts_ns.size(); }
 };
 

@@ -1,0 +1,39 @@
+#pragma once
+/// The MPI orchestration of `ascprof-mpi analyze` (the only place besides app/ that knows MPI).
+///
+/// Phases, each agreed collectively so one failing process never deadlocks the others:
+///  1. every process loads knowledge/ (all must succeed, else configuration error);
+///  2. process 0 checks OUT, discovers every root and broadcasts the plans;
+///  3. (root, rank) tasks are assigned largest-input-first; each process runs its tasks as plain
+///     function calls (pipeline::run_rank_normalize) writing per-rank HDF5 files;
+///  4. compact outcomes are gathered (Boost.MPI + Boost.Serialization) to process 0, which writes
+///     the root-level manifests and the final JSON result.
+/// Works for any number of processes and ranks (N = 1, N < ranks, N > ranks).
+#include <string>
+#include <vector>
+
+namespace boost::mpi {
+class communicator;
+}
+
+namespace ascprof::parallel {
+
+enum class ProgressMode { kLines, kJson, kNone };
+
+struct AnalyzeRequest {
+  std::vector<std::string> roots;
+  std::string out;
+  std::string knowledge_dir;  ///< empty: knowledge::default_knowledge_dir()
+  bool force = false;
+  ProgressMode progress = ProgressMode::kLines;
+  bool verbose = false;
+};
+
+struct AnalyzeResult {
+  int exit_code = 0;   ///< same on every process: 0 ok, 1 partial, 2 configuration, 3 nothing analysed
+  std::string json;    ///< the final result object (process 0 only)
+};
+
+AnalyzeResult run_analyze(boost::mpi::communicator& world, const AnalyzeRequest& request);
+
+}  // namespace ascprof::parallel

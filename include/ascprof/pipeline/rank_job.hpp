@@ -1,0 +1,95 @@
+#pragma once
+/// One profiling rank through the normalize stage, as a plain function (no MPI): read every file
+/// of the rank folder, normalize, write `<root out>/ranks/<rank_id>.h5` atomically, and return a
+/// compact outcome that the coordinator gathers. A rank that cannot be analysed comes back failed
+/// with error class and message (file, place, reason); it never throws.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ascprof/knowledge/knowledge.hpp"
+
+namespace ascprof::pipeline {
+
+/// What a process needs to know to run one rank (serialisable; no pointers).
+struct RankTask {
+  std::string root;            ///< capture root path as given
+  std::string root_out;        ///< OUT/<root-slug>
+  std::string rank_id;         ///< "0", "13" (or the reference's dir-name id)
+  std::string rank_dir;        ///< folder name
+  std::string rank_path;       ///< folder path
+  std::string rank_id_source;  ///< profiler_info_name | profiler_info_body | dirname | ordinal
+  int32_t device_id = -1;
+  std::string kernel_details, trace_view, communication, step_trace_time, profiler_info, profiler_metadata;
+  uint64_t input_bytes = 0;
+  int32_t root_index = 0;
+  int32_t rank_index = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
+        trace_view & communication & step_trace_time & profiler_info & profiler_metadata & input_bytes &
+        root_index & rank_index;
+  }
+};
+
+/// One input file as registered in source_index.json.
+struct SourceRef {
+  std::string kind;  ///< kernel_details_csv, trace_view_json, communication_json, ...
+  std::string path;
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  uint64_t prefix_hash = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & kind & path & size & mtime_ns & prefix_hash;
+  }
+};
+
+/// Compact per-rank result gathered to the coordinator (kilobytes, never event tables).
+struct RankOutcome {
+  std::string rank_id, rank_dir, rank_path, rank_id_source;
+  int32_t root_index = 0, rank_index = 0;
+  bool ok = false;
+  std::string error_class;  ///< io, parse, schema, limit, internal (when !ok)
+  std::string error;        ///< "FILE:PLACE: reason" (when !ok)
+  std::string h5_file;      ///< relative to root_out, e.g. "ranks/0.h5"
+  uint64_t input_bytes = 0;
+  // counts
+  uint64_t kernel_rows = 0, pipeline_event_count = 0;
+  uint64_t trace_events = 0, host_ops = 0, device_tasks = 0, comm_ops = 0, comm_plane_tasks = 0,
+           overlap_intervals = 0, flows = 0, profiler_steps = 0, damaged_spans = 0;
+  uint64_t comm_stat_rows = 0, step_trace_rows = 0, parallel_groups = 0;
+  int64_t start_ns = 0, end_ns = 0;
+  int32_t device_id = -1;
+  std::string header_era, profiler_level;
+  // data quality
+  std::string stats_json;  ///< Stats::to_json() of this rank (counts with samples)
+  std::vector<uint64_t> stat_counts;  ///< per counter of stats.def, for merging across ranks
+  uint64_t data_loss_records = 0, warning_records = 0;
+  std::vector<SourceRef> sources;
+  // timings (seconds), for stage_timings and the payload report
+  double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
+  int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & rank_id & rank_dir & rank_path & rank_id_source & root_index & rank_index & ok & error_class & error &
+        h5_file & input_bytes & kernel_rows & pipeline_event_count & trace_events & host_ops & device_tasks &
+        comm_ops & comm_plane_tasks & overlap_intervals & flows & profiler_steps & damaged_spans & comm_stat_rows &
+        step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level &
+        stats_json & stat_counts & data_loss_records & warning_records & sources & ingest_seconds & normalize_seconds &
+        write_seconds & process;
+  }
+};
+
+struct RankJobOptions {
+  bool write_h5 = true;
+};
+
+/// Runs ingest + normalize for one rank and writes its HDF5 file. Never throws.
+RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb, const RankJobOptions& opts = {});
+
+}  // namespace ascprof::pipeline

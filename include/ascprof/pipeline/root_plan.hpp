@@ -1,0 +1,74 @@
+#pragma once
+/// A capture root's plan (discovery result as serialisable tasks) and its root-level outputs:
+/// normalize_manifest.json, source_index.json and analysis.h5 (external links to the rank files).
+/// Plain functions: the MPI layer broadcasts plans and gathers outcomes around them.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+#include "ascprof/pipeline/rank_job.hpp"
+
+namespace ascprof::pipeline {
+
+struct FailedFolder {
+  std::string rank_id, rank_dir, path, error;
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & rank_id & rank_dir & path & error;
+  }
+};
+
+struct DuplicateFolder {
+  std::string rank_id, kept, dropped, reason;
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & rank_id & kept & dropped & reason;
+  }
+};
+
+struct RootPlan {
+  int32_t root_index = 0;
+  std::string root;     ///< as given on the command line
+  std::string slug;     ///< readable, unique folder name
+  std::string out_dir;  ///< OUT/<slug>
+  bool ok = true;       ///< false when the root itself could not be read (no tasks then)
+  std::string error_class, error;
+  std::vector<RankTask> tasks;
+  std::vector<FailedFolder> failed;        ///< rank folders that could not be used
+  std::vector<DuplicateFolder> duplicates; ///< folders that lost a duplicate-rank contest
+  std::vector<int64_t> missing_rank_ids;
+  std::vector<uint64_t> stat_counts;       ///< discovery counters (stats.def order)
+  std::string stats_json;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & root_index & root & slug & out_dir & ok & error_class & error & tasks & failed & duplicates &
+        missing_rank_ids & stat_counts & stats_json;
+  }
+};
+
+/// Discovers `root` and turns it into tasks writing under `out / slug`. Never fails: a root that
+/// cannot be read comes back with ok=false and the error.
+RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index);
+
+/// Per-root result for the final JSON line and sweep summaries.
+struct RootSummary {
+  std::string root, slug, out_dir;
+  std::string status;  ///< ok | partial | failed
+  std::string error;   ///< root-level error, if any
+  uint64_t rank_count = 0, ranks_ok = 0, ranks_failed = 0;
+  uint64_t event_count = 0, pipeline_event_count = 0, trace_events = 0;
+  std::vector<std::string> failed_ranks;  ///< "rank_dir: error"
+  std::vector<std::string> outputs;       ///< files written for this root
+};
+
+/// Writes the root-level normalize outputs from the gathered outcomes (of this root only, any
+/// order). Files are written atomically. Returns the summary; write failures make it "failed".
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes);
+
+/// Stage-style id as the reference builds it: prefix + "_" + first 16 hex chars of
+/// BLAKE2b-128 over the parts joined with 0x1F.
+std::string stable_id(std::string_view prefix, const std::vector<std::string>& parts);
+
+}  // namespace ascprof::pipeline

@@ -1,0 +1,39 @@
+#pragma once
+/// Input fingerprints: enough to tell whether a checkpoint was made from the same input file
+/// without re-reading the whole input (path, size, mtime and a hash of the first 1 MiB).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "ascprof/common/status.hpp"
+
+namespace ascprof::store {
+
+/// Bytes from the start of a file that go into Fingerprint::prefix_hash.
+inline constexpr uint64_t kFingerprintPrefixBytes = 1u << 20;
+
+/// Identity of one input file at the time it was read.
+struct Fingerprint {
+  std::string path;          ///< as given to fingerprint_file (not made absolute)
+  uint64_t size = 0;         ///< bytes
+  int64_t mtime_ns = 0;      ///< modification time, ns since the Unix epoch
+  uint64_t prefix_hash = 0;  ///< fnv1a64 of the first min(size, kFingerprintPrefixBytes) bytes
+
+  /// True when size, mtime and prefix hash agree (the path may differ: captures get moved).
+  bool same_content(const Fingerprint& o) const {
+    return size == o.size && mtime_ns == o.mtime_ns && prefix_hash == o.prefix_hash;
+  }
+  bool operator==(const Fingerprint&) const = default;
+};
+
+/// 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3, one byte per step).
+/// Chosen over faster hashes because anyone can recompute it in a few lines of Python; 1 MiB takes
+/// about a millisecond. `seed` continues a previous hash (pass the result of an earlier call).
+uint64_t fnv1a64(std::string_view bytes, uint64_t seed = 0xcbf29ce484222325ull);
+
+/// Stats `path` and hashes its first MiB. kIo error naming the file if it is missing, not a
+/// regular file or unreadable.
+Result<Fingerprint> fingerprint_file(const std::filesystem::path& path);
+
+}  // namespace ascprof::store

@@ -1,0 +1,64 @@
+#pragma once
+/// RAII ownership of HDF5 identifiers (HighFive's handle pattern over the C API).
+///
+/// hdf5.h stays out of public headers: `Hid` is the same 64-bit integer as HDF5 1.10's `hid_t`
+/// (checked by a static_assert in h5_handle.cpp).
+#include <cstdint>
+#include <string_view>
+
+#include "ascprof/common/status.hpp"
+
+namespace ascprof::store {
+
+/// An HDF5 identifier (`hid_t`). Negative values are invalid.
+using Hid = int64_t;
+
+/// What an identifier names; decides which H5*close releases it.
+enum class H5Kind : uint8_t {
+  kFile,       ///< H5Fclose
+  kGroup,      ///< H5Gclose
+  kDataset,    ///< H5Dclose
+  kDataspace,  ///< H5Sclose
+  kDatatype,   ///< H5Tclose
+  kAttribute,  ///< H5Aclose
+  kPropList,   ///< H5Pclose
+  kObject,     ///< H5Oclose (an object opened generically with H5Oopen)
+};
+
+/// Owns one HDF5 identifier and closes it with the close call of its kind. Move-only.
+/// A default or moved-from handle is empty (valid() == false) and closes nothing.
+class H5Handle {
+ public:
+  H5Handle() = default;
+  /// Takes ownership of `id` (a negative id makes an empty handle).
+  H5Handle(Hid id, H5Kind kind) : id_(id), kind_(kind) {}
+  ~H5Handle() { reset(); }
+  H5Handle(H5Handle&& o) noexcept : id_(o.id_), kind_(o.kind_) { o.id_ = -1; }
+  H5Handle& operator=(H5Handle&& o) noexcept;
+  H5Handle(const H5Handle&) = delete;
+  H5Handle& operator=(const H5Handle&) = delete;
+
+  Hid get() const { return id_; }
+  bool valid() const { return id_ >= 0; }
+  H5Kind kind() const { return kind_; }
+  /// Closes now; errors are ignored (use close() when the result matters, e.g. for files).
+  void reset();
+  /// Closes now and reports failure (a file close flushes, so it can fail). Empty handle -> ok.
+  /// `path` and `op` name the file and operation in the error text.
+  Status close(std::string_view path, std::string_view op);
+
+ private:
+  Hid id_ = -1;
+  H5Kind kind_ = H5Kind::kObject;
+};
+
+/// Turns off HDF5's automatic printing of error stacks on the calling thread (the Debian library is
+/// thread-safe, so the setting is per thread). Every store entry point calls it; errors are
+/// reported through Status instead.
+void silence_hdf5_errors();
+
+/// A kIo Status "PATH:OP: REASON" where REASON is taken from the calling thread's HDF5 error
+/// stack (innermost descriptions first), which is then cleared. Call right after a failed H5* call.
+Status h5_error(std::string_view path, std::string_view op);
+
+}  // namespace ascprof::store

@@ -1,0 +1,161 @@
+#pragma once
+/// The synthetic workload model behind generate_capture: kernels, synchronisation points, step
+/// programs, communicator topology and faults. Internal to the synth module (exposed for its tests).
+///
+/// A step program is a list of segments. Every rank runs the same segments (SPMD); a segment is a run
+/// of compute kernels (rank-specific: dummy ranks skip attention, faults insert or stretch kernels)
+/// followed by one synchronisation point shared by a communicator group: an hcom collective or an MC2
+/// kernel (MoeDistributeDispatch/Combine) that completes when the last member arrives.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+#include "ascprof/synth/synth.hpp"
+
+namespace ascprof::synth {
+
+/// Accelerator Core of a compute kernel.
+enum class Core : uint8_t { kAiCore, kAiVectorCore, kMixAic, kMixAiv, kAiCpu };
+const char* core_name(Core c);
+
+/// Communicator families. kWorld is the default group.
+enum class GroupKind : uint8_t { kWorld = 0, kTp, kDp, kEp, kCount };
+inline constexpr size_t kGroupKindCount = static_cast<size_t>(GroupKind::kCount);
+
+/// hcom collective kinds (camelCase names as in op names).
+enum class CommKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAllV };
+const char* comm_kind_name(CommKind k);       ///< "allReduce"
+const char* comm_torch_op(CommKind k);        ///< "c10d::allreduce_"
+
+/// One compute kernel as it appears in kernel_details.csv (Name, Type, core, shapes) plus the host op
+/// that launches it and its nominal duration.
+struct KernelSpec {
+  std::string name;         ///< kernel_details Name, e.g. aclnnMatmul_MatMulV3Common_MatMulV3
+  std::string type;         ///< kernel_details Type (OP Type), e.g. MatMulV3
+  std::string aten;         ///< Python cpu_op that launches it, e.g. aten::mm
+  std::string acl;          ///< AscendCL API, e.g. aclnnMatmul
+  Core core = Core::kAiCore;
+  int64_t base_ns = 10000;  ///< nominal duration
+  int block_dim = 40;
+  int mix_block_dim = 0;
+  std::string in_shapes, in_dtypes, in_formats, out_shapes, out_dtypes, out_formats;
+  /// Pipeline ratios in thousandths (aic: mac, scalar, mte1, mte2, fixpipe; aiv: vec, scalar, mte2, mte3).
+  std::array<int16_t, 5> aic_ratio{};
+  std::array<int16_t, 4> aiv_ratio{};
+  bool attention = false;   ///< attention work: skipped on dummy ranks
+  bool expert = false;      ///< routed-expert GEMM: stretched by ep_imbalance, shrunk on dummy ranks
+  bool matmul = false;
+  bool anchor = false;      ///< the layer's structural anchor (MlaPreprocess / attention score kernel)
+  bool layer_first = false; ///< first kernel of its layer (exposed_aicpu inserts before it)
+  int16_t layer = -1;       ///< index into StepProgram::layers (-1 = outside any layer)
+};
+
+/// The synchronisation point ending a segment.
+struct SyncSpec {
+  enum class Kind : uint8_t { kNone, kCollective, kSyncKernel };
+  Kind kind = Kind::kNone;
+  GroupKind group = GroupKind::kWorld;
+  CommKind comm = CommKind::kAllReduce;
+  bool async = false;       ///< collective runs on the comm stream without blocking compute
+  int64_t bytes = 0;        ///< collective payload
+  int64_t base_ns = 0;      ///< transit (collective) or work after the last arrival (sync kernel)
+  int kernel = -1;          ///< KernelSpec index for kSyncKernel
+  int16_t layer = -1;
+};
+
+struct Segment {
+  std::vector<int> kernels;  ///< KernelSpec indices, in order
+  SyncSpec sync;
+  bool drain_comm = false;   ///< wait for outstanding async collectives before the kernels
+};
+
+/// Ground truth for one layer of a step.
+struct LayerInfo {
+  std::string role;          ///< main | speculative | forward | backward
+  std::string kind;          ///< dense | moe | mtp | prefill | decode | train
+  int microbatch = -1;       ///< training only
+};
+
+struct StepProgram {
+  std::string kind;          ///< decode | prefill | train
+  std::vector<Segment> segments;
+  std::vector<LayerInfo> layers;
+  int main_layers = 0;
+  int speculative_layers = 0;
+};
+
+/// One HCCL communicator: a key of profiler_metadata.json parallel_group_info.
+struct CommGroup {
+  std::string comm_name;     ///< "group_name_<k>"
+  std::string group_name;    ///< default_group | tp | dp | ep
+  GroupKind kind = GroupKind::kWorld;
+  std::vector<int> ranks;    ///< global ranks, sorted
+  uint64_t hash = 0;         ///< double_hash(comm_name)
+};
+
+struct Topology {
+  int ranks = 1, tp = 1, dp = 1, ep = 1;
+  std::vector<CommGroup> groups;
+  /// group_of[kind][rank] = index into groups.
+  std::array<std::vector<int>, kGroupKindCount> group_of;
+  /// groups of each kind, in index order; a group's position here is its "slot" for the kind.
+  std::array<std::vector<int>, kGroupKindCount> kind_groups;
+  std::vector<int> slot;     ///< slot[group index] = position in kind_groups[kind]
+};
+
+enum class FaultKind : uint8_t { kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset };
+
+struct Fault {
+  FaultKind kind;
+  std::string name;
+  int rank = 0;
+  double magnitude = 0;
+  bool magnitude_given = false;  ///< false: a default was used (some defaults depend on the scenario)
+  std::vector<int> steps;    ///< step indices (0-based) it applies to; empty = all
+};
+
+/// Everything generate_capture needs, derived from SynthOptions.
+struct Scenario {
+  std::string name;
+  uint64_t seed = 1;
+  int steps = 1;             ///< effective step count
+  int first_step = 1;
+  Topology topo;
+  std::vector<KernelSpec> kernels;
+  std::vector<StepProgram> programs;
+  int first_program = 0;     ///< program of step 0
+  int rest_program = 0;      ///< program of later steps
+  std::vector<uint8_t> dummy;       ///< per rank
+  std::vector<Fault> faults;
+  int aicpu_kernel = -1;     ///< KernelSpec of the exposed_aicpu kernel
+  int64_t host_op_ns = 14000;       ///< nominal host cost per launched operator
+  int64_t base_time_ns = 0;         ///< wall clock of the capture start (ns since epoch)
+  int host_pid_base = 0;
+
+  const StepProgram& program(int step) const { return programs[step == 0 ? first_program : rest_program]; }
+};
+
+/// Builds and validates the scenario. kInvalidArgument with a user-facing reason on bad options.
+Result<Scenario> build_scenario(const SynthOptions& options);
+
+/// Parses one fault spec against the scenario shape (rank range, step count).
+Result<Fault> parse_fault(std::string_view spec, int ranks, int steps);
+
+/// Stateless 64-bit mixing (splitmix64 finaliser) used for every random choice.
+inline uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+inline uint64_t hash_of(uint64_t a, uint64_t b, uint64_t c = 0, uint64_t d = 0) {
+  return mix64(mix64(mix64(mix64(a) ^ b) ^ c) ^ d);
+}
+/// Uniform in [lo, hi] from a hash.
+inline double unit_range(uint64_t h, double lo, double hi) {
+  return lo + (hi - lo) * (static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0));
+}
+
+}  // namespace ascprof::synth

@@ -1,0 +1,101 @@
+#pragma once
+/// Timeline simulation of the synthetic workload (internal to the synth module).
+///
+/// Pass 1 (simulate_cluster) runs every rank in lockstep, segment by segment, and records for each
+/// synchronisation point and communicator the latest member arrival. Pass 2 re-runs one rank alone
+/// with RankSim, reading those arrivals from the SyncTable, and records its operations step by step
+/// for the writers. Both passes share RankSim, so a rank's own timeline is identical in both.
+#include <cstdint>
+#include <vector>
+
+#include "ascprof/synth/scenario.hpp"
+
+namespace ascprof::synth {
+
+/// One operation of one rank in one step.
+struct OpRec {
+  enum class Kind : uint8_t { kKernel, kComm, kAux };
+  Kind kind = Kind::kKernel;
+  int16_t layer = -1;        ///< StepProgram layer index (-1 outside layers)
+  int spec = -1;             ///< KernelSpec (kKernel)
+  int seg = -1;              ///< segment whose sync this is (kComm, sync kernels)
+  int group = -1;            ///< communicator index (kComm)
+  int64_t seq = 0;           ///< per-communicator op counter (kComm)
+  int64_t host_start = 0;    ///< Python op start (ns, physical clock)
+  int64_t host_dur = 0;
+  int64_t launch = 0;        ///< Node@launch / AscendCL start
+  int64_t start = 0;         ///< device start
+  int64_t dur = 0;
+  int64_t wait = 0;          ///< kComm: time waiting for the last member
+  int64_t transit = 0;       ///< kComm: data movement on this rank (incl. slow-link extra)
+  uint32_t cid = 0;          ///< connection id of the launch
+  uint32_t task_id = 0;
+};
+
+struct StepRec {
+  int index = 0;             ///< 0-based step index
+  int64_t host_start = 0;    ///< ProfilerStep range
+  int64_t host_end = 0;
+  int64_t sync_start = 0;    ///< host synchronize call at the step end
+  std::vector<OpRec> ops;    ///< in issue order
+};
+
+/// Latest arrival per (step, segment with a sync, communicator slot of the sync's kind).
+struct SyncTable {
+  std::vector<int64_t> max_arrival;
+  std::vector<size_t> step_offset;                  ///< per step
+  std::vector<std::vector<size_t>> segment_offset;  ///< per program, per segment (relative)
+  size_t index(int step, int program, int seg, int slot) const {
+    return step_offset[static_cast<size_t>(step)] + segment_offset[static_cast<size_t>(program)][static_cast<size_t>(seg)] +
+           static_cast<size_t>(slot);
+  }
+};
+
+class RankSim {
+ public:
+  RankSim(const Scenario& sc, int rank);
+
+  /// Starts step `s`; ops are recorded into `rec` when non-null.
+  void begin_step(int s, StepRec* rec);
+  /// Runs segment `seg`'s kernels and launches its sync. Returns this rank's arrival at the sync, or
+  /// -1 when the rank does not take part (no sync, or a communicator of size 1).
+  int64_t run_segment(int seg);
+  /// Completes the sync of `seg` given the latest arrival of the communicator.
+  void finish_segment(int seg, int64_t max_arrival);
+  void end_step();
+
+  int program() const { return program_; }
+  int participating_slot(int seg) const;  ///< slot of this rank's communicator for seg's sync, or -1
+
+ private:
+  int64_t kernel_ns(int spec, int op_index) const;
+  int64_t host_cost(int op_index) const;
+  void launch(OpRec& op, const char* what_unused = nullptr);
+  void emit_kernel(int spec, int16_t layer, int64_t dur_ns);
+  int64_t transit_ns(int seg, int group) const;
+
+  const Scenario& sc_;
+  int rank_;
+  int step_ = 0, program_ = 0;
+  StepRec* rec_ = nullptr;
+  int64_t th_ = 0, td_ = 0, tcomm_ = 0, step_start_ = 0;
+  uint32_t cid_ = 1000;
+  uint32_t task_id_ = 1;
+  int op_index_ = 0;
+  std::vector<int64_t> seq_;           // per communicator
+  // pending sync of the current segment
+  OpRec pending_;
+  bool pending_valid_ = false;
+  // faults resolved for this rank
+  double slow_factor_ = 1.0, expert_factor_ = 1.0, host_factor_ = 1.0, slow_link_factor_ = 1.0;
+  int64_t aicpu_ns_ = 0;
+  int bubble_step_ = -1;
+  int64_t bubble_ns_ = 0;
+  double rank_speed_ = 1.0;
+  bool dummy_ = false;
+};
+
+/// Pass 1: simulates all ranks together and returns the sync table.
+SyncTable simulate_cluster(const Scenario& sc);
+
+}  // namespace ascprof::synth

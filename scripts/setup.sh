@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ascprof-mpi needs (only those missing) and builds it in ./build.
+# Idempotent: a second run installs nothing and rebuilds only what changed.
+#   scripts/setup.sh              install + configure + build (Release)
+#   BUILD_DIR=b scripts/setup.sh  another build folder
+#   CMAKE_ARGS="-DASCPROF_SANITIZE=ON" scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake pkg-config ccache
+  libopenmpi-dev openmpi-bin                              # MPI
+  libboost-mpi-dev libboost-serialization-dev libboost-program-options-dev
+  libsimdjson-dev                                         # trace_view.json / communication.json
+  libhdf5-dev hdf5-tools                                  # per-rank intermediates; h5dump for tests
+  libxlsxwriter-dev zlib1g-dev                            # report.xlsx
+  libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build_dir="${BUILD_DIR:-build}"
+jobs="${JOBS:-$(nproc)}"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" ${CMAKE_ARGS:-} >/dev/null
+cmake --build "$build_dir" -j "$jobs"
+echo "setup: built $build_dir/ascprof-mpi" >&2

@@ -1,0 +1,133 @@
+#include "cli.hpp"
+
+#include <algorithm>
+#include <boost/program_options.hpp>
+#include <fstream>
+#include <sstream>
+
+namespace ascprof::app {
+
+namespace po = boost::program_options;
+
+const std::vector<std::string>& stage_names() {
+  static const std::vector<std::string> kStages = {"normalize", "segment",     "classify", "summarize",
+                                                   "cross_rank", "diagnostics", "report"};
+  return kStages;
+}
+
+namespace {
+
+const char* kUsage =
+    "usage:\n"
+    "  mpirun -np N ascprof-mpi analyze ROOT [ROOT ...] -o OUT [options]\n"
+    "  mpirun -np N ascprof-mpi sweep --search-root DIR [--search-root DIR ...] -o OUT [options]\n"
+    "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F]\n";
+
+po::options_description make_options(CliOptions& o) {
+  po::options_description d("options");
+  d.add_options()
+      ("help,h", "show this help")
+      ("version", "print the version")
+      ("out,o", po::value(&o.out), "output folder")
+      ("config", po::value(&o.config), "read options from this file (INI: key = value)")
+      ("knowledge", po::value(&o.knowledge), "knowledge/ rules folder (default: the installed one)")
+      ("search-root", po::value(&o.search_roots)->composing(), "sweep: folder to search for capture roots")
+      ("from-stage", po::value(&o.from_stage), "first stage to run")
+      ("to-stage", po::value(&o.to_stage), "last stage to run")
+      ("only-stage", po::value(&o.only_stage), "run just this stage")
+      ("reuse-existing", po::bool_switch(&o.reuse_existing), "skip roots whose outputs are complete")
+      ("force", po::bool_switch(&o.force), "redo everything; allow writing into a non-empty OUT")
+      ("skip-html", po::bool_switch(&o.skip_html), "do not write report.html")
+      ("report-mode", po::value(&o.report_mode), "summary | full-raw")
+      ("progress", po::value(&o.progress), "auto | bar | json | none (stderr)")
+      ("limit", po::value(&o.limit), "sweep: analyse at most N roots")
+      ("verbose,v", po::bool_switch(&o.verbose), "more detail on stderr")
+      ("scenario", po::value(&o.scenario), "synth: scenario name")
+      ("ranks", po::value(&o.ranks), "synth: number of profiling ranks")
+      ("steps", po::value(&o.steps), "synth: steps per rank")
+      ("scale", po::value(&o.scale), "synth: size multiplier (K ~ 1000 gives GB-sized ranks)")
+      ("seed", po::value(&o.seed), "synth: random seed")
+      ("fault", po::value(&o.faults)->composing(), "synth: inject a fault NAME[:RANK[:MAGNITUDE]], e.g. slow_rank:3 (repeatable)")
+      ("dummy-ranks", po::value(&o.dummy_ranks), "synth: ranks without attention work, e.g. 1,3 or 2-4")
+      ("layers", po::value(&o.layers), "synth: main layers per step (0 = scenario default)");
+  return d;
+}
+
+std::string check(const CliOptions& o) {
+  const auto& st = stage_names();
+  for (const std::string* s : {&o.from_stage, &o.to_stage, &o.only_stage})
+    if (!s->empty() && std::find(st.begin(), st.end(), *s) == st.end())
+      return "unknown stage '" + *s + "' (stages: normalize, segment, classify, summarize, cross_rank, diagnostics, report)";
+  if (!o.only_stage.empty() && (!o.from_stage.empty() || !o.to_stage.empty()))
+    return "--only-stage cannot be combined with --from-stage/--to-stage";
+  if (o.report_mode != "summary" && o.report_mode != "full-raw") return "--report-mode must be summary or full-raw";
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "json" && o.progress != "none")
+    return "--progress must be auto, bar, json or none";
+  if (o.limit < 0) return "--limit must be >= 0";
+  if (o.command == "analyze") {
+    if (o.roots.empty()) return "analyze needs at least one capture ROOT";
+    if (o.out.empty()) return "analyze needs -o OUT";
+  } else if (o.command == "sweep") {
+    if (o.search_roots.empty()) return "sweep needs --search-root DIR";
+    if (o.out.empty()) return "sweep needs -o OUT";
+  } else if (o.command == "synth") {
+    if (o.scenario.empty()) return "synth needs --scenario NAME";
+    if (o.out.empty()) return "synth needs -o DIR";
+    if (o.ranks < 1 || o.ranks > 100000) return "--ranks must be between 1 and 100000";
+    if (o.steps < 1 || o.steps > 1000000) return "--steps must be between 1 and 1000000";
+    if (!(o.scale > 0) || o.scale > 1e6) return "--scale must be > 0";
+  } else {
+    return "unknown command '" + o.command + "' (expected analyze, sweep or synth)";
+  }
+  return {};
+}
+
+}  // namespace
+
+ParseOutcome parse_command_line(int argc, const char* const* argv) {
+  ParseOutcome out;
+  CliOptions& o = out.options;
+  po::options_description visible = make_options(o);
+  po::options_description all = visible;
+  all.add_options()("command", po::value(&o.command))("inputs", po::value<std::vector<std::string>>()->composing());
+  po::positional_options_description pos;
+  pos.add("command", 1).add("inputs", -1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
+    if (vm.count("help") || argc <= 1) {
+      std::ostringstream s;
+      s << kUsage << visible;
+      out.help = true;
+      out.ok = vm.count("help") > 0;
+      out.message = s.str();
+      return out;
+    }
+    if (vm.count("version")) {
+      out.help = true;
+      out.ok = true;
+      out.message = std::string("ascprof-mpi ") + ASCPROF_VERSION + "\n";
+      return out;
+    }
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) {
+        out.message = "cannot read config file '" + path + "'";
+        return out;
+      }
+      po::store(po::parse_config_file(in, visible), vm);  // command line values stored first win
+    }
+    po::notify(vm);
+    if (vm.count("inputs")) o.roots = vm["inputs"].as<std::vector<std::string>>();
+  } catch (const std::exception& e) {
+    out.message = e.what();
+    return out;
+  }
+  out.message = check(o);
+  out.ok = out.message.empty();
+  if (!out.ok) out.message += "\n" + std::string(kUsage);
+  return out;
+}
+
+}  // namespace ascprof::app

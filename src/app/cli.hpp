@@ -1,0 +1,49 @@
+#pragma once
+// Command line of ascprof-mpi (Boost.Program_options). Every option can also come from a config
+// file (--config FILE, program_options INI format, e.g. jobs/*.ini); the command line wins.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ascprof::app {
+
+struct CliOptions {
+  std::string command;                 // analyze | sweep | synth
+  std::vector<std::string> roots;      // analyze: capture roots
+  std::vector<std::string> search_roots;  // sweep
+  std::string out;
+  std::string config;
+  std::string knowledge;
+  std::string from_stage, to_stage, only_stage;
+  bool reuse_existing = false;
+  bool force = false;
+  bool skip_html = false;
+  std::string report_mode = "summary";
+  std::string progress = "auto";       // auto | bar | json | none
+  int64_t limit = 0;
+  bool verbose = false;
+  // synth
+  std::string scenario;
+  int ranks = 4;
+  int steps = 4;
+  double scale = 1.0;
+  uint64_t seed = 1;
+  std::vector<std::string> faults;
+  std::string dummy_ranks;             // "1,3" or "2-4"
+  int layers = 0;                      // 0 = scenario default
+};
+
+struct ParseOutcome {
+  bool ok = false;
+  bool help = false;        // --help / --version printed: exit 0
+  std::string message;      // usage error or help text
+  CliOptions options;
+};
+
+/// Parses argv (and --config). Never throws: usage errors come back as !ok with a message.
+ParseOutcome parse_command_line(int argc, const char* const* argv);
+
+/// The ordered stage names of the product contract.
+const std::vector<std::string>& stage_names();
+
+}  // namespace ascprof::app

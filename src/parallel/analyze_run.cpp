@@ -1,0 +1,276 @@
+#include "ascprof/parallel/analyze_run.hpp"
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/mpi/packed_oarchive.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/parallel/schedule.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+
+namespace ascprof::parallel {
+
+namespace fs = std::filesystem;
+namespace mpi = boost::mpi;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A marker that says "this folder is ascprof output", so reruns may write into it.
+constexpr const char* kOutMarker = ".ascprof-mpi-output";
+
+// Decides on process 0 whether OUT may be written; "" when fine.
+std::string prepare_out(const std::string& out, bool force) {
+  std::error_code ec;
+  const fs::path p(out);
+  if (fs::exists(p, ec)) {
+    if (!fs::is_directory(p, ec)) return "output path '" + out + "' exists and is not a folder";
+    const bool empty = fs::is_empty(p, ec);
+    if (!empty && !fs::exists(p / kOutMarker, ec) && !force)
+      return "output folder '" + out + "' is not empty and was not written by ascprof-mpi (use --force to write into it)";
+  }
+  fs::create_directories(p, ec);
+  if (ec) return "cannot create output folder '" + out + "': " + ec.message();
+  const Status st = write_file_atomic(p / kOutMarker, "ascprof-mpi output folder\n");
+  if (!st.ok()) return st.to_string();
+  return {};
+}
+
+// Every process learns whether all succeeded; process 0 gets the first error text.
+std::string agree(mpi::communicator& world, const std::string& local_error) {
+  std::vector<std::string> errors;
+  mpi::gather(world, local_error, errors, 0);
+  std::string first;
+  if (world.rank() == 0)
+    for (size_t p = 0; p < errors.size(); ++p)
+      if (!errors[p].empty()) {
+        first = "process " + std::to_string(p) + ": " + errors[p];
+        break;
+      }
+  mpi::broadcast(world, first, 0);
+  return first;
+}
+
+void progress_line(ProgressMode mode, int process, const pipeline::RankOutcome& o, const std::string& root) {
+  if (mode == ProgressMode::kNone) return;
+  const double secs = o.ingest_seconds + o.normalize_seconds + o.write_seconds;
+  if (mode == ProgressMode::kJson) {
+    JsonWriter w;
+    w.begin_object();
+    w.kv("phase", "rank_done");
+    w.kv("process", static_cast<int64_t>(process));
+    w.kv("root", root);
+    w.kv("rank_id", o.rank_id);
+    w.kv("status", o.ok ? "ok" : "failed");
+    w.kv("kernel_rows", o.kernel_rows);
+    w.kv("trace_events", o.trace_events);
+    w.kv("seconds", secs);
+    if (!o.ok) w.kv("error", o.error);
+    w.end_object();
+    std::fprintf(stderr, "%s\n", w.str().c_str());
+  } else if (o.ok) {
+    std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s\n", process,
+                 o.rank_id.c_str(), o.rank_dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
+                 static_cast<unsigned long long>(o.trace_events), secs);
+  } else {
+    std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
+                 o.error.c_str());
+  }
+}
+
+std::string usage_error_json(const std::string& message) {
+  JsonWriter w;
+  w.begin_object();
+  w.kv("status", "error");
+  w.kv("command", "analyze");
+  w.kv("error_class", "invalid_argument");
+  w.kv("error", message);
+  w.end_object();
+  return w.take();
+}
+
+}  // namespace
+
+AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
+  AnalyzeResult result;
+  const int me = world.rank();
+  const auto t_start = Clock::now();
+
+  // Phase 1: knowledge on every process.
+  const fs::path kdir = req.knowledge_dir.empty() ? knowledge::default_knowledge_dir() : fs::path(req.knowledge_dir);
+  auto kb = knowledge::Knowledge::load(kdir);
+  std::string err = agree(world, kb.ok() ? std::string() : kb.status().to_string());
+  if (!err.empty()) {
+    result.exit_code = 2;
+    if (me == 0) result.json = usage_error_json(err);
+    return result;
+  }
+
+  // Phase 2: output folder and discovery on process 0.
+  auto t = Clock::now();
+  std::vector<pipeline::RootPlan> plans;
+  std::string out_error;
+  if (me == 0) {
+    out_error = prepare_out(req.out, req.force);
+    if (out_error.empty())
+      for (size_t i = 0; i < req.roots.size(); ++i)
+        plans.push_back(pipeline::plan_root(req.roots[i], req.out, static_cast<int32_t>(i)));
+  }
+  mpi::broadcast(world, out_error, 0);
+  if (!out_error.empty()) {
+    result.exit_code = 2;
+    if (me == 0) result.json = usage_error_json(out_error);
+    return result;
+  }
+  mpi::broadcast(world, plans, 0);
+  const double discover_seconds = since(t);
+
+  // Phase 3: run this process's share, largest input first.
+  t = Clock::now();
+  std::vector<const pipeline::RankTask*> tasks;
+  std::vector<uint64_t> sizes;
+  for (const auto& p : plans)
+    for (const auto& task : p.tasks) {
+      tasks.push_back(&task);
+      sizes.push_back(task.input_bytes);
+    }
+  const auto assignment = assign_largest_first(sizes, world.size());
+  std::vector<pipeline::RankOutcome> mine;
+  for (size_t i : assignment[static_cast<size_t>(me)]) {
+    pipeline::RankOutcome o = pipeline::run_rank_normalize(*tasks[i], *kb);
+    o.process = me;
+    progress_line(req.progress, me, o, tasks[i]->root);
+    mine.push_back(std::move(o));
+  }
+  const double my_work_seconds = since(t);
+
+  // Phase 4: gather outcomes (compact) and timings.
+  t = Clock::now();
+  uint64_t my_payload = 0;
+  {
+    mpi::packed_oarchive oa(world);
+    oa << mine;
+    my_payload = oa.size();
+  }
+  std::vector<std::vector<pipeline::RankOutcome>> all;
+  mpi::gather(world, mine, all, 0);
+  std::vector<double> work_seconds;
+  mpi::gather(world, my_work_seconds, work_seconds, 0);
+  std::vector<uint64_t> payloads;
+  mpi::gather(world, my_payload, payloads, 0);
+  const double gather_seconds = since(t);
+
+  if (me == 0) {
+    t = Clock::now();
+    std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
+    size_t outcome_count = 0;
+    for (auto& per_process : all)
+      for (auto& o : per_process) {
+        ++outcome_count;
+        by_root[o.root_index].push_back(std::move(o));
+      }
+    std::vector<pipeline::RootSummary> summaries;
+    for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index])));
+    const double outputs_seconds = since(t);
+
+    uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0;
+    std::map<std::string, uint64_t> status_counts;
+    for (const auto& s : summaries) {
+      ranks_ok += s.ranks_ok;
+      ranks_failed += s.ranks_failed;
+      events += s.event_count;
+      trace_events += s.trace_events;
+      ++status_counts[s.status];
+      if (s.status == "ok") ++roots_ok;
+    }
+    const bool nothing = ranks_ok == 0;
+    const bool partial = !nothing && (ranks_failed > 0 || roots_ok != summaries.size());
+    result.exit_code = nothing ? 3 : (partial ? 1 : 0);
+
+    uint64_t payload_total = 0;
+    for (uint64_t b : payloads) payload_total += b;
+    double work_max = 0;
+    for (double s : work_seconds) work_max = std::max(work_max, s);
+
+    JsonWriter w;
+    w.begin_object();
+    w.kv("status", nothing ? "failed" : (partial ? "partial" : "ok"));
+    w.kv("command", "analyze");
+    w.kv("processes", static_cast<int64_t>(world.size()));
+    w.kv("root_count", static_cast<uint64_t>(summaries.size()));
+    w.kv("rank_count", ranks_ok);
+    w.kv("ranks_failed", ranks_failed);
+    w.kv("event_count", events);
+    w.kv("trace_event_count", trace_events);
+    w.key("stages_executed");
+    w.begin_array();
+    w.value("normalize");
+    w.end_array();
+    w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
+    w.begin_array();
+    for (const char* s : {"segment", "classify", "summarize", "cross_rank", "diagnostics", "report"}) w.value(s);
+    w.end_array();
+    w.key("stage_timings");
+    w.begin_object();
+    w.kv("discover", discover_seconds);
+    w.kv("normalize", work_max);
+    w.kv("gather", gather_seconds);
+    w.kv("root_outputs", outputs_seconds);
+    w.kv("total", since(t_start));
+    w.end_object();
+    w.key("gathered_bytes");
+    w.begin_object();
+    w.kv("total", payload_total);
+    w.kv("per_rank", outcome_count ? static_cast<double>(payload_total) / static_cast<double>(outcome_count) : 0.0);
+    w.end_object();
+    w.kv("output_dir", req.out);
+    w.key("status_counts");
+    w.begin_object();
+    for (const auto& [k, v] : status_counts) w.kv(k, v);
+    w.end_object();
+    w.key("roots");
+    w.begin_array();
+    for (const auto& s : summaries) {
+      w.begin_object();
+      w.kv("root", s.root);
+      w.kv("out_dir", s.out_dir);
+      w.kv("status", s.status);
+      if (!s.error.empty()) w.kv("error", s.error);
+      w.kv("rank_count", s.rank_count);
+      w.kv("ranks_ok", s.ranks_ok);
+      w.kv("ranks_failed", s.ranks_failed);
+      w.kv("event_count", s.event_count);
+      w.key("failed_ranks");
+      w.begin_array();
+      for (const auto& f : s.failed_ranks) w.value(f);
+      w.end_array();
+      w.key("outputs");
+      w.begin_array();
+      for (const auto& f : s.outputs) w.value(f);
+      w.end_array();
+      w.end_object();
+    }
+    w.end_array();
+    w.key("failed_roots");
+    w.begin_array();
+    for (const auto& s : summaries)
+      if (s.status == "failed") w.value(s.root);
+    w.end_array();
+    w.end_object();
+    result.json = w.take();
+  }
+  mpi::broadcast(world, result.exit_code, 0);
+  return result;
+}
+
+}  // namespace ascprof::parallel

@@ -1,0 +1,255 @@
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "ascprof/common/blake2b.hpp"
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stats.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/store/h5_writer.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+std::string stable_id(std::string_view prefix, const std::vector<std::string>& parts) {
+  std::string joined;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i) joined += '\x1f';
+    joined += parts[i];
+  }
+  return std::string(prefix) + "_" + blake2b_hex(joined, 16).substr(0, 16);
+}
+
+namespace {
+
+void write_data_quality(JsonWriter& w, const std::vector<uint64_t>& counts) {
+  w.begin_object();
+  for (size_t i = 0; i < kStatCount && i < counts.size(); ++i) {
+    if (counts[i] == 0) continue;
+    const StatInfo& info = stat_info(static_cast<Stat>(i));
+    w.key(info.name);
+    w.begin_object();
+    w.kv("count", counts[i]);
+    w.kv("severity", severity_name(info.severity));
+    w.kv("description", info.description);
+    w.end_object();
+  }
+  w.end_object();
+}
+
+std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutcome>& outcomes,
+                               const RootSummary& summary) {
+  std::vector<uint64_t> merged(kStatCount, 0);
+  for (size_t i = 0; i < kStatCount && i < plan.stat_counts.size(); ++i) merged[i] += plan.stat_counts[i];
+  for (const auto& o : outcomes)
+    for (size_t i = 0; i < kStatCount && i < o.stat_counts.size(); ++i) merged[i] += o.stat_counts[i];
+
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("stage", "normalize");
+  w.kv("schema_version", int64_t{1});
+  w.kv("tool_version", store::tool_version());
+  w.kv("root", plan.root);
+  w.kv("status", summary.status);
+  w.kv("rank_count", summary.ranks_ok);
+  w.kv("event_count", summary.event_count);
+  w.kv("pipeline_event_count", summary.pipeline_event_count);
+  w.kv("pipeline_coverage",
+       summary.event_count ? static_cast<double>(summary.pipeline_event_count) / static_cast<double>(summary.event_count) : 0.0);
+  w.key("rank_summaries");
+  w.begin_array();
+  for (const auto& o : outcomes) {
+    if (!o.ok) continue;
+    w.begin_object();
+    w.kv("rank_id", o.rank_id);
+    w.kv("rank_dir", o.rank_dir);
+    w.kv("rank_id_source", o.rank_id_source);
+    w.kv("device_id", static_cast<int64_t>(o.device_id));
+    w.kv("event_count", o.kernel_rows);
+    w.kv("start_us", static_cast<double>(o.start_ns) / 1000.0);
+    w.kv("end_us", static_cast<double>(o.end_ns) / 1000.0);
+    w.kv("start_ns", o.start_ns);
+    w.kv("end_ns", o.end_ns);
+    w.kv("pipeline_event_count", o.pipeline_event_count);
+    w.kv("pipeline_coverage", o.kernel_rows ? static_cast<double>(o.pipeline_event_count) / static_cast<double>(o.kernel_rows) : 0.0);
+    w.kv("h5_file", o.h5_file);
+    w.kv("header_era", o.header_era);
+    w.kv("profiler_level", o.profiler_level);
+    w.key("trace_view");
+    w.begin_object();
+    w.kv("events_total", o.trace_events);
+    w.kv("host_ops", o.host_ops);
+    w.kv("profiler_steps", o.profiler_steps);
+    w.kv("device_tasks", o.device_tasks);
+    w.kv("comm_ops", o.comm_ops);
+    w.kv("comm_plane_tasks", o.comm_plane_tasks);
+    w.kv("overlap_intervals", o.overlap_intervals);
+    w.kv("flows", o.flows);
+    w.kv("damaged_spans", o.damaged_spans);
+    w.end_object();
+    w.kv("communication_rows", o.comm_stat_rows);
+    w.kv("step_trace_rows", o.step_trace_rows);
+    w.kv("parallel_groups", o.parallel_groups);
+    w.kv("input_bytes", o.input_bytes);
+    w.kv("data_loss_records", o.data_loss_records);
+    w.kv("warning_records", o.warning_records);
+    w.key("data_quality");
+    w.raw(o.stats_json.empty() ? "{}" : o.stats_json);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("failed_ranks");
+  w.begin_array();
+  for (const auto& f : plan.failed) {
+    w.begin_object();
+    w.kv("rank_id", f.rank_id);
+    w.kv("rank_dir", f.rank_dir);
+    w.kv("path", f.path);
+    w.kv("error_class", "io");
+    w.kv("error", f.error);
+    w.end_object();
+  }
+  for (const auto& o : outcomes) {
+    if (o.ok) continue;
+    w.begin_object();
+    w.kv("rank_id", o.rank_id);
+    w.kv("rank_dir", o.rank_dir);
+    w.kv("path", o.rank_path);
+    w.kv("error_class", o.error_class);
+    w.kv("error", o.error);
+    w.key("data_quality");
+    w.raw(o.stats_json.empty() ? "{}" : o.stats_json);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("duplicate_ranks");
+  w.begin_array();
+  for (const auto& d : plan.duplicates) {
+    w.begin_object();
+    w.kv("rank_id", d.rank_id);
+    w.kv("kept", d.kept);
+    w.kv("dropped", d.dropped);
+    w.kv("reason", d.reason);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("missing_rank_ids");
+  w.begin_array();
+  for (int64_t r : plan.missing_rank_ids) w.value(std::to_string(r));
+  w.end_array();
+  w.key("data_quality");
+  write_data_quality(w, merged);
+  w.end_object();
+  return w.take() + "\n";
+}
+
+std::string source_index(const RootPlan& plan, const std::vector<RankOutcome>& outcomes) {
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("root", plan.root);
+  w.key("sources");
+  w.begin_array();
+  for (const auto& o : outcomes)
+    for (const auto& s : o.sources) {
+      w.begin_object();
+      w.kv("source_id", stable_id("src", {o.rank_id, s.kind, s.path}));
+      w.kv("rank_id", o.rank_id);
+      w.kv("kind", s.kind);
+      w.kv("path", s.path);
+      w.kv("size", s.size);
+      w.kv("mtime_ns", s.mtime_ns);
+      char hex[17];
+      std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(s.prefix_hash));
+      w.kv("prefix_fnv1a64", hex);
+      w.end_object();
+    }
+  w.end_array();
+  w.end_object();
+  return w.take() + "\n";
+}
+
+Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& outcomes) {
+  store::WriterOptions wo;
+  wo.create_parent_dirs = true;
+  auto created = store::H5Writer::create(fs::path(plan.out_dir) / "analysis.h5", wo);
+  if (!created.ok()) return created.status();
+  store::H5Writer w = std::move(created).value();
+  ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "root", plan.root));
+  ASCPROF_RETURN_IF_ERROR(w.create_group("/ranks"));
+  std::vector<std::string> rank_id, rank_dir, status, h5, error;
+  std::vector<uint64_t> rows, events;
+  std::vector<int64_t> start, end;
+  for (const auto& o : outcomes) {
+    rank_id.push_back(o.rank_id);
+    rank_dir.push_back(o.rank_dir);
+    status.push_back(o.ok ? "ok" : "failed");
+    h5.push_back(o.ok ? o.h5_file : "");
+    error.push_back(o.error);
+    rows.push_back(o.kernel_rows);
+    events.push_back(o.trace_events);
+    start.push_back(o.start_ns);
+    end.push_back(o.end_ns);
+    if (o.ok && !o.h5_file.empty())
+      ASCPROF_RETURN_IF_ERROR(w.create_external_link("/ranks/" + o.rank_id, o.h5_file, "/"));
+  }
+  store::TableWriter t(w, "/rank_index", outcomes.size());
+  t.string_column("rank_id", rank_id);
+  t.string_column("rank_dir", rank_dir);
+  t.string_column("status", status);
+  t.string_column("h5_file", h5);
+  t.string_column("error", error);
+  t.column("kernel_rows", rows);
+  t.column("trace_events", events);
+  t.column("start_ns", start);
+  t.column("end_ns", end);
+  ASCPROF_RETURN_IF_ERROR(t.finish());
+  return w.commit("normalize");
+}
+
+}  // namespace
+
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes) {
+  std::sort(outcomes.begin(), outcomes.end(),
+            [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
+  RootSummary s;
+  s.root = plan.root;
+  s.slug = plan.slug;
+  s.out_dir = plan.out_dir;
+  if (!plan.ok) {
+    s.status = "failed";
+    s.error = plan.error;
+    return s;
+  }
+  s.rank_count = outcomes.size() + plan.failed.size();
+  for (const auto& f : plan.failed) s.failed_ranks.push_back(f.rank_dir + ": " + f.error);
+  for (const auto& o : outcomes) {
+    if (o.ok) {
+      ++s.ranks_ok;
+      s.event_count += o.kernel_rows;
+      s.pipeline_event_count += o.pipeline_event_count;
+      s.trace_events += o.trace_events;
+    } else {
+      s.failed_ranks.push_back(o.rank_dir + ": " + o.error);
+    }
+  }
+  s.ranks_failed = s.rank_count - s.ranks_ok;
+  s.status = s.ranks_ok == 0 ? "failed" : (s.ranks_failed > 0 ? "partial" : "ok");
+
+  const fs::path out(plan.out_dir);
+  auto record = [&s](const fs::path& p, const Status& st) {
+    if (st.ok()) {
+      s.outputs.push_back(p.string());
+    } else {
+      s.status = "failed";
+      s.error = st.to_string();
+    }
+  };
+  record(out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
+  record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
+  record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
+  return s;
+}
+
+}  // namespace ascprof::pipeline

@@ -1,0 +1,65 @@
+#include "ascprof/pipeline/root_plan.hpp"
+
+#include <filesystem>
+
+#include "ascprof/common/stats.hpp"
+#include "ascprof/importers/discovery.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+std::vector<uint64_t> counts_of(const Stats& s) {
+  std::vector<uint64_t> out(kStatCount);
+  for (size_t i = 0; i < kStatCount; ++i) out[i] = s.count(static_cast<Stat>(i));
+  return out;
+}
+}  // namespace
+
+RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index) {
+  RootPlan plan;
+  plan.root_index = root_index;
+  plan.root = root;
+  plan.slug = importers::root_slug(root);
+  plan.out_dir = (fs::path(out) / plan.slug).string();
+  Stats stats;
+  auto found = importers::discover_capture_root(root, stats);
+  plan.stat_counts = counts_of(stats);
+  plan.stats_json = stats.to_json();
+  if (!found.ok()) {
+    plan.ok = false;
+    plan.error_class = error_code_name(found.status().code());
+    plan.error = found.status().message();
+    return plan;
+  }
+  const importers::CaptureRoot& cr = *found;
+  int32_t index = 0;
+  for (const auto& r : cr.ranks) {
+    RankTask t;
+    t.root = root;
+    t.root_out = plan.out_dir;
+    t.rank_id = r.rank_id;
+    t.rank_dir = r.rank_dir;
+    t.rank_path = r.path.string();
+    t.rank_id_source = importers::rank_id_source_name(r.id_source);
+    t.device_id = r.device_id.value_or(-1);
+    t.kernel_details = r.files.kernel_details.string();
+    t.trace_view = r.files.trace_view.string();
+    t.communication = r.files.communication.string();
+    t.step_trace_time = r.files.step_trace_time.string();
+    t.profiler_info = r.files.profiler_info.string();
+    t.profiler_metadata = r.files.profiler_metadata.string();
+    t.input_bytes = r.input_bytes;
+    t.root_index = root_index;
+    t.rank_index = index++;
+    plan.tasks.push_back(std::move(t));
+  }
+  for (const auto& f : cr.failed) plan.failed.push_back({f.rank_id, f.rank_dir, f.path.string(), f.error});
+  for (const auto& d : cr.duplicates)
+    plan.duplicates.push_back({d.rank_id, d.kept.string(), d.dropped.string(), d.reason});
+  plan.missing_rank_ids = cr.missing_rank_ids;
+  return plan;
+}
+
+}  // namespace ascprof::pipeline

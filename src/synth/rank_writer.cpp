@@ -1,0 +1,1183 @@
+#include "ascprof/synth/rank_writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/synth/text_sink.hpp"
+
+namespace ascprof::synth {
+
+namespace fs = std::filesystem;
+
+const char* const kKernelDetailsHeaderE3 =
+    "Step Id,Device_id,Model ID,Task ID,Stream ID,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),"
+    "Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,Output Shapes,"
+    "Output Data Types,Output Formats,Context ID,aicore_time(us),aic_total_cycles,aic_mac_time(us),aic_mac_ratio,"
+    "aic_scalar_time(us),aic_scalar_ratio,aic_mte1_time(us),aic_mte1_ratio,aic_mte2_time(us),aic_mte2_ratio,"
+    "aic_fixpipe_time(us),aic_fixpipe_ratio,aic_icache_miss_rate,aiv_time(us),aiv_total_cycles,aiv_vec_time(us),"
+    "aiv_vec_ratio,aiv_scalar_time(us),aiv_scalar_ratio,aiv_mte2_time(us),aiv_mte2_ratio,aiv_mte3_time(us),"
+    "aiv_mte3_ratio,aiv_icache_miss_rate,cube_utilization(%)";
+
+const char* const kStepTraceHeaderE3 =
+    "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+    "Communication(Not Overlapped and Exclude Receive),Preparing";
+
+namespace {
+
+constexpr int kComputeStream = 2;
+constexpr int64_t kNodeLaunchDurNs = 2000;
+
+// Proleptic Gregorian date from days since 1970-01-01 (H. Hinnant's civil_from_days).
+void civil_from_days(int64_t z, int& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const auto doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (m <= 2 ? 1 : 0));
+}
+
+std::string stamp17(int64_t ms) {
+  const int64_t day_ms = 86400000;
+  int64_t days = ms / day_ms, rem = ms % day_ms;
+  if (rem < 0) {
+    rem += day_ms;
+    --days;
+  }
+  int y;
+  unsigned mo, d;
+  civil_from_days(days, y, mo, d);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%04d%02u%02u%02d%02d%02d%03d", y, mo, d, static_cast<int>(rem / 3600000),
+                static_cast<int>(rem / 60000 % 60), static_cast<int>(rem / 1000 % 60), static_cast<int>(rem % 1000));
+  return buf;
+}
+
+struct Interval {
+  int64_t a, b;
+};
+
+void merge_sorted(std::vector<Interval>& v, std::vector<Interval>& out) {
+  out.clear();
+  std::sort(v.begin(), v.end(), [](const Interval& x, const Interval& y) { return x.a < y.a || (x.a == y.a && x.b < y.b); });
+  for (const Interval& i : v) {
+    if (i.b <= i.a) continue;
+    if (!out.empty() && i.a <= out.back().b) out.back().b = std::max(out.back().b, i.b);
+    else out.push_back(i);
+  }
+}
+
+// a minus b, both merged and sorted.
+void subtract(const std::vector<Interval>& a, const std::vector<Interval>& b, std::vector<Interval>& out) {
+  out.clear();
+  size_t j = 0;
+  for (const Interval& x : a) {
+    int64_t cur = x.a;
+    while (j < b.size() && b[j].b <= cur) ++j;
+    size_t k = j;
+    while (k < b.size() && b[k].a < x.b) {
+      if (b[k].a > cur) out.push_back({cur, b[k].a});
+      cur = std::max(cur, b[k].b);
+      ++k;
+    }
+    if (cur < x.b) out.push_back({cur, x.b});
+  }
+}
+
+int64_t total(const std::vector<Interval>& v) {
+  int64_t s = 0;
+  for (const Interval& i : v) s += i.b - i.a;
+  return s;
+}
+
+double round4(double x) { return std::round(x * 10000.0) / 10000.0; }
+
+std::string dims_json(const std::string& shapes) {  // "a,b;c" -> "a,b;\r\nc" (JSON-escaped)
+  std::string out;
+  for (const char c : shapes) {
+    out += c;
+    if (c == ';') out += "\\r\\n";
+  }
+  return out;
+}
+
+std::string types_json(const std::string& dtypes) {
+  std::string out;
+  size_t pos = 0;
+  while (pos <= dtypes.size()) {
+    size_t c = dtypes.find(';', pos);
+    if (c == std::string::npos) c = dtypes.size();
+    const std::string t = dtypes.substr(pos, c - pos);
+    if (!out.empty()) out += ";\\r\\n";
+    if (t == "DT_BF16") out += "c10::BFloat16";
+    else if (t == "INT64") out += "long int";
+    else if (t == "INT32") out += "int";
+    else if (t == "FLOAT") out += "float";
+    else out += "Scalar";
+    pos = c + 1;
+  }
+  return out;
+}
+
+/// Per-size packet distribution entry of communication.json.
+struct SizeBin {
+  double pkt_mb;
+  int64_t count;
+  double ms;
+};
+
+struct TransportAcc {
+  double size_mb = 0, time_ms = 0;
+  std::vector<SizeBin> bins;
+  void add(double pkt_mb, int64_t count, double ms) {
+    size_mb += pkt_mb * static_cast<double>(count);
+    time_ms += ms;
+    for (SizeBin& b : bins)
+      if (b.pkt_mb == pkt_mb) {
+        b.count += count;
+        b.ms += ms;
+        return;
+      }
+    bins.push_back({pkt_mb, count, ms});
+  }
+};
+
+class RankWriter {
+ public:
+  RankWriter(const Scenario& sc, const SyncTable& table, const RankLayout& layout, RankCounts* counts)
+      : sc_(sc), table_(table), lay_(layout), c_(*counts), pids_(trace_pids(layout.host_pid, layout.device)),
+        toff_(layout.clock_offset_ns) {
+    for (const KernelSpec& k : sc.kernels) {
+      dims_.push_back(dims_json(k.in_shapes));
+      types_.push_back(types_json(k.in_dtypes));
+    }
+    // communicators this rank reports ops for, and their thread ids in the Communication process
+    group_tid_.assign(sc.topo.groups.size(), -1);
+    int n = 0;
+    std::vector<uint8_t> used(sc.topo.groups.size(), 0);
+    for (const StepProgram& p : sc.programs)
+      for (const Segment& s : p.segments)
+        if (s.sync.kind == SyncSpec::Kind::kCollective) {
+          const int g = sc.topo.group_of[static_cast<size_t>(s.sync.group)][static_cast<size_t>(layout.rank)];
+          if (g >= 0 && sc.topo.groups[static_cast<size_t>(g)].ranks.size() > 1) used[static_cast<size_t>(g)] = 1;
+        }
+    for (size_t g = 0; g < used.size(); ++g)
+      if (used[g]) group_tid_[g] = 16 * n++;
+    for (const Fault& f : sc.faults)
+      if (f.rank == layout.rank && f.kind == FaultKind::kSlowCollective) slow_link_ = true;
+  }
+
+  Status run(const fs::path& dir) {
+    const fs::path out = dir / "ASCEND_PROFILER_OUTPUT";
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) return file_error(ErrorCode::kIo, out.string(), "", "cannot create folder: " + ec.message());
+    ASCPROF_RETURN_IF_ERROR(kd_.open(out / "kernel_details.csv", 4u << 20));
+    ASCPROF_RETURN_IF_ERROR(tv_.open(out / "trace_view.json", 8u << 20));
+    ASCPROF_RETURN_IF_ERROR(cm_.open(out / "communication.json", 1u << 20));
+    ASCPROF_RETURN_IF_ERROR(st_.open(out / "step_trace_time.csv", 64u << 10));
+
+    kd_.put(kKernelDetailsHeaderE3);
+    kd_.put("\r\n");
+    st_.put(kStepTraceHeaderE3);
+    st_.put("\r\n");
+    tv_.put('[');
+    cm_.put('{');
+    write_head_metadata();
+
+    RankSim sim(sc_, lay_.rank);
+    StepRec rec;
+    for (int s = 0; s < sc_.steps; ++s) {
+      sim.begin_step(s, &rec);
+      const int prog = sim.program();
+      const int nseg = static_cast<int>(sc_.programs[static_cast<size_t>(prog)].segments.size());
+      for (int seg = 0; seg < nseg; ++seg) {
+        const int64_t a = sim.run_segment(seg);
+        if (a >= 0) sim.finish_segment(seg, table_.max_arrival[table_.index(s, prog, seg, sim.participating_slot(seg))]);
+      }
+      sim.end_step();
+      write_step(rec, prog);
+    }
+
+    write_tail_metadata();
+    tv_.put(']');
+    cm_.put('}');
+    c_.bytes_kernel_details = kd_.bytes();
+    c_.bytes_trace_view = tv_.bytes();
+    c_.bytes_communication = cm_.bytes();
+    c_.bytes_step_trace = st_.bytes();
+    Status st = kd_.close();
+    Status s2 = tv_.close();
+    Status s3 = cm_.close();
+    Status s4 = st_.close();
+    if (!st.ok()) return st;
+    if (!s2.ok()) return s2;
+    if (!s3.ok()) return s3;
+    return s4;
+  }
+
+  void abandon() {
+    kd_.abandon();
+    tv_.abandon();
+    cm_.abandon();
+    st_.abandon();
+  }
+
+ private:
+  // ---- trace_view.json pieces ----
+  void ev(int ph) {
+    if (first_event_) first_event_ = false;
+    else tv_.put(", ");
+    ++c_.events;
+    ++c_.by_ph[static_cast<size_t>(ph)];
+  }
+  enum { kX = 0, kM = 1, kS = 2, kF = 3, kC = 4 };
+
+  void ts(int64_t ns) {
+    tv_.put('"');
+    tv_.us3(ns + toff_);
+    tv_.put('"');
+  }
+
+  // torch_npu-style metadata (ph first)
+  void meta_torch(const char* what, uint64_t pid, uint64_t tid, const char* key, std::string_view sval, int64_t ival,
+                  bool is_string) {
+    ev(kM);
+    ++c_.metadata_events;
+    tv_.put("{\"ph\": \"M\", \"name\": \"");
+    tv_.put(what);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pid);
+    tv_.put(", \"tid\": ");
+    tv_.u64(tid);
+    tv_.put(", \"args\": {\"");
+    tv_.put(key);
+    tv_.put("\": ");
+    if (is_string) {
+      tv_.put('"');
+      tv_.put(sval);
+      tv_.put('"');
+    } else {
+      tv_.i64(ival);
+    }
+    tv_.put("}}");
+  }
+  // msprof-style metadata (ph last)
+  void meta(const char* what, uint64_t pid, uint64_t tid, const char* key, std::string_view sval, int64_t ival,
+            bool is_string) {
+    ev(kM);
+    ++c_.metadata_events;
+    tv_.put("{\"name\": \"");
+    tv_.put(what);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pid);
+    tv_.put(", \"tid\": ");
+    tv_.u64(tid);
+    tv_.put(", \"args\": {\"");
+    tv_.put(key);
+    tv_.put("\": ");
+    if (is_string) {
+      tv_.put('"');
+      tv_.put(sval);
+      tv_.put('"');
+    } else {
+      tv_.i64(ival);
+    }
+    tv_.put("}, \"ph\": \"M\"}");
+  }
+  void process_meta(uint64_t pid, std::string_view name, std::string_view label, int sort) {
+    meta("process_name", pid, 0, "name", name, 0, true);
+    meta("process_labels", pid, 0, "labels", label, 0, true);
+    meta("process_sort_index", pid, 0, "sort_index", {}, sort, false);
+  }
+
+  void write_head_metadata() {
+    const uint64_t tid = static_cast<uint64_t>(lay_.host_pid);
+    const std::string thread = "Thread " + std::to_string(lay_.host_pid);
+    meta_torch("process_name", pids_.python, 0, "name", "Python", 0, true);
+    meta_torch("process_labels", pids_.python, 0, "labels", "CPU", 0, true);
+    meta_torch("process_sort_index", pids_.python, 0, "sort_index", {}, 0, false);
+    meta_torch("thread_name", pids_.python, tid, "name", thread, 0, true);
+    meta_torch("thread_sort_index", pids_.python, tid, "sort_index", {}, static_cast<int64_t>(tid), false);
+    process_meta(pids_.cann, "CANN", "CPU", 7);
+    meta("thread_name", pids_.cann, tid, "name", thread, 0, true);
+    meta("thread_sort_index", pids_.cann, tid, "sort_index", {}, static_cast<int64_t>(tid), false);
+    npu_label_ = "NPU " + std::to_string(lay_.device);
+    process_meta(pids_.hardware, "Ascend Hardware", npu_label_, 14);
+    meta("thread_name", pids_.hardware, kComputeStream, "name", "Stream " + std::to_string(kComputeStream), 0, true);
+    meta("thread_sort_index", pids_.hardware, kComputeStream, "sort_index", {}, kComputeStream, false);
+  }
+
+  // Written after the X events on purpose: consumers must not assume metadata comes first.
+  void write_tail_metadata() {
+    process_meta(pids_.comm, "Communication", npu_label_, 16);
+    for (size_t g = 0; g < group_tid_.size(); ++g) {
+      if (group_tid_[g] < 0) continue;
+      const auto gt = static_cast<uint64_t>(group_tid_[g]);
+      meta("thread_name", pids_.comm, gt, "name", "Group " + sc_.topo.groups[g].comm_name + " Communication", 0, true);
+      meta("thread_sort_index", pids_.comm, gt, "sort_index", {}, static_cast<int64_t>(gt), false);
+      for (int p = 0; p < planes(static_cast<int>(g)); ++p) {
+        meta("thread_name", pids_.comm, gt + 1 + static_cast<uint64_t>(p), "name", "Plane " + std::to_string(p), 0, true);
+        meta("thread_sort_index", pids_.comm, gt + 1 + static_cast<uint64_t>(p), "sort_index", {},
+             static_cast<int64_t>(gt) + 1 + p, false);
+      }
+    }
+    process_meta(pids_.overlap, "Overlap Analysis", npu_label_, 31);
+    static const char* const kOverlapNames[] = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
+    for (int i = 0; i < 4; ++i) meta("thread_name", pids_.overlap, static_cast<uint64_t>(i), "name", kOverlapNames[i], 0, true);
+    process_meta(pids_.freq, "AI Core Freq", npu_label_, 15);
+  }
+
+  int planes(int group) const {
+    const auto n = static_cast<int>(sc_.topo.groups[static_cast<size_t>(group)].ranks.size());
+    return std::max(1, std::min(2, n - 1));
+  }
+
+  void python_op(std::string_view name, int64_t start, int64_t dur, int spec) {
+    ev(kX);
+    ++c_.python_ops;
+    tv_.put("{\"ph\": \"X\", \"name\": \"");
+    tv_.put(name);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.python);
+    tv_.put(", \"tid\": ");
+    tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+    tv_.put(", \"ts\": ");
+    ts(start);
+    tv_.put(", \"dur\": ");
+    tv_.us_trim(dur);
+    tv_.put(", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": -1, \"Fwd thread id\": 0");
+    if (spec >= 0) {
+      tv_.put(", \"Input Dims\": \"");
+      tv_.put(dims_[static_cast<size_t>(spec)]);
+      tv_.put("\", \"Input type\": \"");
+      tv_.put(types_[static_cast<size_t>(spec)]);
+      tv_.put('"');
+    }
+    tv_.put("}}");
+  }
+
+  void cann_op(std::string_view name_prefix, std::string_view name, int64_t start, int64_t dur, const char* mode,
+               const char* level, std::string_view id, std::string_view item_id, uint64_t cid) {
+    ev(kX);
+    ++c_.cann_ops;
+    tv_.put("{\"name\": \"");
+    tv_.put(name_prefix);
+    tv_.put(name);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.cann);
+    tv_.put(", \"tid\": ");
+    tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+    tv_.put(", \"ts\": ");
+    ts(start);
+    tv_.put(", \"dur\": ");
+    tv_.us_trim(dur);
+    tv_.put(", \"args\": {\"Thread Id\": ");
+    tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+    tv_.put(", \"Mode\": \"");
+    tv_.put(mode);
+    tv_.put("\", \"level\": \"");
+    tv_.put(level);
+    tv_.put("\", \"id\": \"");
+    tv_.put(id);
+    tv_.put("\", \"item_id\": \"");
+    tv_.put(item_id);
+    tv_.put("\", \"connection_id\": ");
+    tv_.u64(cid);
+    tv_.put("}, \"ph\": \"X\"}");
+  }
+
+  void h2d_flow(bool start_side, uint64_t cid, int64_t t, uint64_t pid, uint64_t tid) {
+    ev(start_side ? kS : kF);
+    ++c_.flows_host_to_device;
+    tv_.put("{\"name\": \"HostToDevice");
+    tv_.u64(cid);
+    if (start_side) {
+      tv_.put("\", \"ph\": \"s\", \"cat\": \"HostToDevice\", \"id\": \"");
+      tv_.u64(cid);
+      tv_.put("\", \"pid\": ");
+      tv_.u64(pid);
+      tv_.put(", \"tid\": ");
+      tv_.u64(tid);
+      tv_.put(", \"ts\": ");
+      ts(t);
+      tv_.put('}');
+    } else {
+      tv_.put("\", \"ph\": \"f\", \"id\": \"");
+      tv_.u64(cid);
+      tv_.put("\", \"ts\": ");
+      ts(t);
+      tv_.put(", \"cat\": \"HostToDevice\", \"pid\": ");
+      tv_.u64(pid);
+      tv_.put(", \"tid\": ");
+      tv_.u64(tid);
+      tv_.put(", \"bp\": \"e\"}");
+    }
+  }
+
+  void npu_flow(bool start_side, int64_t id_ns, int64_t t, uint64_t pid, uint64_t tid) {
+    ev(start_side ? kS : kF);
+    ++c_.flows_async_npu;
+    tv_.put(start_side ? "{\"ph\": \"s\", \"bp\": \"e\", \"name\": \"torch_to_npu\", \"id\": "
+                       : "{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"torch_to_npu\", \"id\": ");
+    tv_.i64(id_ns + toff_);
+    tv_.put(", \"pid\": ");
+    tv_.u64(pid);
+    tv_.put(", \"tid\": ");
+    tv_.u64(tid);
+    tv_.put(", \"ts\": ");
+    ts(t);
+    tv_.put(", \"cat\": \"async_npu\"}");
+  }
+
+  void device_task(std::string_view name, std::string_view task_type, int64_t start, int64_t dur, uint32_t task_id,
+                   uint64_t cid) {
+    ev(kX);
+    ++c_.device_tasks;
+    tv_.put("{\"name\": \"");
+    tv_.put(name);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.hardware);
+    tv_.put(", \"tid\": ");
+    tv_.u64(kComputeStream);
+    tv_.put(", \"ts\": ");
+    ts(start);
+    tv_.put(", \"dur\": ");
+    tv_.us3(dur);
+    tv_.put(", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
+    tv_.put(task_type);
+    tv_.put("\", \"Physic Stream Id\": ");
+    tv_.u64(kComputeStream);
+    tv_.put(", \"Task Id\": ");
+    tv_.u64(task_id);
+    tv_.put(", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ");
+    tv_.u64(cid);
+    tv_.put("}, \"ph\": \"X\"}");
+  }
+
+  void overlap_event(int kind, int64_t a, int64_t b) {
+    static const char* const kNames[] = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
+    ev(kX);
+    ++c_.overlap[static_cast<size_t>(kind)];
+    tv_.put("{\"name\": \"");
+    tv_.put(kNames[kind]);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.overlap);
+    tv_.put(", \"tid\": ");
+    tv_.u64(static_cast<uint64_t>(kind));
+    tv_.put(", \"ts\": ");
+    ts(a);
+    tv_.put(", \"dur\": ");
+    tv_.us_trim(b - a);
+    tv_.put(", \"ph\": \"X\"}");
+  }
+
+  // "hcom_allReduce__612_4_1" into name_buf_
+  std::string_view comm_name(const OpRec& op, CommKind kind) {
+    const CommGroup& g = sc_.topo.groups[static_cast<size_t>(op.group)];
+    name_buf_.assign("hcom_");
+    name_buf_ += comm_kind_name(kind);
+    name_buf_ += "__";
+    char h[8];
+    std::snprintf(h, sizeof h, "%03u", static_cast<unsigned>(g.hash % 1000));
+    name_buf_ += h;
+    name_buf_ += '_';
+    name_buf_ += std::to_string(op.seq);
+    name_buf_ += "_1";
+    return name_buf_;
+  }
+  std::string comm_type(CommKind kind) { return std::string("hcom_") + comm_kind_name(kind) + "_"; }
+
+  const SyncSpec& sync_of(const OpRec& op, int prog) const {
+    return sc_.programs[static_cast<size_t>(prog)].segments[static_cast<size_t>(op.seg)].sync;
+  }
+
+  void plane_task(uint64_t tid, const char* name, const char* task_type, int64_t start, int64_t dur, int src, int dst,
+                  const char* transport, int64_t bytes, const char* link, double bw, uint32_t task_id) {
+    ev(kX);
+    ++c_.plane_tasks;
+    tv_.put("{\"name\": \"");
+    tv_.put(name);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.comm);
+    tv_.put(", \"tid\": ");
+    tv_.u64(tid);
+    tv_.put(", \"ts\": ");
+    ts(start);
+    tv_.put(", \"dur\": ");
+    tv_.us_trim(dur);
+    tv_.put(", \"args\": {\"notify_id\": \"");
+    tv_.u64(task_id % 64);
+    tv_.put("\", \"duration estimated(us)\": ");
+    tv_.us_trim(dur);
+    tv_.put(", \"stream id\": 5, \"task id\": ");
+    tv_.u64(task_id);
+    tv_.put(", \"context id\": 4294967295, \"task type\": \"");
+    tv_.put(task_type);
+    tv_.put("\", \"src rank\": ");
+    tv_.i64(src);
+    tv_.put(", \"dst rank\": ");
+    tv_.i64(dst);
+    tv_.put(", \"transport type\": \"");
+    tv_.put(transport);
+    tv_.put("\", \"size(Byte)\": ");
+    tv_.i64(bytes);
+    tv_.put(", \"data type\": \"BF16\", \"link type\": \"");
+    tv_.put(link);
+    tv_.put("\", \"bandwidth(GB/s)\": ");
+    tv_.dbl(bw);
+    tv_.put(", \"model id\": 4294967295}, \"ph\": \"X\"}");
+  }
+
+  bool cross_node(int group) const {
+    const auto& rs = sc_.topo.groups[static_cast<size_t>(group)].ranks;
+    const int rpn = sc_.topo.ranks >= 8 ? 8 : sc_.topo.ranks;
+    return rs.front() / rpn != rs.back() / rpn;
+  }
+
+  // ---- kernel_details.csv ----
+  void kd_zero_aic() { kd_.put(",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"); }
+  void kd_zero_aiv() { kd_.put(",0.0,0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0,0.0"); }
+
+  int16_t jitter_ratio(int16_t r, uint64_t h) const {
+    const int v = r + static_cast<int>(h % 61) - 30;
+    return static_cast<int16_t>(std::clamp(v, 0, 1000));
+  }
+
+  void kd_metrics(const KernelSpec& k, int64_t dur, uint64_t h) {
+    if (k.core == Core::kAiCpu) {
+      for (int i = 0; i < 25; ++i) kd_.put(",N/A");
+      return;
+    }
+    const bool aic = k.core == Core::kAiCore || k.core == Core::kMixAic || k.core == Core::kMixAiv;
+    const bool aiv = k.core == Core::kAiVectorCore || k.core == Core::kMixAic || k.core == Core::kMixAiv;
+    const int64_t busy = dur * 96 / 100;
+    int16_t mac = 0;
+    if (aic) {
+      const int blocks = k.block_dim > 0 ? k.block_dim : 1;
+      kd_.put(',');
+      kd_.us3(busy);
+      kd_.put(',');
+      kd_.i64(busy * 18 / 10 * blocks);  // 1.8 GHz x cores
+      for (size_t i = 0; i < 5; ++i) {
+        const int16_t r = jitter_ratio(k.aic_ratio[i], mix64(h + i));
+        if (i == 0) mac = r;
+        kd_.put(',');
+        kd_.us3(busy * r / 1000);
+        kd_.put(',');
+        kd_.milli3(r);
+      }
+      kd_.put(',');
+      kd_.milli3(static_cast<int64_t>(10 + mix64(h + 9) % 50));
+    } else {
+      kd_zero_aic();
+    }
+    if (aiv) {
+      const int blocks = k.core == Core::kAiVectorCore ? std::max(1, k.block_dim) : std::max(1, k.mix_block_dim);
+      kd_.put(',');
+      kd_.us3(busy);
+      kd_.put(',');
+      kd_.i64(busy * 18 / 10 * blocks);
+      for (size_t i = 0; i < 4; ++i) {
+        const int16_t r = jitter_ratio(k.aiv_ratio[i], mix64(h + 16 + i));
+        kd_.put(',');
+        kd_.us3(busy * r / 1000);
+        kd_.put(',');
+        kd_.milli3(r);
+      }
+      kd_.put(',');
+      kd_.milli3(static_cast<int64_t>(10 + mix64(h + 29) % 50));
+    } else {
+      kd_zero_aiv();
+    }
+    kd_.put(',');
+    if (aic) kd_.milli3(static_cast<int64_t>(mac) * 90);
+    else kd_.put('0');
+  }
+
+  void kd_common(int step, int64_t start, int64_t dur) {
+    (void)step;
+    kd_.put(',');
+    kd_.us3(start + toff_);
+    kd_.put("\t,");
+    kd_.us3(dur);
+    kd_.put(',');
+    if (c_.kernel_rows == 0) kd_.put('0');
+    else kd_.us6(std::max<int64_t>(0, start - prev_end_));
+    prev_end_ = start + dur;
+  }
+
+  void kd_kernel_row(int step, const OpRec& op) {
+    const KernelSpec& k = sc_.kernels[static_cast<size_t>(op.spec)];
+    kd_.i64(step);
+    kd_.put(',');
+    kd_.i64(lay_.device);
+    kd_.put(",4294967295,");
+    kd_.u64(op.task_id);
+    kd_.put(',');
+    kd_.i64(kComputeStream);
+    kd_.put(',');
+    kd_.put(k.name);
+    kd_.put(',');
+    kd_.put(k.type);
+    kd_.put(",dynamic,");
+    kd_.put(core_name(k.core));
+    kd_common(step, op.start, op.dur);
+    kd_.put(',');
+    kd_.i64(k.block_dim);
+    kd_.put(',');
+    kd_.i64(k.mix_block_dim);
+    kd_.put(",NO,\"\"\"");
+    kd_.put(k.in_shapes);
+    kd_.put("\"\"\",");
+    kd_.put(k.in_dtypes);
+    kd_.put(',');
+    kd_.put(k.in_formats);
+    kd_.put(",\"\"\"");
+    kd_.put(k.out_shapes);
+    kd_.put("\"\"\",");
+    kd_.put(k.out_dtypes);
+    kd_.put(',');
+    kd_.put(k.out_formats);
+    kd_.put(",N/A");
+    kd_metrics(k, op.dur, hash_of(sc_.seed ^ 0x3e7, static_cast<uint64_t>(lay_.rank), static_cast<uint64_t>(op.cid)));
+    kd_.put("\r\n");
+    ++c_.kernel_rows;
+    ++c_.kernel_rows_compute;
+    if (k.core == Core::kAiCpu) ++c_.kernel_rows_aicpu;
+  }
+
+  void kd_comm_row(int step, const OpRec& op, std::string_view name, std::string_view type) {
+    kd_.i64(step);
+    kd_.put(',');
+    kd_.i64(lay_.device);
+    kd_.put(",4294967295,N/A,N/A,");
+    kd_.put(name);
+    kd_.put(',');
+    kd_.put(type);
+    kd_.put(",N/A,COMMUNICATION");
+    kd_common(step, op.start, op.dur);
+    kd_.put(",0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A");
+    for (int i = 0; i < 25; ++i) kd_.put(",N/A");
+    kd_.put("\r\n");
+    ++c_.kernel_rows;
+    ++c_.kernel_rows_comm;
+  }
+
+  // ---- communication.json ----
+  void cm_transport_zero() {
+    cm_.put("{\"Transit Size(MB)\": 0, \"Transit Time(ms)\": 0, \"Bandwidth(GB/s)\": 0, \"Large Packet Ratio\": 0, "
+            "\"Size Distribution\": {}}");
+  }
+  void cm_bins(const std::vector<SizeBin>& bins) {
+    cm_.put('{');
+    for (size_t i = 0; i < bins.size(); ++i) {
+      if (i) cm_.put(", ");
+      cm_.put('"');
+      cm_.dbl(bins[i].pkt_mb);
+      cm_.put("\": [");
+      cm_.i64(bins[i].count);
+      cm_.put(", ");
+      cm_.dbl(bins[i].ms);
+      cm_.put(']');
+    }
+    cm_.put('}');
+  }
+  void cm_time_info(const double* v, bool with_start, double start_us) {
+    // v: elapse, transit, wait, sync, idle (ms)
+    cm_.put("{\"Communication Time Info\": {");
+    if (with_start) {
+      cm_.put("\"Start Timestamp(us)\": ");
+      cm_.dbl(start_us);
+      cm_.put(", ");
+    }
+    cm_.put("\"Elapse Time(ms)\": ");
+    cm_.dbl(v[0]);
+    cm_.put(", \"Transit Time(ms)\": ");
+    cm_.dbl(v[1]);
+    cm_.put(", \"Wait Time(ms)\": ");
+    cm_.dbl(v[2]);
+    cm_.put(", \"Synchronization Time(ms)\": ");
+    cm_.dbl(v[3]);
+    cm_.put(", \"Idle Time(ms)\": ");
+    cm_.dbl(v[4]);
+    cm_.put(", \"Wait Time Ratio\": ");
+    cm_.dbl(v[1] + v[2] > 0 ? round4(v[2] / (v[2] + v[1])) : 0.0);
+    cm_.put(", \"Synchronization Time Ratio\": ");
+    cm_.dbl(v[1] + v[3] > 0 ? round4(v[3] / (v[3] + v[1])) : 0.0);
+    cm_.put("}, \"Communication Bandwidth Info\": {");
+  }
+
+  void write_comm_json(int step_number, int prog, const std::vector<size_t>& comm_ops, const StepRec& rec) {
+    if (comm_ops.empty()) return;
+    if (comm_steps_++) cm_.put(", ");
+    cm_.put("\"step");
+    cm_.i64(step_number);
+    cm_.put("\": {\"p2p\": {}, \"collective\": {");
+    double tot[5] = {0, 0, 0, 0, 0};
+    TransportAcc acc[5];  // RDMA, HCCS, PCIE, SDMA, SIO
+    for (size_t n = 0; n < comm_ops.size(); ++n) {
+      const OpRec& op = rec.ops[comm_ops[n]];
+      const SyncSpec& s = sync_of(op, prog);
+      const CommGroup& g = sc_.topo.groups[static_cast<size_t>(op.group)];
+      if (n) cm_.put(", ");
+      cm_.put('"');
+      cm_.put(comm_name(op, s.comm));
+      cm_.put('@');
+      cm_.u64(g.hash);
+      cm_.put("\": ");
+      const int64_t tr_ns = op.transit * 85 / 100;
+      const int64_t sync_ns = op.wait * 9 / 10;
+      double v[5];
+      v[0] = static_cast<double>(op.dur) / 1e6;
+      v[1] = static_cast<double>(tr_ns) / 1e6;
+      v[2] = static_cast<double>(op.wait) / 1e6;
+      v[3] = static_cast<double>(sync_ns) / 1e6;
+      v[4] = std::max(0.0, v[0] - v[1] - v[2]);
+      for (int i = 0; i < 5; ++i) tot[i] += v[i];
+      cm_time_info(v, true, static_cast<double>(op.start + toff_) / 1000.0);
+      const bool rdma = cross_node(op.group);
+      const double size_mb = static_cast<double>(s.bytes) / 1e6;
+      const int64_t npk = std::clamp<int64_t>(s.bytes / (int64_t{2} << 20), 1, 64);
+      const double pkt_mb = size_mb / static_cast<double>(npk);
+      const double bw = v[1] > 0 ? round4(size_mb / v[1]) : 0.0;
+      static const char* const kTransports[] = {"RDMA", "HCCS", "PCIE", "SDMA", "SIO"};
+      for (int t = 0; t < 5; ++t) {
+        if (t) cm_.put(", ");
+        cm_.put('"');
+        cm_.put(kTransports[t]);
+        cm_.put("\": ");
+        const bool active = rdma ? t == 0 : (t == 1 || t == 3);
+        if (!active) {
+          cm_transport_zero();
+          continue;
+        }
+        cm_.put("{\"Transit Size(MB)\": ");
+        cm_.dbl(size_mb);
+        cm_.put(", \"Transit Time(ms)\": ");
+        cm_.dbl(v[1]);
+        cm_.put(", \"Bandwidth(GB/s)\": ");
+        cm_.dbl(bw);
+        cm_.put(", \"Large Packet Ratio\": ");
+        cm_.dbl(t == 0 && pkt_mb >= 1.0 ? 1.0 : 0.0);
+        cm_.put(", \"Size Distribution\": ");
+        std::vector<SizeBin> bins;
+        if (t != 3) bins.push_back({pkt_mb, npk, v[1]});  // SDMA aggregates without a distribution
+        cm_bins(bins);
+        cm_.put('}');
+        if (t != 3) {
+          acc[t].add(pkt_mb, npk, v[1]);
+        } else {
+          acc[t].size_mb += size_mb;
+          acc[t].time_ms += v[1];
+        }
+      }
+      cm_.put("}}");
+      ++c_.comm_json_ops;
+    }
+    cm_.put(", \"Total Op Info\": ");
+    tot[4] = std::max(0.0, tot[0] - tot[1] - tot[2]);
+    cm_time_info(tot, false, 0);
+    static const char* const kTransports[] = {"RDMA", "HCCS", "PCIE", "SDMA", "SIO"};
+    for (int t = 0; t < 5; ++t) {
+      if (t) cm_.put(", ");
+      cm_.put('"');
+      cm_.put(kTransports[t]);
+      cm_.put("\": {\"Transit Time(ms)\": ");
+      if (acc[t].time_ms > 0) cm_.dbl(acc[t].time_ms);
+      else cm_.put('0');
+      cm_.put(", \"Transit Size(MB)\": ");
+      if (acc[t].size_mb > 0) cm_.dbl(acc[t].size_mb);
+      else cm_.put('0');
+      cm_.put(", \"Size Distribution\": ");
+      cm_bins(acc[t].bins);
+      cm_.put('}');
+    }
+    cm_.put("}}}}");
+  }
+
+  // ---- one step ----
+  void write_step(const StepRec& rec, int prog) {
+    const int step_number = sc_.first_step + rec.index;
+    const StepProgram& program = sc_.programs[static_cast<size_t>(prog)];
+    StepCounts cnt;
+    cnt.step = step_number;
+    cnt.start_ns = rec.host_start + toff_;
+    cnt.end_ns = rec.host_end + toff_;
+    const bool layer_rows = rec.index < kLayerRowSteps;
+    if (layer_rows) {
+      cnt.layer_first_row.assign(program.layers.size(), -1);
+      cnt.layer_anchor_row.assign(program.layers.size(), -1);
+    }
+
+    // kernel_details rows: device work sorted by start
+    order_.clear();
+    comm_ops_.clear();
+    for (size_t i = 0; i < rec.ops.size(); ++i)
+      if (rec.ops[i].kind != OpRec::Kind::kAux) order_.push_back(i);
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](size_t a, size_t b) { return rec.ops[a].start < rec.ops[b].start; });
+    for (const size_t i : order_) {
+      const OpRec& op = rec.ops[i];
+      const auto row = static_cast<int64_t>(c_.kernel_rows);
+      if (op.kind == OpRec::Kind::kComm) {
+        const CommKind kind = sync_of(op, prog).comm;
+        const std::string type = comm_type(kind);
+        kd_comm_row(step_number, op, comm_name(op, kind), type);
+        comm_ops_.push_back(i);
+        if (slow_link_) {
+          if (c_.slow_ops.size() < 16) c_.slow_ops.emplace_back(name_buf_);
+          ++c_.slow_op_count;
+        }
+      } else {
+        kd_kernel_row(step_number, op);
+        if (layer_rows && op.layer >= 0) {
+          auto& first = cnt.layer_first_row[static_cast<size_t>(op.layer)];
+          if (first < 0) first = row;
+          auto& anchor = cnt.layer_anchor_row[static_cast<size_t>(op.layer)];
+          if (anchor < 0 && sc_.kernels[static_cast<size_t>(op.spec)].anchor) anchor = row;
+        }
+      }
+      ++cnt.kernel_rows;
+    }
+    cnt.comm_ops = comm_ops_.size();
+
+    // trace_view.json
+    ev(kX);
+    ++c_.python_ops;
+    ++c_.profiler_steps;
+    tv_.put("{\"ph\": \"X\", \"name\": \"ProfilerStep#");
+    tv_.i64(step_number);
+    tv_.put("\", \"pid\": ");
+    tv_.u64(pids_.python);
+    tv_.put(", \"tid\": ");
+    tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+    tv_.put(", \"ts\": ");
+    ts(rec.host_start);
+    tv_.put(", \"dur\": ");
+    tv_.us_trim(rec.host_end - rec.host_start);
+    tv_.put(", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": -1, \"Fwd thread id\": 0}}");
+
+    ev(kC);
+    ++c_.counter_events;
+    tv_.put("{\"name\": \"AI Core Freq\", \"ts\": ");
+    ts(rec.host_start);
+    tv_.put(", \"pid\": ");
+    tv_.u64(pids_.freq);
+    tv_.put(", \"tid\": 0, \"args\": {\"MHz\": 1800}, \"ph\": \"C\"}");
+
+    const uint64_t htid = static_cast<uint64_t>(lay_.host_pid);
+    for (const OpRec& op : rec.ops) {
+      if (op.kind == OpRec::Kind::kAux) {
+        device_task("EVENT_RECORD", "EVENT_RECORD_SQE", op.start, op.dur, op.task_id, 0);
+        continue;
+      }
+      const int64_t acl_start = op.host_start + op.host_dur / 5;
+      const uint64_t dev_cid = op.cid + 1;
+      if (op.kind == OpRec::Kind::kKernel) {
+        const KernelSpec& k = sc_.kernels[static_cast<size_t>(op.spec)];
+        python_op(k.aten, op.host_start, op.host_dur, op.spec);
+        cann_op("AscendCL@", k.acl, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", k.acl, "0", op.cid);
+        cann_op("Node@launch", "", op.launch, kNodeLaunchDurNs, "launch", "node", "0", k.name, dev_cid);
+        h2d_flow(true, dev_cid, op.launch, pids_.cann, htid);
+        npu_flow(true, op.start, op.host_start, pids_.python, htid);
+        device_task(k.name, core_name(k.core), op.start, op.dur, op.task_id, dev_cid);
+        ++c_.device_tasks_kernels;
+        h2d_flow(false, dev_cid, op.start, pids_.hardware, kComputeStream);
+        npu_flow(false, op.start, op.start, pids_.hardware, kComputeStream);
+      } else {
+        const SyncSpec& s = sync_of(op, prog);
+        const std::string type = comm_type(s.comm);
+        python_op(comm_torch_op(s.comm), op.host_start, op.host_dur, -1);
+        cann_op("AscendCL@", type, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", type, "0", dev_cid);
+        h2d_flow(true, dev_cid, acl_start, pids_.cann, htid);
+        npu_flow(true, op.start, op.host_start, pids_.python, htid);
+        const auto gtid = static_cast<uint64_t>(group_tid_[static_cast<size_t>(op.group)]);
+        // Group thread op
+        ev(kX);
+        ++c_.comm_ops;
+        tv_.put("{\"name\": \"");
+        tv_.put(comm_name(op, s.comm));
+        tv_.put("\", \"pid\": ");
+        tv_.u64(pids_.comm);
+        tv_.put(", \"tid\": ");
+        tv_.u64(gtid);
+        tv_.put(", \"ts\": ");
+        ts(op.start);
+        tv_.put(", \"dur\": ");
+        tv_.us3(op.dur);
+        tv_.put(", \"args\": {\"connection_id\": ");
+        tv_.u64(dev_cid);
+        tv_.put(", \"model id\": 4294967295, \"data_type\": \"BF16\", \"alg_type\": \"");
+        tv_.put(cross_node(op.group) ? "HD" : "MESH");
+        tv_.put("\", \"count\": ");
+        tv_.i64(s.bytes / 2);
+        tv_.put("}, \"ph\": \"X\"}");
+        h2d_flow(false, dev_cid, op.start, pids_.comm, gtid);
+        npu_flow(false, op.start, op.start, pids_.comm, gtid);
+        // per-link tasks
+        const CommGroup& g = sc_.topo.groups[static_cast<size_t>(op.group)];
+        const int n = static_cast<int>(g.ranks.size());
+        const int me = static_cast<int>(std::lower_bound(g.ranks.begin(), g.ranks.end(), lay_.rank) - g.ranks.begin());
+        const int np = planes(op.group);
+        const bool rdma = cross_node(op.group);
+        const int64_t move = std::max<int64_t>(20, op.transit * 85 / 100);
+        const int64_t per_plane = s.bytes / np;
+        const double bw = static_cast<double>(per_plane) / static_cast<double>(move);  // bytes/ns = GB/s
+        const bool reduce = s.comm == CommKind::kAllReduce || s.comm == CommKind::kReduceScatter;
+        for (int p = 0; p < np; ++p) {
+          const uint64_t ptid = gtid + 1 + static_cast<uint64_t>(p);
+          const int peer = (me + 1 + p) % n;
+          const auto tid = static_cast<uint32_t>(op.cid * 4 + static_cast<uint32_t>(p) * 3);
+          plane_task(ptid, "Notify_Wait", "Notify_Wait", op.start, std::max<int64_t>(20, op.wait), peer, me, "LOCAL", 0,
+                     "INVALID_TYPE", 0.0, tid);
+          plane_task(ptid, reduce ? "Reduce_Inline" : "Memcpy", reduce ? "Reduce_Inline" : "Memcpy", op.start + op.wait,
+                     move, me, peer, rdma ? "RDMA" : "SDMA", per_plane, rdma ? "ROCE" : "HCCS", round4(bw), tid + 1);
+          plane_task(ptid, "Notify_Record", "Notify_Record", op.start + op.wait + move, 20, me, peer, "LOCAL", 4,
+                     "INVALID_TYPE", 0.0, tid + 2);
+        }
+      }
+    }
+    cann_op("AscendCL@", "aclrtSynchronizeStream", rec.sync_start, rec.host_end - 10000 - rec.sync_start, "ACL_RTS",
+            "acl", "aclrtSynchronizeStream", "0", 0);
+
+    // Overlap Analysis + step_trace_time.csv
+    comp_.clear();
+    comm_.clear();
+    for (const size_t i : order_) {
+      const OpRec& op = rec.ops[i];
+      (op.kind == OpRec::Kind::kComm ? comm_ : comp_).push_back({op.start, op.start + op.dur});
+    }
+    merge_sorted(comp_, comp_m_);
+    merge_sorted(comm_, comm_m_);
+    subtract(comm_m_, comp_m_, comm_no_);
+    all_ = comp_m_;
+    all_.insert(all_.end(), comm_m_.begin(), comm_m_.end());
+    merge_sorted(all_, all_m_);
+    free_.clear();
+    for (size_t i = 1; i < all_m_.size(); ++i) free_.push_back({all_m_[i - 1].b, all_m_[i].a});
+    for (const Interval& i : comp_m_) overlap_event(0, i.a, i.b);
+    for (const Interval& i : comm_m_) overlap_event(1, i.a, i.b);
+    for (const Interval& i : comm_no_) overlap_event(2, i.a, i.b);
+    for (const Interval& i : free_) overlap_event(3, i.a, i.b);
+    const int64_t computing = total(comp_m_), comm = total(comm_m_), comm_no = total(comm_no_), fr = total(free_);
+    const int64_t w0 = all_m_.empty() ? rec.host_start : all_m_.front().a;
+    const int64_t w1 = all_m_.empty() ? rec.host_start : all_m_.back().b;
+    st_.i64(lay_.device);
+    st_.put(',');
+    st_.i64(step_number);
+    for (const int64_t v : {computing, comm_no, comm - comm_no, comm, fr, w1 - w0}) {
+      st_.put(',');
+      st_.dbl(static_cast<double>(v) / 1000.0);
+    }
+    st_.put(",0,");
+    st_.dbl(static_cast<double>(comm_no) / 1000.0);
+    st_.put(',');
+    st_.dbl(static_cast<double>(w0 - rec.host_start) / 1000.0);
+    st_.put("\r\n");
+    ++c_.step_trace_rows;
+
+    write_comm_json(step_number, prog, comm_ops_, rec);
+    c_.steps.push_back(std::move(cnt));
+  }
+
+  const Scenario& sc_;
+  const SyncTable& table_;
+  const RankLayout& lay_;
+  RankCounts& c_;
+  TracePids pids_;
+  int64_t toff_;
+  TextSink kd_, tv_, cm_, st_;
+  bool first_event_ = true;
+  bool slow_link_ = false;
+  int comm_steps_ = 0;
+  int64_t prev_end_ = 0;
+  std::string npu_label_;
+  std::string name_buf_;
+  std::vector<std::string> dims_, types_;
+  std::vector<int> group_tid_;
+  std::vector<size_t> order_, comm_ops_;
+  std::vector<Interval> comp_, comm_, comp_m_, comm_m_, comm_no_, all_, all_m_, free_;
+};
+
+void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
+  w.begin_object();
+  w.key("config");
+  w.begin_object();
+  w.key("common_config");
+  w.begin_object();
+  w.key("activities");
+  w.begin_array();
+  w.value("ProfilerActivity.CPU");
+  w.value("ProfilerActivity.NPU");
+  w.end_array();
+  w.key("schedule");
+  w.begin_object();
+  w.kv("wait", 0);
+  w.kv("active", sc.steps);
+  w.kv("warmup", 1);
+  w.kv("repeat", 1);
+  w.kv("skip_first", 10);
+  w.end_object();
+  w.kv("record_shapes", true);
+  w.kv("profile_memory", false);
+  w.kv("with_stack", false);
+  w.kv("with_flops", false);
+  w.kv("with_modules", false);
+  w.end_object();
+  w.key("experimental_config");
+  w.begin_object();
+  w.kv("_profiler_level", "Level1");
+  w.kv("_aic_metrics", "ACL_AICORE_PIPE_UTILIZATION");
+  w.kv("_l2_cache", false);
+  w.kv("_msprof_tx", false);
+  w.kv("_mstx", false);
+  w.kv("_data_simplification", true);
+  w.kv("record_op_args", false);
+  w.key("_export_type");
+  w.begin_array();
+  w.value("text");
+  w.end_array();
+  w.key("_host_sys");
+  w.begin_array();
+  w.end_array();
+  w.kv("_op_attr", false);
+  w.key("_gc_detect_threshold");
+  w.null();
+  w.key("_mstx_domain_include");
+  w.begin_array();
+  w.end_array();
+  w.key("_mstx_domain_exclude");
+  w.begin_array();
+  w.end_array();
+  w.kv("_sys_io", false);
+  w.kv("_sys_interconnection", false);
+  w.end_object();
+  w.end_object();
+  const int64_t start_ns = sc.base_time_ns - 1500000000LL;
+  const int64_t mono = 172163581670080LL + static_cast<int64_t>(mix64(sc.seed) % 1000000000000ULL);
+  w.key("start_info");
+  w.begin_object();
+  w.kv("syscnt_enable", true);
+  w.kv("freq", 100);
+  w.kv("start_cnt", static_cast<int64_t>(mono / 10));
+  w.kv("start_monotonic", mono);
+  w.end_object();
+  (void)start_ns;
+  w.key("end_info");
+  w.begin_object();
+  w.kv("collectionTimeEnd", sc.base_time_ns + lay.clock_offset_ns + static_cast<int64_t>(sc.steps) * 50000000LL);
+  w.kv("MonotonicTimeEnd", mono + static_cast<int64_t>(sc.steps) * 50000000LL + 1500000000LL);
+  w.end_object();
+  w.kv("torch_npu_version", "2.7.1");
+  w.kv("cann_version", "8.3.RC1");
+  w.kv("rank_id", std::to_string(lay.rank));
+  w.end_object();
+}
+
+void write_metadata(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
+  w.begin_object();
+  w.key("ENV_VARIABLES");
+  w.begin_object();
+  for (const char* k : {"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT", "HOST_CACHE_CAPACITY",
+                        "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO"})
+    w.kv(k, "");
+  w.end_object();
+  w.key("distributed_args");
+  w.begin_object();
+  w.kv("tensor_model_parallel_size", sc.topo.tp);
+  w.kv("pipeline_model_parallel_size", 1);
+  w.kv("data_parallel_size", sc.topo.dp);
+  w.kv("context_parallel_size", 1);
+  w.kv("expert_model_parallel_size", sc.topo.ep);
+  w.kv("sequence_parallel", false);
+  w.kv("rank", lay.rank);
+  w.kv("world_size", sc.topo.ranks);
+  w.end_object();
+  w.key("parallel_group_info");
+  w.begin_object();
+  for (const CommGroup& g : sc.topo.groups) {
+    const auto it = std::lower_bound(g.ranks.begin(), g.ranks.end(), lay.rank);
+    if (it == g.ranks.end() || *it != lay.rank) continue;
+    w.key(g.comm_name);
+    w.begin_object();
+    w.kv("group_name", g.group_name);
+    w.kv("group_rank", static_cast<int64_t>(it - g.ranks.begin()));
+    w.key("global_ranks");
+    w.begin_array();
+    for (const int r : g.ranks) w.value(r);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_object();
+  w.end_object();
+}
+
+}  // namespace
+
+TracePids trace_pids(int host_pid, int device) {
+  const auto enc = [&](uint64_t sort) {
+    return ((static_cast<uint64_t>(host_pid) << 10) | (sort << 5) | static_cast<uint64_t>(device)) & 0xFFFFFFFFULL;
+  };
+  TracePids p;
+  p.python = static_cast<uint64_t>(host_pid);
+  p.cann = enc(7);
+  p.hardware = enc(14);
+  p.freq = enc(15);
+  p.comm = enc(16);
+  p.overlap = enc(31);
+  return p;
+}
+
+RankLayout rank_layout(const Scenario& sc, int rank) {
+  RankLayout l;
+  l.rank = rank;
+  const int r = sc.topo.ranks;
+  const int rpn = r >= 8 ? 8 : r;
+  l.device = r >= 8 ? rank % 8 : rank % rpn + (8 - rpn);
+  const int node = rank / 8;
+  l.host_pid = sc.host_pid_base + rank * 11;
+  const int64_t ms = sc.base_time_ns / 1000000 - 2000 +
+                     static_cast<int64_t>(hash_of(sc.seed, 0xf01d, static_cast<uint64_t>(rank)) % 300);
+  char worker[32];
+  std::snprintf(worker, sizeof worker, "synth-node%02d", node);
+  l.folder_name = std::string(worker) + "_" + std::to_string(l.host_pid) + "_" + stamp17(ms) + "_ascend_pt";
+  for (const Fault& f : sc.faults)
+    if (f.kind == FaultKind::kClockOffset && f.rank == rank) l.clock_offset_ns += std::llround(f.magnitude * 1000.0);
+  return l;
+}
+
+Status write_rank(const Scenario& sc, const SyncTable& table, const RankLayout& layout, const fs::path& root,
+                  RankCounts* counts) {
+  const fs::path dir = root / layout.folder_name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
+  {
+    JsonWriter w(true);
+    write_profiler_info(sc, layout, w);
+    const std::string body = w.take() + "\n";
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / ("profiler_info_" + std::to_string(layout.rank) + ".json"), body));
+    counts->bytes_profiler_info = body.size();
+  }
+  {
+    JsonWriter w(false);
+    write_metadata(sc, layout, w);
+    const std::string body = w.take();
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / "profiler_metadata.json", body));
+    counts->bytes_metadata = body.size();
+  }
+  RankWriter writer(sc, table, layout, counts);
+  Status st = writer.run(dir);
+  if (!st.ok()) writer.abandon();
+  return st;
+}
+
+}  // namespace ascprof::synth

@@ -1,0 +1,760 @@
+#include "ascprof/synth/scenario.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <string>
+
+namespace ascprof::synth {
+
+const char* core_name(Core c) {
+  switch (c) {
+    case Core::kAiCore: return "AI_CORE";
+    case Core::kAiVectorCore: return "AI_VECTOR_CORE";
+    case Core::kMixAic: return "MIX_AIC";
+    case Core::kMixAiv: return "MIX_AIV";
+    case Core::kAiCpu: return "AI_CPU";
+  }
+  return "AI_CORE";
+}
+
+const char* comm_kind_name(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce: return "allReduce";
+    case CommKind::kAllGather: return "allGather";
+    case CommKind::kReduceScatter: return "reduceScatter";
+    case CommKind::kBroadcast: return "broadcast";
+    case CommKind::kAllToAllV: return "alltoallv";
+  }
+  return "allReduce";
+}
+
+const char* comm_torch_op(CommKind k) {
+  switch (k) {
+    case CommKind::kAllReduce: return "c10d::allreduce_";
+    case CommKind::kAllGather: return "c10d::_allgather_base_";
+    case CommKind::kReduceScatter: return "c10d::_reduce_scatter_base_";
+    case CommKind::kBroadcast: return "c10d::broadcast_";
+    case CommKind::kAllToAllV: return "c10d::alltoall_base_";
+  }
+  return "c10d::allreduce_";
+}
+
+uint64_t double_hash(std::string_view comm_name) {
+  uint32_t h0 = 0, h1 = 0;
+  for (const char ch : comm_name) {
+    const auto c = static_cast<uint32_t>(static_cast<unsigned char>(ch));
+    h0 = h0 * 29u + c;
+    h1 = h1 * 131u + c;
+  }
+  return (static_cast<uint64_t>(h0) << 32) | h1;
+}
+
+namespace {
+
+constexpr int64_t kUs = 1000;
+
+std::string rep(std::string_view item, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) {
+    if (i) s += ';';
+    s += item;
+  }
+  return s;
+}
+
+int tensor_count(const std::string& shapes) {
+  return static_cast<int>(std::count(shapes.begin(), shapes.end(), ';')) + 1;
+}
+
+std::string S(int64_t v) { return std::to_string(v); }
+
+/// Pipeline profiles (thousandths): cube-bound, vector-bound, mixed.
+enum class Profile { kCube, kVector, kMix, kCpu };
+
+KernelSpec make_kernel(std::string name, std::string type, std::string aten, std::string acl, Core core, double us,
+                       std::string in_shapes, std::string out_shapes, Profile profile) {
+  KernelSpec k;
+  k.name = std::move(name);
+  k.type = std::move(type);
+  k.aten = std::move(aten);
+  k.acl = std::move(acl);
+  k.core = core;
+  k.base_ns = std::llround(us * kUs);
+  k.in_shapes = std::move(in_shapes);
+  k.out_shapes = std::move(out_shapes);
+  k.in_dtypes = rep("DT_BF16", tensor_count(k.in_shapes));
+  k.in_formats = rep("ND", tensor_count(k.in_shapes));
+  k.out_dtypes = rep("DT_BF16", tensor_count(k.out_shapes));
+  k.out_formats = rep("ND", tensor_count(k.out_shapes));
+  switch (core) {
+    case Core::kAiCore: k.block_dim = 20; k.mix_block_dim = 0; break;
+    case Core::kAiVectorCore: k.block_dim = 40; k.mix_block_dim = 0; break;
+    case Core::kMixAic: k.block_dim = 20; k.mix_block_dim = 40; break;
+    case Core::kMixAiv: k.block_dim = 40; k.mix_block_dim = 20; break;
+    case Core::kAiCpu: k.block_dim = 1; k.mix_block_dim = 0; break;
+  }
+  switch (profile) {
+    case Profile::kCube: k.aic_ratio = {640, 70, 310, 450, 120}; break;
+    case Profile::kVector: k.aiv_ratio = {520, 160, 410, 260}; break;
+    case Profile::kMix:
+      k.aic_ratio = {480, 90, 260, 380, 100};
+      k.aiv_ratio = {300, 140, 350, 220};
+      break;
+    case Profile::kCpu: break;
+  }
+  return k;
+}
+
+// ---- the kernel vocabulary (names chosen to hit the reference taxonomy rules, §2.3) ----
+
+KernelSpec rms_norm(int64_t t, int h, double us) {
+  return make_kernel("aclnnRmsNorm_RmsNorm_RmsNorm", "RmsNorm", "npu::npu_rms_norm", "aclnnRmsNorm",
+                     Core::kAiVectorCore, us, S(t) + "," + S(h) + ";" + S(h), S(t) + "," + S(h) + ";" + S(t),
+                     Profile::kVector);
+}
+KernelSpec add_rms_norm(int64_t t, int h, double us) {
+  auto k = make_kernel("aclnnAddRmsNorm_AddRmsNorm_AddRmsNorm", "AddRmsNorm", "npu::npu_add_rms_norm",
+                       "aclnnAddRmsNorm", Core::kAiVectorCore, us,
+                       S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(h),
+                       S(t) + "," + S(h) + ";" + S(t) + ";" + S(t) + "," + S(h), Profile::kVector);
+  k.out_dtypes = "DT_BF16;FLOAT;DT_BF16";
+  return k;
+}
+KernelSpec matmul(int64_t m, int64_t k_, int64_t n, double us) {
+  auto k = make_kernel("aclnnMatmul_MatMulV3Common_MatMulV3", "MatMulV3", "aten::mm", "aclnnMatmul", Core::kAiCore, us,
+                       S(m) + "," + S(k_) + ";" + S(k_) + "," + S(n), S(m) + "," + S(n), Profile::kCube);
+  k.matmul = true;
+  return k;
+}
+KernelSpec embedding(int64_t t, int h, int vocab, double us) {
+  auto k = make_kernel("aclnnEmbedding_GatherV2_GatherV2", "GatherV2", "aten::embedding", "aclnnEmbedding",
+                       Core::kAiVectorCore, us, S(vocab) + "," + S(h) + ";" + S(t), S(t) + "," + S(h), Profile::kVector);
+  k.in_dtypes = "DT_BF16;INT64";
+  return k;
+}
+KernelSpec swiglu(int64_t t, int64_t f, double us) {
+  return make_kernel("aclnnSwiGlu_SwiGlu_SwiGlu", "SwiGlu", "npu::npu_swiglu", "aclnnSwiGlu", Core::kAiVectorCore, us,
+                     S(t) + "," + S(2 * f), S(t) + "," + S(f), Profile::kVector);
+}
+KernelSpec argmax(int64_t t, int vocab, double us) {
+  auto k = make_kernel("aclnnArgMax_ArgMaxV2_ArgMaxV2", "ArgMaxV2", "aten::argmax", "aclnnArgMax", Core::kAiVectorCore,
+                       us, S(t) + "," + S(vocab), S(t), Profile::kVector);
+  k.out_dtypes = "INT32";
+  return k;
+}
+KernelSpec rope(int64_t t, int heads, int dim, double us) {
+  auto k = make_kernel("aclnnRotaryPositionEmbedding_RotaryMul_RotaryMul", "RotaryMul", "npu::npu_rotary_mul",
+                       "aclnnRotaryPositionEmbedding", Core::kAiVectorCore, us,
+                       S(t) + "," + S(heads) + "," + S(dim) + ";" + S(t) + ",1," + S(dim) + ";" + S(t) + ",1," + S(dim),
+                       S(t) + "," + S(heads) + "," + S(dim), Profile::kVector);
+  k.attention = true;
+  return k;
+}
+KernelSpec flash_attention(int64_t t, int heads, int kv_heads, int dim, double us) {
+  auto k = make_kernel("aclnnFlashAttentionScore_FlashAttentionScore_FlashAttentionScore", "FlashAttentionScore",
+                       "npu::npu_fusion_attention", "aclnnFlashAttentionScore", Core::kMixAic, us,
+                       "1," + S(heads) + "," + S(t) + "," + S(dim) + ";1," + S(kv_heads) + "," + S(t) + "," + S(dim) +
+                           ";1," + S(kv_heads) + "," + S(t) + "," + S(dim),
+                       "1," + S(heads) + "," + S(t) + "," + S(dim) + ";1," + S(heads) + "," + S(t) + ",8", Profile::kMix);
+  k.out_dtypes = "DT_BF16;FLOAT";
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+KernelSpec flash_attention_grad(int64_t t, int heads, int kv_heads, int dim, double us) {
+  auto k = make_kernel("aclnnFlashAttentionScoreGrad_FlashAttentionScoreGrad_FlashAttentionScoreGrad",
+                       "FlashAttentionScoreGrad", "npu::npu_fusion_attention_grad", "aclnnFlashAttentionScoreGrad",
+                       Core::kMixAic, us,
+                       "1," + S(heads) + "," + S(t) + "," + S(dim) + ";1," + S(kv_heads) + "," + S(t) + "," + S(dim) +
+                           ";1," + S(kv_heads) + "," + S(t) + "," + S(dim) + ";1," + S(heads) + "," + S(t) + "," + S(dim),
+                       "1," + S(heads) + "," + S(t) + "," + S(dim) + ";1," + S(kv_heads) + "," + S(t) + "," + S(dim) +
+                           ";1," + S(kv_heads) + "," + S(t) + "," + S(dim),
+                       Profile::kMix);
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+KernelSpec fused_infer_attention(int64_t t, int heads, int kv_heads, int dim, double us) {
+  auto k = make_kernel("aclnnFusedInferAttentionScore_FusedInferAttentionScore_FusedInferAttentionScore",
+                       "FusedInferAttentionScore", "npu::npu_fused_infer_attention_score",
+                       "aclnnFusedInferAttentionScore", Core::kMixAic, us,
+                       S(t) + "," + S(heads) + "," + S(dim) + ";2048,128," + S(kv_heads * dim) + ";2048,128," +
+                           S(kv_heads * dim) + ";" + S(t) + ";" + S(t) + ",64",
+                       S(t) + "," + S(heads) + "," + S(dim), Profile::kMix);
+  k.in_dtypes = "DT_BF16;DT_BF16;DT_BF16;INT64;INT32";
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+
+struct MoeDims {
+  int64_t t = 16;         // tokens per DP rank
+  int h = 7168;
+  int vocab = 129280;
+  int experts_local = 8;  // routed experts per EP rank
+  int topk = 8;
+};
+
+KernelSpec mla_preprocess(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnMlaPreprocess_MlaPreprocess_MlaPreprocess", "MlaPreprocess", "npu::npu_mla_preprocess",
+                       "aclnnMlaPreprocess", Core::kMixAic, us,
+                       S(d.t) + "," + S(d.h) + ";" + S(d.h) + ";" + S(d.h) + ",2112;1536;1536,24576;" + S(d.t) +
+                           ",64;" + S(d.t) + ",64;" + S(d.t),
+                       S(d.t) + ",128,512;" + S(d.t) + ",128,64;2048,128,1,512;2048,128,1,64", Profile::kMix);
+  k.in_dtypes = "DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT32";
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+KernelSpec mla_attention(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnFusedInferAttentionScore_FusedInferAttentionScore_FusedInferAttentionScore",
+                       "FusedInferAttentionScore", "npu::npu_fused_infer_attention_score",
+                       "aclnnFusedInferAttentionScore", Core::kMixAic, us,
+                       S(d.t) + ",128,512;2048,128,1,512;" + S(d.t) + ",128,64;2048,128,1,64;" + S(d.t),
+                       S(d.t) + ",128,512", Profile::kMix);
+  k.in_dtypes = "DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT32";
+  k.attention = true;
+  return k;
+}
+KernelSpec transpose_bmm(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnTransposeBatchMatMul_TransposeBatchMatMul_TransposeBatchMatMul", "TransposeBatchMatMul",
+                       "npu::npu_transpose_batchmatmul", "aclnnTransposeBatchMatMul", Core::kAiCore, us,
+                       S(d.t) + ",128,512;128,512,128", S(d.t) + ",128,128", Profile::kCube);
+  k.attention = true;
+  k.matmul = true;
+  return k;
+}
+KernelSpec moe_gating(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK", "MoeGatingTopK", "npu::npu_moe_gating_top_k",
+                       "aclnnMoeGatingTopK", Core::kAiVectorCore, us, S(d.t) + ",256;256",
+                       S(d.t) + "," + S(d.topk) + ";" + S(d.t) + "," + S(d.topk) + ";" + S(d.t) + ",256", Profile::kVector);
+  k.out_dtypes = "DT_BF16;INT32;FLOAT";
+  return k;
+}
+KernelSpec moe_dispatch(const MoeDims& d) {
+  auto k = make_kernel("aclnnMoeDistributeDispatchV2_MoeDistributeDispatchV2_MoeDistributeDispatchV2",
+                       "MoeDistributeDispatchV2", "npu::npu_moe_distribute_dispatch_v2", "aclnnMoeDistributeDispatchV2",
+                       Core::kMixAiv, 0, S(d.t) + "," + S(d.h) + ";" + S(d.t) + "," + S(d.topk),
+                       S(d.t * d.topk) + "," + S(d.h) + ";" + S(d.t * d.topk) + ";" + S(d.experts_local), Profile::kMix);
+  k.in_dtypes = "DT_BF16;INT32";
+  k.out_dtypes = "DT_BF16;INT32;INT64";
+  return k;
+}
+KernelSpec moe_combine(const MoeDims& d) {
+  auto k = make_kernel("aclnnMoeDistributeCombineV2_MoeDistributeCombineV2_MoeDistributeCombineV2",
+                       "MoeDistributeCombineV2", "npu::npu_moe_distribute_combine_v2", "aclnnMoeDistributeCombineV2",
+                       Core::kMixAiv, 0, S(d.t * d.topk) + "," + S(d.h) + ";" + S(d.t) + "," + S(d.topk) + ";" + S(d.t * d.topk),
+                       S(d.t) + "," + S(d.h), Profile::kMix);
+  k.in_dtypes = "DT_BF16;INT32;INT32";
+  return k;
+}
+KernelSpec grouped_matmul(const MoeDims& d, int64_t k_, int64_t n, double us) {
+  auto k = make_kernel("aclnnGroupedMatmulV4_GroupedMatmul_GroupedMatmul", "GroupedMatmul", "npu::npu_grouped_matmul",
+                       "aclnnGroupedMatmulV4", Core::kAiCore, us,
+                       S(d.t * d.topk) + "," + S(k_) + ";" + S(d.experts_local) + "," + S(k_) + "," + S(n) + ";" +
+                           S(d.experts_local),
+                       S(d.t * d.topk) + "," + S(n), Profile::kCube);
+  k.in_dtypes = "DT_BF16;DT_BF16;INT64";
+  k.expert = true;
+  k.matmul = true;
+  return k;
+}
+
+// ---- program builder ----
+
+class Builder {
+ public:
+  Builder(std::vector<KernelSpec>& kernels, StepProgram& p) : kernels_(kernels), p_(p) { p_.segments.emplace_back(); }
+
+  void begin_layer(std::string role, std::string kind, int microbatch = -1) {
+    p_.layers.push_back({std::move(role), std::move(kind), microbatch});
+    layer_ = static_cast<int16_t>(p_.layers.size() - 1);
+    first_ = true;
+  }
+  /// Later kernels stay in the current layer (epilogue rows belong to the last layer) until the next begin_layer.
+  void outside_layers() { layer_ = -1; }
+  void kernel(KernelSpec k, double scale = 1.0) {
+    k.layer = layer_;
+    k.layer_first = layer_ >= 0 && first_;
+    if (layer_ >= 0) first_ = false;
+    k.base_ns = std::llround(static_cast<double>(k.base_ns) * scale);
+    kernels_.push_back(std::move(k));
+    p_.segments.back().kernels.push_back(static_cast<int>(kernels_.size() - 1));
+  }
+  void collective(GroupKind g, CommKind c, int64_t bytes, double transit_us, bool async = false) {
+    SyncSpec s;
+    s.kind = SyncSpec::Kind::kCollective;
+    s.group = g;
+    s.comm = c;
+    s.async = async;
+    s.bytes = bytes;
+    s.base_ns = std::llround(transit_us * kUs);
+    s.layer = layer_;
+    close(s);
+  }
+  void sync_kernel(KernelSpec k, GroupKind g, double work_us) {
+    k.layer = layer_;
+    k.layer_first = false;
+    kernels_.push_back(std::move(k));
+    SyncSpec s;
+    s.kind = SyncSpec::Kind::kSyncKernel;
+    s.group = g;
+    s.kernel = static_cast<int>(kernels_.size() - 1);
+    s.base_ns = std::llround(work_us * kUs);
+    s.layer = layer_;
+    close(s);
+  }
+  void drain() {
+    if (!p_.segments.back().kernels.empty() || p_.segments.back().sync.kind != SyncSpec::Kind::kNone) p_.segments.emplace_back();
+    p_.segments.back().drain_comm = true;
+  }
+  void finish() {
+    if (p_.segments.size() > 1 && p_.segments.back().kernels.empty() && !p_.segments.back().drain_comm)
+      p_.segments.pop_back();
+  }
+
+ private:
+  void close(const SyncSpec& s) {
+    p_.segments.back().sync = s;
+    p_.segments.emplace_back();
+  }
+  std::vector<KernelSpec>& kernels_;
+  StepProgram& p_;
+  int16_t layer_ = -1;
+  bool first_ = false;
+};
+
+// ---- scenarios ----
+
+void build_moe_mla_decode(Scenario& sc, int layers) {
+  const int n_dense = std::min(3, layers / 5);
+  const int n_moe = layers - n_dense;
+  const int n_mtp = 2;
+  MoeDims d;
+  d.experts_local = std::max(1, 256 / std::max(1, sc.topo.ep));
+  StepProgram p;
+  p.kind = "decode";
+  Builder b(sc.kernels, p);
+  b.collective(GroupKind::kWorld, CommKind::kAllGather, 4096 * sc.topo.ranks, 18);  // DP metadata sync
+  b.kernel(embedding(d.t, d.h, d.vocab, 6));
+
+  auto attention = [&](bool first_layer) {
+    if (first_layer) b.kernel(rms_norm(d.t, d.h, 6));
+    else b.kernel(add_rms_norm(d.t, d.h, 7));
+    b.kernel(mla_preprocess(d, 42));
+    b.kernel(mla_attention(d, 31));
+    b.kernel(transpose_bmm(d, 10));
+    b.kernel(matmul(d.t, 16384, d.h, 24));
+    b.kernel(add_rms_norm(d.t, d.h, 7));
+  };
+  auto moe_mlp = [&]() {
+    b.kernel(moe_gating(d, 9));
+    b.sync_kernel(moe_dispatch(d), GroupKind::kEp, 26);
+    b.kernel(grouped_matmul(d, d.h, 4096, 48));
+    b.kernel(swiglu(d.t * d.topk, 2048, 5));
+    b.kernel(grouped_matmul(d, 2048, d.h, 36));
+    b.sync_kernel(moe_combine(d), GroupKind::kEp, 28);
+    b.kernel(matmul(d.t, d.h, 4096, 14));  // shared expert
+    b.kernel(swiglu(d.t, 2048, 4));
+    b.kernel(matmul(d.t, 2048, d.h, 11));
+  };
+  for (int l = 0; l < n_dense; ++l) {
+    b.begin_layer("main", "dense");
+    attention(l == 0);
+    b.kernel(matmul(d.t, d.h, 36864, 55));
+    b.kernel(swiglu(d.t, 18432, 8));
+    b.kernel(matmul(d.t, 18432, d.h, 40));
+  }
+  for (int l = 0; l < n_moe; ++l) {
+    b.begin_layer("main", "moe");
+    attention(n_dense == 0 && l == 0);
+    moe_mlp();
+  }
+  // epilogue rows stay in the last main layer (the reference's layer-end rule)
+  b.kernel(add_rms_norm(d.t, d.h, 7));
+  b.kernel(matmul(d.t, d.h, d.vocab, 70));
+  b.kernel(argmax(d.t, d.vocab, 9));
+  for (int m = 0; m < n_mtp; ++m) {
+    b.begin_layer("speculative", "mtp");
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(matmul(d.t, 2 * d.h, d.h, 20));
+    attention(true);
+    moe_mlp();
+    b.kernel(add_rms_norm(d.t, d.h, 7));
+    b.kernel(matmul(d.t, d.h, d.vocab, 70));
+    b.kernel(argmax(d.t, d.vocab, 9));
+  }
+  b.finish();
+  p.main_layers = n_dense + n_moe;
+  p.speculative_layers = n_mtp;
+  sc.programs.push_back(std::move(p));
+  sc.first_program = sc.rest_program = 0;
+}
+
+void build_dense_program(Scenario& sc, int layers, bool prefill) {
+  const int tp = sc.topo.tp;
+  const int h = 4096, heads = 32 / tp, kv = std::max(1, 8 / tp), dim = 128, vocab = 152064;
+  const int64_t ffn = 12288 / tp;
+  const int64_t t = prefill ? 2048 : 32;
+  const double s = prefill ? 22.0 : 1.0;  // compute grows with tokens
+  StepProgram p;
+  p.kind = prefill ? "prefill" : "decode";
+  Builder b(sc.kernels, p);
+  b.collective(GroupKind::kTp, CommKind::kBroadcast, 4096, 14);  // scheduler metadata from TP rank 0
+  b.kernel(embedding(t, h, vocab, 5), prefill ? 8.0 : 1.0);
+  const int64_t ar_bytes = t * h * 2;
+  const double ar_us = 8 + static_cast<double>(ar_bytes) / 1.0e6 * 40;  // ~25 GB/s effective
+  for (int l = 0; l < layers; ++l) {
+    b.begin_layer("main", p.kind);
+    if (l == 0) b.kernel(rms_norm(t, h, 6), prefill ? 12.0 : 1.0);
+    else b.kernel(add_rms_norm(t, h, 6), prefill ? 12.0 : 1.0);
+    b.kernel(matmul(t, h, (heads + 2 * kv) * dim, 16), s);
+    b.kernel(rope(t, heads + kv, dim, 5), prefill ? 10.0 : 1.0);
+    if (prefill) b.kernel(flash_attention(t, heads, kv, dim, 760));
+    else b.kernel(fused_infer_attention(t, heads, kv, dim, 25));
+    b.kernel(matmul(t, heads * dim, h, 12), s);
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.kernel(add_rms_norm(t, h, 6), prefill ? 12.0 : 1.0);
+    b.kernel(matmul(t, h, 2 * ffn, 28), s);
+    b.kernel(swiglu(t, ffn, 5), prefill ? 14.0 : 1.0);
+    b.kernel(matmul(t, ffn, h, 20), s);
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+  }
+  b.kernel(add_rms_norm(t, h, 6), prefill ? 12.0 : 1.0);
+  b.kernel(matmul(prefill ? 1 : t, h, vocab / tp, 45));
+  b.kernel(argmax(prefill ? 1 : t, vocab / tp, 8));
+  b.finish();
+  p.main_layers = layers;
+  sc.programs.push_back(std::move(p));
+}
+
+void build_training(Scenario& sc, int layers, int microbatches) {
+  const int tp = sc.topo.tp;
+  const bool has_dp = sc.topo.dp > 1;
+  const int h = 4096, heads = 32 / tp, kv = std::max(1, 8 / tp), dim = 128, vocab = 151936;
+  const int64_t t = 4096, ffn = 11008 / tp;
+  const int64_t ar_bytes = t * h * 2;
+  const double ar_us = 40 + static_cast<double>(ar_bytes) / 1.0e6 * 22;  // ~45 GB/s effective
+  const int64_t bucket_bytes = int64_t{48} << 20;                            // gradient bucket per layer
+  StepProgram p;
+  p.kind = "train";
+  Builder b(sc.kernels, p);
+  for (int mb = 0; mb < microbatches; ++mb) {
+    b.outside_layers();
+    b.kernel(embedding(t, h, vocab, 60));
+    for (int l = 0; l < layers; ++l) {
+      b.begin_layer("forward", "train", mb);
+      if (l == 0) b.kernel(rms_norm(t, h, 70));
+      else b.kernel(add_rms_norm(t, h, 80));
+      b.kernel(matmul(t, h, (heads + 2 * kv) * dim, 420));
+      b.kernel(rope(t, heads + kv, dim, 60));
+      b.kernel(flash_attention(t, heads, kv, dim, 950));
+      b.kernel(matmul(t, heads * dim, h, 280));
+      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+      b.kernel(add_rms_norm(t, h, 80));
+      b.kernel(matmul(t, h, 2 * ffn, 700));
+      b.kernel(swiglu(t, ffn, 120));
+      b.kernel(matmul(t, ffn, h, 650));
+      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    }
+    b.kernel(rms_norm(t, h, 70));
+    b.kernel(matmul(t, h, vocab / tp, 900));
+    b.kernel(make_kernel("aclnnCrossEntropyLoss_SoftmaxCrossEntropyWithLogits_SoftmaxCrossEntropyWithLogits",
+                         "SoftmaxCrossEntropyWithLogits", "aten::cross_entropy_loss", "aclnnCrossEntropyLoss",
+                         Core::kAiVectorCore, 200, S(t) + "," + S(vocab / tp) + ";" + S(t), S(t) + ";" + S(t) + "," + S(vocab / tp),
+                         Profile::kVector));
+    b.kernel(matmul(t, vocab / tp, h, 900));  // lm_head dgrad
+    b.kernel(matmul(h, t, vocab / tp, 900));  // lm_head wgrad
+    const bool last_mb = mb + 1 == microbatches;
+    for (int l = layers - 1; l >= 0; --l) {
+      b.begin_layer("backward", "train", mb);
+      b.kernel(rms_norm(t, h, 30));  // recomputed norm input of the MLP block
+      b.kernel(matmul(t, h, ffn, 650));
+      b.kernel(matmul(ffn, t, h, 650));
+      b.kernel(make_kernel("aclnnSwiGluGrad_SwiGluGrad_SwiGluGrad", "SwiGluGrad", "npu::npu_swiglu_backward",
+                           "aclnnSwiGluGrad", Core::kAiVectorCore, 150, S(t) + "," + S(ffn) + ";" + S(t) + "," + S(2 * ffn),
+                           S(t) + "," + S(2 * ffn), Profile::kVector));
+      b.kernel(matmul(t, 2 * ffn, h, 700));
+      b.kernel(matmul(h, t, 2 * ffn, 700));
+      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+      b.kernel(make_kernel("aclnnRmsNormGrad_RmsNormGrad_RmsNormGrad", "RmsNormGrad", "npu::npu_rms_norm_backward",
+                           "aclnnRmsNormGrad", Core::kAiVectorCore, 120,
+                           S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(t) + ";" + S(h), S(t) + "," + S(h) + ";" + S(h),
+                           Profile::kVector));
+      b.kernel(matmul(t, h, heads * dim, 280));
+      b.kernel(matmul(heads * dim, t, h, 280));
+      b.kernel(flash_attention_grad(t, heads, kv, dim, 1800));
+      auto rg = rope(t, heads + kv, dim, 60);
+      rg.name = "aclnnRotaryPositionEmbeddingGrad_RotaryMulGrad_RotaryMulGrad";
+      rg.type = "RotaryMulGrad";
+      rg.aten = "npu::npu_rotary_mul_backward";
+      rg.acl = "aclnnRotaryPositionEmbeddingGrad";
+      b.kernel(rg);
+      b.kernel(matmul(t, (heads + 2 * kv) * dim, h, 420));
+      b.kernel(matmul(h, t, (heads + 2 * kv) * dim, 420));
+      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+      b.kernel(make_kernel("aclnnRmsNormGrad_RmsNormGrad_RmsNormGrad", "RmsNormGrad", "npu::npu_rms_norm_backward",
+                           "aclnnRmsNormGrad", Core::kAiVectorCore, 120,
+                           S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(t) + ";" + S(h), S(t) + "," + S(h) + ";" + S(h),
+                           Profile::kVector));
+      if (last_mb && has_dp)  // gradient bucket of this layer is ready: reduce it behind the next layers' backward
+        b.collective(GroupKind::kDp, CommKind::kReduceScatter, bucket_bytes, 60 + static_cast<double>(bucket_bytes) / 1.0e6 * 30,
+                     /*async=*/true);
+    }
+  }
+  b.outside_layers();
+  b.drain();
+  for (int l = 0; l <= layers; ++l)
+    b.kernel(make_kernel("aclnnApplyAdamWV2_ApplyAdamWV2_ApplyAdamWV2", "ApplyAdamWV2", "npu::npu_apply_adam_w",
+                         "aclnnApplyAdamWV2", Core::kAiVectorCore, 260, "25165824;25165824;25165824;25165824;1",
+                         "25165824;25165824;25165824", Profile::kVector));
+  if (has_dp)
+    b.collective(GroupKind::kDp, CommKind::kAllGather, bucket_bytes * layers,
+                 80 + static_cast<double>(bucket_bytes * layers) / 1.0e6 * 25);
+  b.finish();
+  p.main_layers = 2 * layers * microbatches;
+  sc.programs.push_back(std::move(p));
+  sc.first_program = sc.rest_program = 0;
+}
+
+// ---- topology ----
+
+void add_group(Topology& t, GroupKind kind, const char* group_name, std::vector<int> ranks) {
+  CommGroup g;
+  g.comm_name = "group_name_" + std::to_string(t.groups.size());
+  g.group_name = group_name;
+  g.kind = kind;
+  std::sort(ranks.begin(), ranks.end());
+  g.ranks = std::move(ranks);
+  g.hash = double_hash(g.comm_name);
+  const int idx = static_cast<int>(t.groups.size());
+  auto& of = t.group_of[static_cast<size_t>(kind)];
+  for (const int r : g.ranks) of[static_cast<size_t>(r)] = idx;
+  t.slot.push_back(static_cast<int>(t.kind_groups[static_cast<size_t>(kind)].size()));
+  t.kind_groups[static_cast<size_t>(kind)].push_back(idx);
+  t.groups.push_back(std::move(g));
+}
+
+Topology make_topology(int ranks, int tp, bool moe) {
+  Topology t;
+  t.ranks = ranks;
+  t.tp = moe ? 1 : tp;
+  t.dp = ranks / t.tp;
+  t.ep = moe ? ranks : 1;
+  for (auto& v : t.group_of) v.assign(static_cast<size_t>(ranks), -1);
+  std::vector<int> all(static_cast<size_t>(ranks));
+  for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = r;
+  add_group(t, GroupKind::kWorld, "default_group", all);
+  if (moe) {
+    add_group(t, GroupKind::kEp, "ep", all);
+    return t;
+  }
+  for (int d = 0; d < t.dp; ++d) {  // Megatron order: TP groups are consecutive ranks
+    std::vector<int> g;
+    for (int k = 0; k < t.tp; ++k) g.push_back(d * t.tp + k);
+    add_group(t, GroupKind::kTp, "tp", g);
+  }
+  for (int k = 0; k < t.tp; ++k) {
+    std::vector<int> g;
+    for (int d = 0; d < t.dp; ++d) g.push_back(d * t.tp + k);
+    add_group(t, GroupKind::kDp, "dp", g);
+  }
+  return t;
+}
+
+Status invalid(std::string msg) { return Status(ErrorCode::kInvalidArgument, std::move(msg)); }
+
+}  // namespace
+
+std::vector<std::string> scenario_names() { return {"dense_gqa", "moe_mla_decode", "training"}; }
+
+std::vector<std::string> fault_names() {
+  return {"clock_offset", "ep_imbalance", "exposed_aicpu", "host_bound", "idle_bubble", "slow_collective", "slow_rank"};
+}
+
+Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
+  const std::string text(spec);
+  std::string_view parts[3];
+  int n = 0;
+  size_t pos = 0;
+  while (n < 3) {
+    const size_t c = spec.find(':', pos);
+    parts[n++] = spec.substr(pos, c == std::string_view::npos ? std::string_view::npos : c - pos);
+    if (c == std::string_view::npos) break;
+    pos = c + 1;
+    if (n == 3) return invalid("fault '" + text + "': expected NAME[:RANK[:MAGNITUDE]]");
+  }
+  Fault f;
+  f.name = std::string(parts[0]);
+  struct Def { const char* name; FaultKind kind; double magnitude; };
+  static constexpr Def kDefs[] = {
+      {"slow_rank", FaultKind::kSlowRank, 2.0},       {"ep_imbalance", FaultKind::kEpImbalance, 4.0},
+      {"slow_collective", FaultKind::kSlowCollective, 8.0}, {"idle_bubble", FaultKind::kIdleBubble, 5000.0},
+      {"exposed_aicpu", FaultKind::kExposedAicpu, 120.0}, {"host_bound", FaultKind::kHostBound, 8.0},
+      {"clock_offset", FaultKind::kClockOffset, 20000.0}};
+  const Def* def = nullptr;
+  for (const auto& d : kDefs)
+    if (f.name == d.name) def = &d;
+  if (def == nullptr) {
+    std::string known;
+    for (const auto& k : fault_names()) known += (known.empty() ? "" : ", ") + k;
+    return invalid("unknown fault '" + f.name + "' (known: " + known + ")");
+  }
+  f.kind = def->kind;
+  f.magnitude = def->magnitude;
+  f.rank = ranks > 1 ? 1 : 0;
+  if (n >= 2 && !parts[1].empty()) {
+    int r = -1;
+    const auto res = std::from_chars(parts[1].data(), parts[1].data() + parts[1].size(), r);
+    if (res.ec != std::errc() || res.ptr != parts[1].data() + parts[1].size() || r < 0 || r >= ranks)
+      return invalid("fault '" + text + "': rank must be an integer in [0, " + std::to_string(ranks - 1) + "]");
+    f.rank = r;
+  }
+  if (n >= 3) {
+    double m = 0;
+    const auto res = std::from_chars(parts[2].data(), parts[2].data() + parts[2].size(), m);
+    if (res.ec != std::errc() || res.ptr != parts[2].data() + parts[2].size() || !(m > 0) || !std::isfinite(m))
+      return invalid("fault '" + text + "': magnitude must be a positive number");
+    if ((f.kind == FaultKind::kSlowRank || f.kind == FaultKind::kEpImbalance || f.kind == FaultKind::kSlowCollective ||
+         f.kind == FaultKind::kHostBound) && m < 1.0)
+      return invalid("fault '" + text + "': a slow-down factor must be >= 1");
+    f.magnitude = m;
+    f.magnitude_given = true;
+  }
+  if (f.kind == FaultKind::kIdleBubble) f.steps = {steps / 2};
+  return f;
+}
+
+Result<std::vector<int>> parse_rank_list(std::string_view text) {
+  std::vector<int> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t c = text.find(',', pos);
+    if (c == std::string_view::npos) c = text.size();
+    std::string_view item = text.substr(pos, c - pos);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) {
+      const size_t dash = item.find('-');
+      int lo = 0, hi = 0;
+      auto num = [](std::string_view s, int& v) {
+        const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+        return r.ec == std::errc() && r.ptr == s.data() + s.size() && v >= 0;
+      };
+      bool ok = dash == std::string_view::npos ? num(item, lo) : (num(item.substr(0, dash), lo) && num(item.substr(dash + 1), hi));
+      if (dash == std::string_view::npos) hi = lo;
+      if (!ok || hi < lo || hi - lo > 1000000)
+        return invalid("bad rank list item '" + std::string(item) + "' (expected N or N-M with N <= M)");
+      for (int r = lo; r <= hi; ++r) out.push_back(r);
+    }
+    pos = c + 1;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<Scenario> build_scenario(const SynthOptions& o) {
+  const auto names = scenario_names();
+  if (std::find(names.begin(), names.end(), o.scenario) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    return invalid("unknown scenario '" + o.scenario + "' (known: " + known + ")");
+  }
+  if (o.ranks < 1 || o.ranks > 4096) return invalid("ranks must be in [1, 4096], got " + std::to_string(o.ranks));
+  if (o.steps < 1) return invalid("steps must be >= 1, got " + std::to_string(o.steps));
+  if (!(o.scale > 0) || !std::isfinite(o.scale) || o.scale > 1e6) return invalid("scale must be a positive number <= 1e6");
+  if (o.layers < 0 || o.layers > 4096) return invalid("layers must be in [0, 4096]");
+  if (o.microbatches < 0 || o.microbatches > 1024) return invalid("microbatches must be in [0, 1024]");
+  if (o.first_step < 0) return invalid("first_step must be >= 0");
+  const double eff = std::llround(static_cast<double>(o.steps) * o.scale);
+  if (eff > 50'000'000) return invalid("steps x scale is too large");
+
+  Scenario sc;
+  sc.name = o.scenario;
+  sc.seed = o.seed;
+  sc.steps = std::max(1, static_cast<int>(eff));
+  sc.first_step = o.first_step;
+  const bool moe = o.scenario == "moe_mla_decode";
+  int tp = 1;
+  if (!moe) {
+    tp = o.tp > 0 ? o.tp : (o.ranks % 2 == 0 ? 2 : 1);
+    if (o.ranks % tp != 0)
+      return invalid("tp " + std::to_string(tp) + " does not divide ranks " + std::to_string(o.ranks));
+    if (tp > 8 || (tp & (tp - 1)) != 0) return invalid("tp must be 1, 2, 4 or 8");
+  }
+  sc.topo = make_topology(o.ranks, tp, moe);
+
+  sc.dummy.assign(static_cast<size_t>(o.ranks), 0);
+  for (const int r : o.dummy_ranks) {
+    if (r < 0 || r >= o.ranks)
+      return invalid("dummy rank " + std::to_string(r) + " out of range [0, " + std::to_string(o.ranks - 1) + "]");
+    sc.dummy[static_cast<size_t>(r)] = 1;
+  }
+
+  if (moe) {
+    build_moe_mla_decode(sc, o.layers > 0 ? o.layers : 10);
+    sc.host_op_ns = 12000;
+  } else if (o.scenario == "dense_gqa") {
+    const int layers = o.layers > 0 ? o.layers : 16;
+    build_dense_program(sc, layers, /*prefill=*/true);
+    build_dense_program(sc, layers, /*prefill=*/false);
+    sc.first_program = 0;
+    sc.rest_program = 1;
+    sc.host_op_ns = 12000;
+  } else {
+    build_training(sc, o.layers > 0 ? o.layers : 4, o.microbatches > 0 ? o.microbatches : 2);
+    sc.host_op_ns = 16000;
+  }
+
+  auto aicpu = make_kernel("aclnnNonzero_NonZero_NonZero", "NonZero", "aten::nonzero", "aclnnNonzero", Core::kAiCpu, 120,
+                           "16,7168", "114688,2", Profile::kCpu);
+  aicpu.out_dtypes = "INT64";
+  sc.kernels.push_back(std::move(aicpu));
+  sc.aicpu_kernel = static_cast<int>(sc.kernels.size() - 1);
+
+  for (const auto& spec : o.faults) {
+    auto f = parse_fault(spec, o.ranks, sc.steps);
+    if (!f.ok()) return f.status();
+    if (f->kind == FaultKind::kEpImbalance && !moe)
+      return invalid("fault ep_imbalance needs a scenario with expert layers (moe_mla_decode)");
+    if (f->kind == FaultKind::kSlowCollective) {
+      bool any = false;
+      for (const auto& prog : sc.programs)
+        for (const auto& seg : prog.segments)
+          if (seg.sync.kind == SyncSpec::Kind::kCollective) {
+            const int g = sc.topo.group_of[static_cast<size_t>(seg.sync.group)][static_cast<size_t>(f->rank)];
+            if (g >= 0 && sc.topo.groups[static_cast<size_t>(g)].ranks.size() > 1) any = true;
+          }
+      if (!any)
+        return invalid("fault slow_collective: rank " + std::to_string(f->rank) + " takes part in no collective");
+    }
+    if (!f->magnitude_given) {
+      // Scenario-relative defaults so the fault is visible whatever the kernel sizes: launches slower than
+      // 3x the mean kernel, and a bubble of 30 % of a step (>= 5 ms).
+      const StepProgram& p = sc.programs[static_cast<size_t>(sc.rest_program)];
+      int64_t sum = 0, n = 0;
+      for (const Segment& seg : p.segments)
+        for (const int k : seg.kernels) {
+          sum += sc.kernels[static_cast<size_t>(k)].base_ns;
+          ++n;
+        }
+      const double mean_ns = n > 0 ? static_cast<double>(sum) / static_cast<double>(n) : 0.0;
+      if (f->kind == FaultKind::kHostBound)
+        f->magnitude = std::max(8.0, std::ceil(3.0 * mean_ns / static_cast<double>(sc.host_op_ns)));
+      if (f->kind == FaultKind::kIdleBubble) f->magnitude = std::max(5000.0, std::round(0.3 * static_cast<double>(sum) / 1000.0));
+    }
+    sc.faults.push_back(std::move(f).value());
+  }
+
+  const uint64_t h = mix64(o.seed ^ 0x5eedf00dULL);
+  // late 2025 wall clock, shifted by the seed (whole seconds) so different seeds differ everywhere
+  sc.base_time_ns = 1764246877000000000LL + static_cast<int64_t>(h % (30ULL * 86400ULL)) * 1000000000LL +
+                    static_cast<int64_t>(mix64(h) % 1000ULL) * 1000000LL;
+  sc.host_pid_base = 200000 + static_cast<int>(mix64(h + 1) % 3000000ULL);
+  return sc;
+}
+
+}  // namespace ascprof::synth

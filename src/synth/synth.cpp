@@ -1,0 +1,400 @@
+#include "ascprof/synth/synth.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/synth/rank_writer.hpp"
+#include "ascprof/synth/scenario.hpp"
+#include "ascprof/synth/simulate.hpp"
+
+#ifndef ASCPROF_VERSION
+#define ASCPROF_VERSION "0.0.0"
+#endif
+
+namespace ascprof::synth {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string us_text(int64_t ns) {  // exact "%.3f" of ns/1000
+  const bool neg = ns < 0;
+  const uint64_t u = neg ? static_cast<uint64_t>(-(ns + 1)) + 1 : static_cast<uint64_t>(ns);
+  char buf[40];
+  const int len = std::snprintf(buf, sizeof buf, "%s%llu.%03u", neg ? "-" : "", static_cast<unsigned long long>(u / 1000),
+                                static_cast<unsigned>(u % 1000));
+  return std::string(buf, static_cast<size_t>(len));
+}
+
+struct FaultDoc {
+  const char* description;
+  std::vector<const char*> findings;
+};
+
+FaultDoc fault_doc(FaultKind k) {
+  switch (k) {
+    case FaultKind::kSlowRank:
+      return {"every compute kernel of the rank is MAGNITUDE x longer; peers wait for it at each sync point",
+              {"slow_rank_suspected"}};
+    case FaultKind::kEpImbalance:
+      return {"expert GroupedMatmul kernels of the rank are MAGNITUDE x longer; peers' MoeDistributeCombine waits",
+              {"ep_load_imbalance_suspected"}};
+    case FaultKind::kSlowCollective:
+      return {"the rank's hcom collectives finish max(1.5 ms, (MAGNITUDE-1) x transit) late on that rank (slow link)",
+              {"communication_collective_slow", "slow_link_suspected"}};
+    case FaultKind::kIdleBubble:
+      return {"the rank's host stalls MAGNITUDE us before the middle segment of the step; the device idles",
+              {"device_idle_bubble"}};
+    case FaultKind::kExposedAicpu:
+      return {"an AI_CPU kernel of MAGNITUDE us runs at the start of every layer with nothing overlapping it",
+              {"aicpu_exposed"}};
+    case FaultKind::kHostBound:
+      return {"the rank's host launch cost per operator is MAGNITUDE x larger; the device waits for launches",
+              {"host_dispatch_bound", "device_idle_bubble"}};
+    case FaultKind::kClockOffset:
+      return {"every timestamp of the rank is shifted by MAGNITUDE us; the physical timeline is unchanged", {}};
+  }
+  return {"", {}};
+}
+
+void write_counts(JsonWriter& w, const RankCounts& c) {
+  w.key("counts");
+  w.begin_object();
+  w.kv("kernel_rows", c.kernel_rows);
+  w.kv("kernel_rows_compute", c.kernel_rows_compute);
+  w.kv("kernel_rows_communication", c.kernel_rows_comm);
+  w.kv("kernel_rows_aicpu", c.kernel_rows_aicpu);
+  w.kv("trace_events", c.events);
+  w.key("trace_by_ph");
+  w.begin_object();
+  static const char* const kPh[] = {"X", "M", "s", "f", "C"};
+  for (size_t i = 0; i < 5; ++i) w.kv(kPh[i], c.by_ph[i]);
+  w.end_object();
+  w.key("trace_by_table");
+  w.begin_object();
+  w.kv("host_ops", c.python_ops + c.cann_ops);
+  w.kv("python_ops", c.python_ops);
+  w.kv("profiler_steps", c.profiler_steps);
+  w.kv("cann_ops", c.cann_ops);
+  w.kv("device_tasks", c.device_tasks);
+  w.kv("device_tasks_kernels", c.device_tasks_kernels);
+  w.kv("comm_ops", c.comm_ops);
+  w.kv("plane_tasks", c.plane_tasks);
+  w.kv("overlap", c.overlap[0] + c.overlap[1] + c.overlap[2] + c.overlap[3]);
+  w.key("overlap_by_kind");
+  w.begin_object();
+  w.kv("Computing", c.overlap[0]);
+  w.kv("Communication", c.overlap[1]);
+  w.kv("Communication(Not Overlapped)", c.overlap[2]);
+  w.kv("Free", c.overlap[3]);
+  w.end_object();
+  w.kv("flows", c.flows_host_to_device + c.flows_async_npu);
+  w.key("flows_by_cat");
+  w.begin_object();
+  w.kv("HostToDevice", c.flows_host_to_device);
+  w.kv("async_npu", c.flows_async_npu);
+  w.end_object();
+  w.kv("counters", c.counter_events);
+  w.kv("metadata", c.metadata_events);
+  w.end_object();
+  w.kv("communication_json_ops", c.comm_json_ops);
+  w.kv("step_trace_rows", c.step_trace_rows);
+  w.end_object();
+  w.key("bytes");
+  w.begin_object();
+  w.kv("kernel_details.csv", c.bytes_kernel_details);
+  w.kv("trace_view.json", c.bytes_trace_view);
+  w.kv("communication.json", c.bytes_communication);
+  w.kv("step_trace_time.csv", c.bytes_step_trace);
+  w.kv("profiler_info.json", c.bytes_profiler_info);
+  w.kv("profiler_metadata.json", c.bytes_metadata);
+  w.end_object();
+}
+
+std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const std::vector<RankLayout>& layouts,
+                              const std::vector<RankCounts>& counts) {
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("generator", "ascprof-mpi synth");
+  w.kv("version", ASCPROF_VERSION);
+  w.kv("format_era", "E3");
+  w.kv("profiler_level", "Level1");
+  w.kv("scenario", sc.name);
+  w.kv("seed", sc.seed);
+  w.kv("requested_steps", o.steps);
+  w.kv("scale", o.scale);
+  w.kv("steps_per_rank", sc.steps);
+  w.kv("first_step", sc.first_step);
+  w.kv("rank_count", sc.topo.ranks);
+  w.key("parallel");
+  w.begin_object();
+  w.kv("tp", sc.topo.tp);
+  w.kv("dp", sc.topo.dp);
+  w.kv("ep", sc.topo.ep);
+  w.kv("pp", 1);
+  w.end_object();
+  w.key("notes");
+  w.begin_array();
+  w.value("kernel_details rows = compute rows + COMMUNICATION rows; every compute row has an Ascend Hardware X event "
+          "with identical Name, ts and dur text, every COMMUNICATION row a Group-thread X event in the Communication "
+          "process");
+  w.value("device_tasks also include one EVENT_RECORD task per step that has no kernel_details row");
+  w.value("host_ops = python_ops (ProfilerStep#N + aten/c10d ops) + cann_ops (AscendCL@*, Node@launch)");
+  w.value("layer_first_row / layer_anchor_row are 0-based kernel_details data rows, given for the first 8 steps; -1 = none");
+  w.end_array();
+
+  w.key("groups");
+  w.begin_array();
+  for (const CommGroup& g : sc.topo.groups) {
+    w.begin_object();
+    w.kv("comm_name", g.comm_name);
+    w.kv("group_name", g.group_name);
+    w.kv("hash", g.hash);
+    w.key("global_ranks");
+    w.begin_array();
+    for (const int r : g.ranks) w.value(r);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("steps");
+  w.begin_array();
+  for (int s = 0; s < sc.steps; ++s) {
+    const StepProgram& p = sc.program(s);
+    w.begin_object();
+    w.kv("step", sc.first_step + s);
+    w.kv("kind", p.kind);
+    w.kv("layer_count", static_cast<int64_t>(p.layers.size()));
+    w.kv("main_layers", p.main_layers);
+    w.kv("speculative_layers", p.speculative_layers);
+    w.key("layers");
+    w.begin_array();
+    for (size_t i = 0; i < p.layers.size(); ++i) {
+      const LayerInfo& l = p.layers[i];
+      w.begin_object();
+      w.kv("index", static_cast<int64_t>(i));
+      w.kv("role", l.role);
+      w.kv("kind", l.kind);
+      if (l.microbatch >= 0) w.kv("microbatch", l.microbatch);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("ranks");
+  w.begin_array();
+  for (size_t r = 0; r < layouts.size(); ++r) {
+    const RankLayout& l = layouts[r];
+    const RankCounts& c = counts[r];
+    const bool dummy = sc.dummy[r] != 0;
+    w.begin_object();
+    w.kv("rank_id", l.rank);
+    w.kv("device_id", l.device);
+    w.kv("folder", l.folder_name);
+    w.kv("host_pid", l.host_pid);
+    w.kv("dummy", dummy);
+    w.kv("has_attention", !dummy);
+    w.kv("clock_offset_us", static_cast<double>(l.clock_offset_ns) / 1000.0);
+    write_counts(w, c);
+    w.key("steps");
+    w.begin_array();
+    for (const StepCounts& s : c.steps) {
+      w.begin_object();
+      w.kv("step", s.step);
+      w.kv("kernel_rows", s.kernel_rows);
+      w.kv("comm_ops", s.comm_ops);
+      w.kv("start_us", us_text(s.start_ns));
+      w.kv("end_us", us_text(s.end_ns));
+      if (!s.layer_first_row.empty()) {
+        w.key("layer_first_row");
+        w.begin_array();
+        for (const int64_t v : s.layer_first_row) w.value(v);
+        w.end_array();
+        w.key("layer_anchor_row");
+        w.begin_array();
+        for (const int64_t v : s.layer_anchor_row) w.value(v);
+        w.end_array();
+      }
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+
+  w.key("dummy_ranks");
+  w.begin_array();
+  for (size_t r = 0; r < sc.dummy.size(); ++r)
+    if (sc.dummy[r]) w.value(static_cast<int64_t>(r));
+  w.end_array();
+
+  w.key("faults");
+  w.begin_array();
+  for (const Fault& f : sc.faults) {
+    const FaultDoc doc = fault_doc(f.kind);
+    w.begin_object();
+    w.kv("name", f.name);
+    w.kv("rank", f.rank);
+    w.key("ranks");
+    w.begin_array();
+    w.value(f.rank);
+    w.end_array();
+    w.kv("magnitude", f.magnitude);
+    w.key("steps");
+    w.begin_array();
+    if (f.steps.empty()) {
+      for (int s = 0; s < sc.steps && s < 100000; ++s) w.value(sc.first_step + s);
+    } else {
+      for (const int s : f.steps) w.value(sc.first_step + s);
+    }
+    w.end_array();
+    w.kv("all_steps", f.steps.empty());
+    w.key("ops");
+    w.begin_array();
+    uint64_t op_count = 0;
+    switch (f.kind) {
+      case FaultKind::kEpImbalance:
+        w.value("aclnnGroupedMatmulV4_GroupedMatmul_GroupedMatmul");
+        op_count = 1;
+        break;
+      case FaultKind::kExposedAicpu:
+        w.value(sc.kernels[static_cast<size_t>(sc.aicpu_kernel)].name);
+        op_count = counts[static_cast<size_t>(f.rank)].kernel_rows_aicpu;
+        break;
+      case FaultKind::kSlowCollective:
+        for (const auto& n : counts[static_cast<size_t>(f.rank)].slow_ops) w.value(n);
+        op_count = counts[static_cast<size_t>(f.rank)].slow_op_count;
+        break;
+      default: break;
+    }
+    w.end_array();
+    w.kv("op_count", op_count);
+    w.key("expected_findings");
+    w.begin_array();
+    for (const char* e : doc.findings) w.value(e);
+    w.end_array();
+    w.kv("description", doc.description);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  std::string out = w.take();
+  out += '\n';
+  return out;
+}
+
+bool is_rank_folder(const fs::path& p) {
+  const std::string n = p.filename().string();
+  return n.size() > 10 && n.compare(n.size() - 10, 10, "_ascend_pt") == 0;
+}
+
+Status prepare_root(const SynthOptions& o) {
+  std::error_code ec;
+  if (o.out_dir.empty()) return Status(ErrorCode::kInvalidArgument, "output folder (-o) is required");
+  if (fs::exists(o.out_dir, ec) && !fs::is_directory(o.out_dir, ec))
+    return file_error(ErrorCode::kInvalidArgument, o.out_dir.string(), "", "exists and is not a folder");
+  if (fs::is_directory(o.out_dir, ec)) {
+    std::vector<fs::path> ours, other;
+    for (const auto& e : fs::directory_iterator(o.out_dir, ec)) {
+      if ((e.is_directory() && is_rank_folder(e.path())) || e.path().filename() == "ground_truth.json")
+        ours.push_back(e.path());
+      else
+        other.push_back(e.path());
+    }
+    if (ec) return file_error(ErrorCode::kIo, o.out_dir.string(), "", "cannot list: " + ec.message());
+    if (!ours.empty() || !other.empty()) {
+      if (!o.force)
+        return file_error(ErrorCode::kInvalidArgument, o.out_dir.string(), "",
+                          "output folder is not empty (use --force to replace an earlier synthetic capture)");
+      if (!other.empty())
+        return file_error(ErrorCode::kInvalidArgument, o.out_dir.string(), "",
+                          "output folder holds files that are not a synthetic capture (e.g. " +
+                              other.front().filename().string() + "); refusing to write into it");
+      for (const auto& p : ours) {
+        fs::remove_all(p, ec);
+        if (ec) return file_error(ErrorCode::kIo, p.string(), "", "cannot remove: " + ec.message());
+      }
+    }
+  }
+  fs::create_directories(o.out_dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, o.out_dir.string(), "", "cannot create folder: " + ec.message());
+  return {};
+}
+
+}  // namespace
+
+Result<SynthSummary> generate_capture(const SynthOptions& options) {
+  auto built = build_scenario(options);
+  if (!built.ok()) return built.status();
+  const Scenario& sc = built.value();
+  ASCPROF_RETURN_IF_ERROR(prepare_root(options));
+  std::error_code ec;
+  const fs::path root = fs::absolute(options.out_dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, options.out_dir.string(), "", ec.message());
+
+  const SyncTable table = simulate_cluster(sc);
+
+  const int n = sc.topo.ranks;
+  std::vector<RankLayout> layouts;
+  layouts.reserve(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) layouts.push_back(rank_layout(sc, r));
+  std::vector<RankCounts> counts(static_cast<size_t>(n));
+  std::vector<Status> status(static_cast<size_t>(n));
+  std::atomic<int> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&]() {
+    for (int r = next++; r < n; r = next++) {
+      if (failed.load()) return;
+      status[static_cast<size_t>(r)] =
+          write_rank(sc, table, layouts[static_cast<size_t>(r)], root, &counts[static_cast<size_t>(r)]);
+      if (!status[static_cast<size_t>(r)].ok()) failed = true;
+    }
+  };
+  const int threads = std::clamp(options.threads, 1, std::max(1, std::min(n, 64)));
+  if (threads == 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) pool.emplace_back(work);
+    for (auto& t : pool) t.join();
+  }
+  for (int r = 0; r < n; ++r) {
+    if (status[static_cast<size_t>(r)].ok()) continue;
+    for (const RankLayout& l : layouts) fs::remove_all(root / l.folder_name, ec);
+    return status[static_cast<size_t>(r)];
+  }
+
+  SynthSummary summary;
+  summary.root = root;
+  summary.ground_truth = root / "ground_truth.json";
+  summary.steps = sc.steps;
+  const std::string gt = ground_truth_json(options, sc, layouts, counts);
+  if (Status st = write_file_atomic(summary.ground_truth, gt); !st.ok()) {
+    for (const RankLayout& l : layouts) fs::remove_all(root / l.folder_name, ec);
+    return st;
+  }
+  summary.total_bytes = gt.size();
+  for (int r = 0; r < n; ++r) {
+    const RankCounts& c = counts[static_cast<size_t>(r)];
+    RankSummary rs;
+    rs.rank_id = r;
+    rs.device_id = layouts[static_cast<size_t>(r)].device;
+    rs.folder = root / layouts[static_cast<size_t>(r)].folder_name;
+    rs.kernel_rows = c.kernel_rows;
+    rs.trace_events = c.events;
+    rs.bytes = c.total_bytes();
+    summary.total_bytes += rs.bytes;
+    summary.ranks.push_back(std::move(rs));
+  }
+  return summary;
+}
+
+}  // namespace ascprof::synth

@@ -1,0 +1,147 @@
+// run_analyze under mpiexec with 1, 2 and 3 processes: the per-rank HDF5 files are identical to a
+// serial run whatever the process count, a broken rank fails alone, and no phase deadlocks.
+#include <gtest/gtest.h>
+
+#include <boost/mpi/collectives.hpp>
+#include <boost/mpi/communicator.hpp>
+#include <boost/serialization/string.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/parallel/analyze_run.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/synth/synth.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof {
+namespace {
+
+namespace fs = std::filesystem;
+namespace mpi = boost::mpi;
+
+// A folder shared by all processes of this test run (named on process 0, broadcast).
+fs::path shared_dir(mpi::communicator& world, const std::string& tag) {
+  std::string path;
+  if (world.rank() == 0) {
+    path = (fs::temp_directory_path() / ("ascprof-mpi-" + tag + "-" + std::to_string(::getpid()) + "-np" +
+                                         std::to_string(world.size())))
+               .string();
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  mpi::broadcast(world, path, 0);
+  return path;
+}
+
+void generate(const fs::path& root, const std::string& scenario, int ranks) {
+  synth::SynthOptions o;
+  o.scenario = scenario;
+  o.out_dir = root;
+  o.ranks = ranks;
+  o.steps = 2;
+  auto r = synth::generate_capture(o);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+}
+
+parallel::AnalyzeRequest request(const fs::path& root, const fs::path& out) {
+  parallel::AnalyzeRequest req;
+  req.roots = {root.string()};
+  req.out = out.string();
+  req.knowledge_dir = ascprof::testing::knowledge_dir().string();
+  req.progress = parallel::ProgressMode::kNone;
+  return req;
+}
+
+TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "identical");
+  const fs::path capture = dir / "capture";
+  if (world.rank() == 0) generate(capture, "dense_gqa", 5);  // 5 ranks: not a multiple of 2 or 3
+  world.barrier();
+
+  const auto result = parallel::run_analyze(world, request(capture, dir / "out"));
+  ASSERT_EQ(result.exit_code, 0) << result.json;
+  if (world.rank() != 0) return;
+  EXPECT_NE(result.json.find("\"rank_count\":5,"), std::string::npos) << result.json;
+
+  // Serial reference: the same plain functions, one process, another folder.
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok());
+  pipeline::RootPlan plan = pipeline::plan_root(capture.string(), (dir / "serial").string(), 0);
+  ASSERT_TRUE(plan.ok) << plan.error;
+  ASSERT_EQ(plan.tasks.size(), 5u);
+  const fs::path mpi_root = dir / "out" / plan.slug;
+  for (const auto& task : plan.tasks) {
+    const auto o = pipeline::run_rank_normalize(task, *kb);
+    ASSERT_TRUE(o.ok) << o.error;
+    const fs::path a = fs::path(plan.out_dir) / o.h5_file;
+    const fs::path b = mpi_root / o.h5_file;
+    ASSERT_TRUE(fs::exists(b)) << b;
+    const std::string cmd = std::string(ASCPROF_H5DIFF) + " -q " + a.string() + " " + b.string();
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << "HDF5 content differs: " << cmd;
+  }
+  EXPECT_TRUE(fs::exists(mpi_root / "normalize_manifest.json"));
+  EXPECT_TRUE(fs::exists(mpi_root / "source_index.json"));
+  EXPECT_TRUE(fs::exists(mpi_root / "analysis.h5"));
+  fs::remove_all(dir);
+}
+
+TEST(AnalyzeMpi, BrokenRankFailsAloneAndOthersComplete) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "broken");
+  const fs::path capture = dir / "capture";
+  std::string broken_csv;
+  if (world.rank() == 0) {
+    generate(capture, "moe_mla_decode", 3);
+    for (const auto& e : fs::directory_iterator(capture))
+      if (fs::exists(e.path() / "profiler_info_1.json")) broken_csv = (e.path() / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").string();
+    // A header without any start column: the file cannot be used at all.
+    ascprof::testing::write_text(broken_csv, "Name,Type,Duration(us)\nMatMul,MatMul,1.0\n");
+  }
+  world.barrier();
+  const auto result = parallel::run_analyze(world, request(capture, dir / "out"));
+  EXPECT_EQ(result.exit_code, 1) << result.json;  // partial: the same code on every process
+  if (world.rank() == 0) {
+    ASSERT_FALSE(broken_csv.empty());
+    EXPECT_NE(result.json.find("\"status\":\"partial\""), std::string::npos) << result.json;
+    EXPECT_NE(result.json.find("\"rank_count\":2,"), std::string::npos) << result.json;
+    EXPECT_NE(result.json.find("kernel_details.csv"), std::string::npos) << result.json;
+    auto manifest = read_file(dir / "out" / pipeline::plan_root(capture.string(), "x", 0).slug / "normalize_manifest.json");
+    ASSERT_TRUE(manifest.ok());
+    EXPECT_NE(manifest->find("\"failed_ranks\""), std::string::npos);
+    EXPECT_NE(manifest->find("missing required column"), std::string::npos) << *manifest;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(AnalyzeMpi, MissingRootIsReportedAndNothingAnalysedIsExitThree) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "missing");
+  auto req = request(dir / "does-not-exist", dir / "out");
+  const auto result = parallel::run_analyze(world, req);
+  EXPECT_EQ(result.exit_code, 3) << result.json;
+  if (world.rank() == 0) {
+    EXPECT_NE(result.json.find("\"failed_roots\":[\"" + (dir / "does-not-exist").string() + "\"]"), std::string::npos)
+        << result.json;
+    fs::remove_all(dir);
+  }
+}
+
+TEST(AnalyzeMpi, RefusesForeignNonEmptyOutputFolder) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "foreign");
+  if (world.rank() == 0) ascprof::testing::write_text(dir / "out" / "thesis.tex", "precious");
+  world.barrier();
+  const auto result = parallel::run_analyze(world, request(dir, dir / "out"));
+  EXPECT_EQ(result.exit_code, 2);
+  if (world.rank() == 0) {
+    EXPECT_NE(result.json.find("not empty"), std::string::npos) << result.json;
+    fs::remove_all(dir);
+  }
+}
+
+}  // namespace
+}  // namespace ascprof

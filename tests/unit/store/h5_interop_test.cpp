@@ -1,0 +1,103 @@
+// Files must be readable without our code: h5dump always (hdf5-tools), h5py when installed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ascprof/store/h5_writer.hpp"
+#include "ascprof/store/stats_table.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::store {
+namespace {
+
+std::string status_text(const Status& s) { return s.to_string(); }
+template <class T>
+std::string status_text(const Result<T>& r) {
+  return r.status().to_string();
+}
+
+// Prints the Status text when a Status- or Result-returning call fails.
+#define ASSERT_OK(expr)                                             \
+  do {                                                              \
+    const auto& ascprof_r_ = (expr);                                \
+    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
+  } while (0)
+
+namespace fs = std::filesystem;
+using ascprof::testing::ScratchDir;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_sample(const fs::path& file) {
+  StringPool pool;
+  const std::vector<StrId> names{pool.intern("MatMul"), pool.intern("矩阵乘法"), pool.intern("a \"b\"")};
+  auto w = H5Writer::create(file);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  ASSERT_OK(w->write_string_table("/strings", pool));
+  TableWriter t(*w, "/kernels", 3);
+  ASSERT_OK(t.column("start_ns", std::vector<int64_t>{1736408883704643212, 1736408883704644000, 1736408883704645000}).status());
+  ASSERT_OK(t.column("dur_us", std::vector<double>{1.5, 2.25, 0.0}).status());
+  ASSERT_OK(t.id_column("name", names).status());
+  ASSERT_OK(t.finish());
+  Stats stats;
+  stats.note(Stat::csv_blank_line, "kernel_details.csv:3: blank");
+  ASSERT_OK(write_stats(*w, stats));
+  ASSERT_OK(w->commit("normalize"));
+}
+
+TEST(H5Interop, H5dumpReadsHeadersAndData) {
+  if (!fs::exists("/usr/bin/h5dump")) GTEST_SKIP() << "/usr/bin/h5dump not installed (apt install hdf5-tools)";
+  ScratchDir dir("store");
+  const fs::path file = dir / "sample.h5";
+  write_sample(file);
+  const fs::path out = dir / "dump.txt";
+  const std::string cmd = "/usr/bin/h5dump -H -p '" + file.string() + "' > '" + out.string() + "' 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
+  const std::string header = slurp(out);
+  EXPECT_NE(header.find("DATASET \"start_ns\""), std::string::npos) << header;
+  EXPECT_NE(header.find("H5T_STD_I64LE"), std::string::npos);
+  EXPECT_NE(header.find("H5T_IEEE_F64LE"), std::string::npos);
+  EXPECT_NE(header.find("CSET H5T_CSET_UTF8"), std::string::npos);
+  EXPECT_NE(header.find("DEFLATE"), std::string::npos);
+  EXPECT_NE(header.find("SHUFFLE"), std::string::npos);
+  EXPECT_NE(header.find("ATTRIBUTE \"complete\""), std::string::npos);
+  EXPECT_NE(header.find("ATTRIBUTE \"row_count\""), std::string::npos);
+
+  const std::string cmd2 = "/usr/bin/h5dump -d /kernels/start_ns -d /strings '" + file.string() + "' > '" +
+                           out.string() + "' 2>&1";
+  ASSERT_EQ(std::system(cmd2.c_str()), 0) << slurp(out);
+  const std::string data = slurp(out);
+  EXPECT_NE(data.find("1736408883704643212"), std::string::npos) << data;
+  EXPECT_NE(data.find("\"MatMul\""), std::string::npos) << data;
+}
+
+TEST(H5Interop, H5pyReadsTablesWhenInstalled) {
+  if (std::system("python3 -c 'import h5py' > /dev/null 2>&1") != 0) GTEST_SKIP() << "h5py not installed";
+  ScratchDir dir("store");
+  const fs::path file = dir / "sample.h5";
+  write_sample(file);
+  const fs::path script = dir / "check.py";
+  ascprof::testing::write_text(script,
+                               "import sys, h5py\n"
+                               "f = h5py.File(sys.argv[1], 'r')\n"
+                               "strings = f['/strings'].asstr()[:]\n"
+                               "names = [strings[i] for i in f['/kernels/name'][:]]\n"
+                               "assert names == ['MatMul', '矩阵乘法', 'a \"b\"'], names\n"
+                               "assert list(f['/kernels'].attrs['columns']) == ['start_ns', 'dur_us', 'name']\n"
+                               "assert int(f['/kernels/start_ns'][0]) == 1736408883704643212\n"
+                               "assert int(f.attrs['complete']) == 1 and f.attrs['stage'] == 'normalize'\n");
+  const std::string cmd = "python3 '" + script.string() + "' '" + file.string() + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
+}  // namespace
+}  // namespace ascprof::store

@@ -1,0 +1,91 @@
+// analysis.h5-style files of external links to per-rank files.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ascprof/store/h5_reader.hpp"
+#include "ascprof/store/h5_writer.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::store {
+namespace {
+
+std::string status_text(const Status& s) { return s.to_string(); }
+template <class T>
+std::string status_text(const Result<T>& r) {
+  return r.status().to_string();
+}
+
+// Prints the Status text when a Status- or Result-returning call fails.
+#define ASSERT_OK(expr)                                             \
+  do {                                                              \
+    const auto& ascprof_r_ = (expr);                                \
+    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
+  } while (0)
+
+namespace fs = std::filesystem;
+using ascprof::testing::ScratchDir;
+
+void write_rank(const fs::path& file, int64_t base) {
+  WriterOptions opt;
+  opt.create_parent_dirs = true;
+  auto w = H5Writer::create(file, opt);
+  ASSERT_TRUE(w.ok()) << w.status().to_string();
+  TableWriter t(*w, "/kernels", 3);
+  ASSERT_OK(t.column("start_ns", std::vector<int64_t>{base, base + 1, base + 2}).status());
+  ASSERT_OK(t.finish());
+  ASSERT_OK(w->commit("normalize"));
+}
+
+TEST(H5Links, LinkFileResolvesRelativeTargetsAfterTheFolderMoves) {
+  ScratchDir dir("store");
+  const fs::path root = dir / "out" / "capture-a";
+  write_rank(root / "ranks" / "0.h5", 100);
+  write_rank(root / "ranks" / "13.h5", 1300);
+  const std::vector<ExternalLink> links{
+      {"/ranks/0", (root / "ranks" / "0.h5").string(), "/"},  // absolute: stored relative
+      {"/ranks/13", "ranks/13.h5", "/"},
+      {"/kernels_13", "ranks/13.h5", "/kernels"},
+  };
+  ASSERT_OK(write_link_file(root / "analysis.h5", links));
+
+  // Move the whole output folder; HDF5 must find the targets next to analysis.h5, not via cwd.
+  const fs::path moved = dir / "elsewhere" / "capture-a";
+  fs::create_directories(moved.parent_path());
+  fs::rename(root, moved);
+
+  auto r = H5Reader::open(moved / "analysis.h5");
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r->list("/ranks").value(), (std::vector<std::string>{"0", "13"}));
+  EXPECT_EQ(r->kind("/ranks/0"), ObjectKind::kGroup);
+  auto c0 = r->read_column<int64_t>("/ranks/0/kernels/start_ns");
+  ASSERT_TRUE(c0.ok()) << c0.status().to_string();
+  EXPECT_EQ(*c0, (std::vector<int64_t>{100, 101, 102}));
+  auto c13 = r->read_column<int64_t>("/kernels_13/start_ns");
+  ASSERT_TRUE(c13.ok()) << c13.status().to_string();
+  EXPECT_EQ(*c13, (std::vector<int64_t>{1300, 1301, 1302}));
+  EXPECT_EQ(r->int_attr("/ranks/13/kernels", "row_count").value(), 3);
+  EXPECT_EQ(r->string_attr("/ranks/13", "stage").value(), "normalize");
+
+  auto info = read_checkpoint_info(moved / "analysis.h5");
+  ASSERT_TRUE(info.ok()) << info.status().to_string();
+  EXPECT_EQ(info->stage, "links");
+}
+
+TEST(H5Links, DanglingLinkIsMissingNotACrash) {
+  ScratchDir dir("store");
+  const std::vector<ExternalLink> links{{"/ranks/7", "ranks/7.h5", "/"}};
+  ASSERT_OK(write_link_file(dir / "analysis.h5", links));
+  auto r = H5Reader::open(dir / "analysis.h5");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->kind("/ranks/7"), ObjectKind::kMissing);
+  EXPECT_EQ(r->kind("/ranks/7/kernels/start_ns"), ObjectKind::kMissing);
+  auto col = r->read_column<int64_t>("/ranks/7/kernels/start_ns");
+  ASSERT_FALSE(col.ok());
+  EXPECT_EQ(col.status().code(), ErrorCode::kIo);
+  EXPECT_NE(col.status().message().find("read dataset /ranks/7/kernels/start_ns"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ascprof::store

@@ -64,9 +64,9 @@ struct KernelTable {
 
   size_t size() const { return start_ns.size(); }
   /// Index of the metric named `name` (exact), or -1.
-  int metric_index(std::string_view name) const {
+  int metric_index(std::string_view metric_name) const {
     for (size_t i = 0; i < metrics.size(); ++i)
-      if (metrics[i].name == name) return static_cast<int>(i);
+      if (metrics[i].name == metric_name) return static_cast<int>(i);
     return -1;
   }
 };

@@ -1,0 +1,62 @@
+// The whole normalize pipeline on every real capture root in ../shared/fixtures/real: rank ids
+// from profiler_info file names, exact kernel row counts, and per-era facts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Expect {
+  const char* root;
+  std::vector<std::string> rank_dirs;
+  uint64_t rows_per_rank;  // 0 = not checked
+  bool has_trace;
+  bool has_comm;
+  const char* era;
+};
+
+class RealFixturePipeline : public ::testing::TestWithParam<Expect> {};
+
+TEST_P(RealFixturePipeline, NormalizesEveryRank) {
+  ASCPROF_REQUIRE_REAL_FIXTURES();
+  const Expect& e = GetParam();
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok()) << kb.status().to_string();
+  ascprof::testing::ScratchDir out("real-pipeline");
+  const RootPlan plan = plan_root((ascprof::testing::real_fixtures_dir() / e.root).string(), out.path().string(), 0);
+  ASSERT_TRUE(plan.ok) << plan.error;
+  ASSERT_EQ(plan.tasks.size(), e.rank_dirs.size());
+  std::vector<RankOutcome> outcomes;
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const auto& t = plan.tasks[i];
+    EXPECT_EQ(t.rank_id, std::to_string(i));
+    EXPECT_EQ(t.rank_dir, e.rank_dirs[i]);
+    EXPECT_EQ(t.rank_id_source, "profiler_info_name");
+    const RankOutcome o = run_rank_normalize(t, *kb);
+    ASSERT_TRUE(o.ok) << o.error;
+    if (e.rows_per_rank) EXPECT_EQ(o.kernel_rows, e.rows_per_rank);
+    EXPECT_EQ(o.header_era, e.era);
+    EXPECT_EQ(o.trace_events > 0, e.has_trace);
+    EXPECT_EQ(o.comm_stat_rows > 0, e.has_comm);
+    EXPECT_EQ(o.data_loss_records, 0u) << o.stats_json;
+    outcomes.push_back(o);
+  }
+  EXPECT_EQ(write_root_outputs(plan, outcomes).status, "ok");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fixtures, RealFixturePipeline,
+    ::testing::Values(Expect{"e2-cnn-level0", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, false, "level0-E2"},
+                      Expect{"e2-cnn-level1", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
+                      Expect{"e2-cnn-level2", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
+                      Expect{"e1-2023-two-rank", {"test_rank_0", "test_rank_1"}, 0, false, true, "E1"}));
+
+}  // namespace
+}  // namespace ascprof::pipeline

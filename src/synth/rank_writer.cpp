@@ -1,4 +1,4 @@
-#include "ascprof/synth/rank_writer.hpp"
+#include "rank_writer.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
-#include "ascprof/synth/text_sink.hpp"
+#include "text_sink.hpp"
 
 namespace ascprof::synth {
 
@@ -602,8 +602,7 @@ class RankWriter {
     else kd_.put('0');
   }
 
-  void kd_common(int step, int64_t start, int64_t dur) {
-    (void)step;
+  void kd_common(int64_t start, int64_t dur) {
     kd_.put(',');
     kd_.us3(start + toff_);
     kd_.put("\t,");
@@ -629,7 +628,7 @@ class RankWriter {
     kd_.put(k.type);
     kd_.put(",dynamic,");
     kd_.put(core_name(k.core));
-    kd_common(step, op.start, op.dur);
+    kd_common(op.start, op.dur);
     kd_.put(',');
     kd_.i64(k.block_dim);
     kd_.put(',');
@@ -663,7 +662,7 @@ class RankWriter {
     kd_.put(',');
     kd_.put(type);
     kd_.put(",N/A,COMMUNICATION");
-    kd_common(step, op.start, op.dur);
+    kd_common(op.start, op.dur);
     kd_.put(",0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A");
     for (int i = 0; i < 25; ++i) kd_.put(",N/A");
     kd_.put("\r\n");
@@ -1061,7 +1060,6 @@ void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& 
   w.kv("_sys_interconnection", false);
   w.end_object();
   w.end_object();
-  const int64_t start_ns = sc.base_time_ns - 1500000000LL;
   const int64_t mono = 172163581670080LL + static_cast<int64_t>(mix64(sc.seed) % 1000000000000ULL);
   w.key("start_info");
   w.begin_object();
@@ -1070,7 +1068,6 @@ void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& 
   w.kv("start_cnt", static_cast<int64_t>(mono / 10));
   w.kv("start_monotonic", mono);
   w.end_object();
-  (void)start_ns;
   w.key("end_info");
   w.begin_object();
   w.kv("collectionTimeEnd", sc.base_time_ns + lay.clock_offset_ns + static_cast<int64_t>(sc.steps) * 50000000LL);

@@ -1,4 +1,4 @@
-#include "ascprof/synth/scenario.hpp"
+#include "scenario.hpp"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "ascprof/synth/simulate.hpp"
+#include "simulate.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,7 +16,6 @@ int64_t scaled(int64_t ns, double f) { return std::max<int64_t>(kMinKernelNs, st
 }  // namespace
 
 RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
-  seq_.assign(sc.topo.groups.size(), 0);
   dummy_ = sc.dummy[static_cast<size_t>(rank)] != 0;
   rank_speed_ = unit_range(hash_of(sc.seed, 0x5eed, static_cast<uint64_t>(rank), 77), 0.985, 1.015);
   for (const Fault& f : sc.faults) {
@@ -63,7 +62,7 @@ int64_t RankSim::transit_ns(int seg, int group) const {
   return std::max<int64_t>(1000, std::llround(static_cast<double>(s.base_ns) * j));
 }
 
-void RankSim::launch(OpRec& op, const char*) {
+void RankSim::launch(OpRec& op) {
   const int64_t cost = host_cost(op_index_);
   op.host_start = th_;
   op.host_dur = cost;
@@ -85,7 +84,7 @@ void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns) {
   launch(op);
   op.start = std::max(td_ + gap, op.launch + kLaunchLatencyNs);
   op.dur = dur_ns;
-  op.task_id = task_id_++;
+  op.task_id = next_task_id();
   td_ = op.start + op.dur;
   if (rec_ != nullptr) rec_->ops.push_back(op);
 }
@@ -95,11 +94,11 @@ void RankSim::begin_step(int s, StepRec* rec) {
   program_ = s == 0 ? sc_.first_program : sc_.rest_program;
   rec_ = rec;
   op_index_ = 0;
-  step_start_ = th_;
+  const int64_t step_start = th_;
   th_ += 30000;  // ProfilerStep opens a little before the first operator
   if (rec_ != nullptr) {
     rec_->index = s;
-    rec_->host_start = step_start_;
+    rec_->host_start = step_start;
     rec_->ops.clear();
   }
 }
@@ -140,7 +139,7 @@ int64_t RankSim::run_segment(int seg) {
     op.start = std::max(td_ + 800, op.launch + kLaunchLatencyNs);
     if (alone) {
       op.dur = transit_ns(seg, g);
-      op.task_id = task_id_++;
+      op.task_id = next_task_id();
       td_ = op.start + op.dur;
       if (rec_ != nullptr) rec_->ops.push_back(op);
       return -1;
@@ -152,7 +151,7 @@ int64_t RankSim::run_segment(int seg) {
   if (alone) return -1;
   op.kind = OpRec::Kind::kComm;
   op.group = g;
-  op.seq = seq_[static_cast<size_t>(g)]++;
+  op.seq = seq_[static_cast<size_t>(s.group)]++;
   launch(op);
   op.start = std::max({td_, tcomm_, op.launch + kLaunchLatencyNs});
   pending_ = op;
@@ -171,7 +170,7 @@ void RankSim::finish_segment(int seg, int64_t max_arrival) {
   if (s.kind == SyncSpec::Kind::kSyncKernel) {
     const int64_t end = arrival + transit_ns(seg, g);
     op.dur = end - op.start;
-    op.task_id = task_id_++;
+    op.task_id = next_task_id();
     td_ = end;
   } else {
     const int64_t tr = transit_ns(seg, g);
@@ -197,7 +196,7 @@ void RankSim::end_step() {
   aux.kind = OpRec::Kind::kAux;
   aux.start = dev_end_ops + 1000;
   aux.dur = 1000;
-  aux.task_id = task_id_++;
+  aux.task_id = next_task_id();
   const int64_t dev_end = aux.start + aux.dur;
   td_ = tcomm_ = dev_end;
   const int64_t sync_start = th_ + 2000;

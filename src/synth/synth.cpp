@@ -8,9 +8,9 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
-#include "ascprof/synth/rank_writer.hpp"
-#include "ascprof/synth/scenario.hpp"
-#include "ascprof/synth/simulate.hpp"
+#include "rank_writer.hpp"
+#include "scenario.hpp"
+#include "simulate.hpp"
 
 #ifndef ASCPROF_VERSION
 #define ASCPROF_VERSION "0.0.0"

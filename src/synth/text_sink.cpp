@@ -1,4 +1,4 @@
-#include "ascprof/synth/text_sink.hpp"
+#include "text_sink.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -59,10 +59,7 @@ bool TextSink::flush() {
   return write_all(buf_.get(), n);
 }
 
-bool TextSink::flush_for(size_t need) {
-  (void)need;
-  return flush();
-}
+bool TextSink::flush_for(size_t) { return flush(); }
 
 void TextSink::write_direct(std::string_view s) {
   if (error_.ok() && fd_ >= 0) write_all(s.data(), s.size());

@@ -5,10 +5,11 @@
 /// synchronisation point and communicator the latest member arrival. Pass 2 re-runs one rank alone
 /// with RankSim, reading those arrivals from the SyncTable, and records its operations step by step
 /// for the writers. Both passes share RankSim, so a rank's own timeline is identical in both.
+#include <array>
 #include <cstdint>
 #include <vector>
 
-#include "ascprof/synth/scenario.hpp"
+#include "scenario.hpp"
 
 namespace ascprof::synth {
 
@@ -70,19 +71,24 @@ class RankSim {
  private:
   int64_t kernel_ns(int spec, int op_index) const;
   int64_t host_cost(int op_index) const;
-  void launch(OpRec& op, const char* what_unused = nullptr);
+  void launch(OpRec& op);
   void emit_kernel(int spec, int16_t layer, int64_t dur_ns);
   int64_t transit_ns(int seg, int group) const;
+  uint32_t next_task_id() {  // 16-bit like the runtime's task ids: joins must survive the wrap
+    const uint32_t id = task_id_;
+    task_id_ = task_id_ % 65535 + 1;
+    return id;
+  }
 
   const Scenario& sc_;
   int rank_;
   int step_ = 0, program_ = 0;
   StepRec* rec_ = nullptr;
-  int64_t th_ = 0, td_ = 0, tcomm_ = 0, step_start_ = 0;
+  int64_t th_ = 0, td_ = 0, tcomm_ = 0;  // host, compute stream, comm stream clocks
   uint32_t cid_ = 1000;
   uint32_t task_id_ = 1;
   int op_index_ = 0;
-  std::vector<int64_t> seq_;           // per communicator
+  std::array<int64_t, kGroupKindCount> seq_{};  // per communicator (a rank is in one group per kind)
   // pending sync of the current segment
   OpRec pending_;
   bool pending_valid_ = false;

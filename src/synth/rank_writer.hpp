@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "ascprof/common/status.hpp"
-#include "ascprof/synth/scenario.hpp"
-#include "ascprof/synth/simulate.hpp"
+#include "scenario.hpp"
+#include "simulate.hpp"
 
 namespace ascprof::synth {
 

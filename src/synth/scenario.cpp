@@ -40,16 +40,6 @@ const char* comm_torch_op(CommKind k) {
   return "c10d::allreduce_";
 }
 
-uint64_t double_hash(std::string_view comm_name) {
-  uint32_t h0 = 0, h1 = 0;
-  for (const char ch : comm_name) {
-    const auto c = static_cast<uint32_t>(static_cast<unsigned char>(ch));
-    h0 = h0 * 29u + c;
-    h1 = h1 * 131u + c;
-  }
-  return (static_cast<uint64_t>(h0) << 32) | h1;
-}
-
 namespace {
 
 constexpr int64_t kUs = 1000;

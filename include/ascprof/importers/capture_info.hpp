@@ -7,18 +7,12 @@
 #include <optional>
 #include <string_view>
 
+#include "ascprof/common/double_hash.hpp"  // double_hash() links @hash suffixes to groups
 #include "ascprof/common/stats.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/model/capture_info.hpp"
 
 namespace ascprof::importers {
-
-/// msprof-analyze's double hash of an HCCL communicator name: two 32-bit rolling hashes
-/// (h0 = h0*29 + byte, h1 = h1*131 + byte, both mod 2^32) packed as (h0 << 32) | h1. This is the
-/// number after '@' in communication.json / communication_matrix.json op keys. Characters are
-/// Unicode code points decoded from UTF-8, as Python's ord() sees them (invalid bytes count as
-/// their byte value).
-uint64_t double_hash(std::string_view comm_name);
 
 /// N of a file named exactly "profiler_info_<N>.json" (N decimal, fits int64); nullopt for
 /// "profiler_info.json" or any other name.

@@ -47,6 +47,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ascprof/common/double_hash.hpp"
 #include "ascprof/common/status.hpp"
 
 namespace ascprof::synth {
@@ -97,10 +98,6 @@ std::vector<std::string> scenario_names();
 
 /// The fault names accepted in SynthOptions::faults, sorted.
 std::vector<std::string> fault_names();
-
-/// msprof-analyze `double_hash` of an HCCL communicator name: the `@<number>` suffix of op names in
-/// communication.json (e.g. "group_name_0" -> 5862276093215481612).
-uint64_t double_hash(std::string_view comm_name);
 
 /// Parses "1,3,5" / "2-4" / "" into a sorted rank list; kInvalidArgument on junk or negative values.
 Result<std::vector<int>> parse_rank_list(std::string_view text);

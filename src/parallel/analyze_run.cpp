@@ -123,8 +123,19 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   if (me == 0) {
     out_error = prepare_out(req.out, req.force);
     if (out_error.empty())
-      for (size_t i = 0; i < req.roots.size(); ++i)
-        plans.push_back(pipeline::plan_root(req.roots[i], req.out, static_cast<int32_t>(i)));
+      for (size_t i = 0; i < req.roots.size(); ++i) {
+        try {
+          plans.push_back(pipeline::plan_root(req.roots[i], req.out, static_cast<int32_t>(i)));
+        } catch (const std::exception& e) {  // a bug or an OS surprise must not stop the other roots
+          pipeline::RootPlan failed;
+          failed.root_index = static_cast<int32_t>(i);
+          failed.root = req.roots[i];
+          failed.ok = false;
+          failed.error_class = "internal";
+          failed.error = req.roots[i] + ": " + e.what();
+          plans.push_back(std::move(failed));
+        }
+      }
   }
   mpi::broadcast(world, out_error, 0);
   if (!out_error.empty()) {

@@ -1,9 +1,12 @@
 #include "ascprof/importers/kernel_details.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -279,31 +282,30 @@ std::string strip_us(std::string_view canonical) {
   return s;
 }
 
+// Hands out header columns to logical fields. A column marked as used is not offered again, but
+// marking happens only after all the core fields are claimed, so they can share a column (the
+// reference's `Type` is a candidate of both task_type and accelerator_core).
 class PlanBuilder {
  public:
-  explicit PlanBuilder(const CsvHeader& h) : h_(h), claimed_(h.size(), false) {}
+  explicit PlanBuilder(const CsvHeader& h) : h_(h), used_(h.size(), false) {}
 
-  Pick claim(std::initializer_list<std::string_view> candidates) {
+  Pick claim(std::initializer_list<std::string_view> candidates) const {
     Pick p;
     for (int c : h_.find_all(candidates)) {
-      if (claimed_[static_cast<size_t>(c)] && !shared_ok_) continue;
+      if (used_[static_cast<size_t>(c)]) continue;
       if (p.n < p.cols.size()) p.cols[p.n++] = static_cast<uint32_t>(c);
     }
     if (p.n > 0) p.label = h_.name(p.cols[0]);
     return p;
   }
-  // Claims columns after every pick is made, so a column may serve several picks (the reference's
-  // `Type` is a candidate of both task_type and accelerator_core).
   void mark(const Pick& p) {
-    for (uint32_t i = 0; i < p.n; ++i) claimed_[p.cols[i]] = true;
+    for (uint32_t i = 0; i < p.n; ++i) used_[p.cols[i]] = true;
   }
-  bool claimed(size_t i) const { return claimed_[i]; }
-  void set_shared_ok(bool v) { shared_ok_ = v; }
+  bool used(size_t i) const { return used_[i]; }
 
  private:
   const CsvHeader& h_;
-  std::vector<bool> claimed_;
-  bool shared_ok_ = true;
+  std::vector<bool> used_;
 };
 
 Plan build_plan(const CsvHeader& h, model::KernelTable& out) {
@@ -317,8 +319,8 @@ Plan build_plan(const CsvHeader& h, model::KernelTable& out) {
   p.dur = b.claim({"Duration(us)", "Duration", "dur"});
   p.wait = b.claim({"Wait Time(us)", "Wait Time", "Wait(us)", "wait"});
   p.end = b.claim({"End Time(us)", "End Time", "End(us)", "End"});
-  p.step = b.claim({"Step Id", "Step ID"});
-  p.device = b.claim({"Device_id", "Device ID", "Device Id"});
+  p.step = b.claim({"Step Id"});
+  p.device = b.claim({"Device_id", "Device ID"});
   p.model = b.claim({"Model ID"});
   p.task = b.claim({"Task ID"});
   p.op_state = b.claim({"OP State"});
@@ -339,7 +341,6 @@ Plan build_plan(const CsvHeader& h, model::KernelTable& out) {
     b.mark(*k);
 
   // Pipeline columns: canonical name, then the name without "(us)", then the GUI-style totals.
-  b.set_shared_ok(false);
   for (size_t i = 0; i < std::size(kPipelineMetricNames); ++i) {
     const std::string_view canon = kPipelineMetricNames[i];
     const std::string bare = strip_us(canon);
@@ -361,7 +362,7 @@ Plan build_plan(const CsvHeader& h, model::KernelTable& out) {
 
   const long context_col = p.context.present() ? static_cast<long>(p.context.cols[0]) : -1;
   for (size_t c = 0; c < h.size(); ++c) {
-    if (b.claimed(c) || h.name(c).empty()) continue;
+    if (b.used(c) || h.name(c).empty()) continue;
     MetricPlan m;
     m.src.cols[0] = static_cast<uint32_t>(c);
     m.src.n = 1;
@@ -402,20 +403,31 @@ void fill_header_info(const CsvHeader& h, const Plan& p, model::KernelHeaderInfo
   info.era = info.level0_short ? "level0-" + era : era;
 }
 
-size_t estimate_rows(std::string_view data) {
-  const size_t sample = std::min<size_t>(data.size(), size_t{1} << 20);
+size_t count_newlines(const char* p, const char* e) {
   size_t nl = 0;
-  const char* p = data.data();
-  const char* e = p + sample;
   while (p < e) {
     const void* q = std::memchr(p, '\n', static_cast<size_t>(e - p));
     if (q == nullptr) break;
     ++nl;
     p = static_cast<const char*>(q) + 1;
   }
-  if (sample == data.size()) return nl + 1;
-  const double rows = static_cast<double>(nl) * static_cast<double>(data.size()) / static_cast<double>(sample);
-  return static_cast<size_t>(rows * 1.03) + 16;
+  return nl;
+}
+
+// Row-count estimate for reserving (and prefaulting) the columns: exact for files up to 4 MiB, else
+// the densest of four 256 KiB windows spread over the file, so one unusual region (a block of short
+// communication rows) does not make the guess far too high or too low.
+size_t estimate_rows(std::string_view data) {
+  constexpr size_t kExactBelow = size_t{4} << 20;
+  constexpr size_t kWindow = size_t{256} << 10;
+  const char* d = data.data();
+  if (data.size() <= kExactBelow) return count_newlines(d, d + data.size()) + 1;
+  double density = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    const size_t at = k == 3 ? data.size() - kWindow : data.size() / 3 * k;
+    density = std::max(density, static_cast<double>(count_newlines(d + at, d + at + kWindow)) / kWindow);
+  }
+  return static_cast<size_t>(density * static_cast<double>(data.size()) * 1.02) + 16;
 }
 
 std::string quote_cell(std::string_view v) {
@@ -607,6 +619,30 @@ class RowReader {
   InternCache shape_in_cache_, shape_out_cache_, dtype_in_cache_, dtype_out_cache_, format_in_cache_, format_out_cache_;
 };
 
+// Output columns of a big file are together as large as the file. Touching them page by page costs
+// one fault per 4 KiB (~47k for a 200 MB file), which in a VM guest cost more than the parsing
+// itself. So the reserved buffers of large columns ask for transparent huge pages and are populated
+// in one call each. Buffers under 2 MiB are left alone; for larger ones the row estimate is a close
+// upper bound (see estimate_rows), so only a few percent is committed needlessly.
+template <typename T>
+void prefault(std::vector<T>& v) {
+#if defined(MADV_POPULATE_WRITE)
+  constexpr uintptr_t kPage = 4096;
+  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
+  const size_t bytes = v.capacity() * sizeof(T);
+  if (bytes < kHuge) return;
+  const auto begin = reinterpret_cast<uintptr_t>(v.data());
+  const uintptr_t hlo = (begin + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t hhi = (begin + bytes) & ~(kHuge - 1);
+  if (hhi > hlo) madvise(reinterpret_cast<void*>(hlo), hhi - hlo, MADV_HUGEPAGE);
+  const uintptr_t lo = (begin + kPage - 1) & ~(kPage - 1);
+  const uintptr_t hi = (begin + bytes) & ~(kPage - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_WRITE);  // best effort
+#else
+  (void)v;
+#endif
+}
+
 void reserve_all(model::KernelTable& t, size_t n) {
   t.source_line.reserve(n);
   t.step_id.reserve(n);
@@ -632,6 +668,12 @@ void reserve_all(model::KernelTable& t, size_t n) {
   t.output_formats.reserve(n);
   t.context_id.reserve(n);
   for (auto& m : t.metrics) m.values.reserve(n);
+  auto advise = [](auto&... cols) { (prefault(cols), ...); };
+  advise(t.source_line, t.step_id, t.device_id, t.model_id, t.task_id, t.stream_id, t.name, t.type, t.op_state,
+         t.accelerator_core, t.start_ns, t.dur_ns, t.wait_ns, t.block_dim, t.mix_block_dim, t.hf32_eligible,
+         t.input_shapes, t.input_dtypes, t.input_formats, t.output_shapes, t.output_dtypes, t.output_formats,
+         t.context_id);
+  for (auto& m : t.metrics) prefault(m.values);
 }
 
 // Estimates grossly above the real count (a sample of short rows) would waste memory; fix the

@@ -626,3 +626,39 @@ TEST(KernelDetailsRobustness, RandomDamageKeepsColumnsConsistent) {
 
 }  // namespace
 }  // namespace ascprof::importers
+
+namespace ascprof::importers {
+namespace {
+
+// Files above 4 MiB take the sampled row estimate and the prefaulted reservation; rows of very
+// different lengths in different regions must still all arrive, with capacity not far above size.
+TEST(KernelDetailsLarge, SampledEstimateWithUnevenRows) {
+  std::string text = std::string(kE3Prefix) + "," + std::string(kPipeUtil) + "\r\n";
+  const std::string long_tail = ",N/A," + zeros(25) + "\r\n";
+  size_t rows = 0;
+  while (text.size() < (size_t{3} << 20)) {  // short rows first: a dense region
+    text += "1,0,4294967295,1,2,k,T,dynamic,AI_CORE," + std::to_string(1000 + rows) + ",1,0\r\n";
+    ++rows;
+  }
+  const size_t short_rows = rows;
+  while (text.size() < (size_t{9} << 20)) {
+    text += "1,0,4294967295,1,2,kernel_" + std::to_string(rows % 50) + ",T,dynamic,AI_VECTOR_CORE," +
+            std::to_string(1000 + rows) +
+            ".5\t,1,0,40,0,NO,\"\"\"4096,128\"\"\",DT_BF16,ND,\"\"\"4096,128\"\"\",DT_BF16,ND" + long_tail;
+    ++rows;
+  }
+  Loaded l;
+  load(l, text);
+  ASSERT_TRUE(l.st.ok()) << l.st.to_string();
+  ASSERT_EQ(l.t.size(), rows);
+  EXPECT_EQ(l.t.start_ns.front(), 1000000);
+  EXPECT_EQ(l.t.start_ns.back(), static_cast<int64_t>(1000 + rows - 1) * 1000 + 500);
+  EXPECT_EQ(l.s(l.t.input_shapes, rows - 1), "4096,128");
+  EXPECT_DOUBLE_EQ(l.metric("aiv_time(us)", rows - 1), 0.5);
+  EXPECT_TRUE(std::isnan(l.metric("aiv_time(us)", 0)));
+  EXPECT_LE(l.t.start_ns.capacity(), rows + rows / 4 + 1024);
+  EXPECT_EQ(l.stats.count(Stat::csv_row_too_few_fields), short_rows);  // the short rows lack metric cells
+}
+
+}  // namespace
+}  // namespace ascprof::importers

@@ -147,6 +147,7 @@ void H5Writer::abandon() {
 }
 
 Status H5Writer::check_open(std::string_view op) {
+  silence_hdf5_errors();  // the writer may be used on another thread than the one that created it
   if (!closed_) return {};
   return file_error(ErrorCode::kInternal, path_.string(), op, "writer already committed or abandoned");
 }
@@ -210,7 +211,14 @@ Status H5Writer::create_external_link(std::string_view link, std::string_view ta
   const std::string op = "create external link " + name;
   ASCPROF_RETURN_IF_ERROR(check_open(op));
   H5Handle lcpl = detail::lcpl_with_parents();
-  const std::string file(target_file);
+  std::string file(target_file);
+  if (const fs::path t(file); t.is_absolute()) {
+    // HDF5 tries a relative name against the linking file's folder, so the output stays movable.
+    std::error_code ec;
+    const fs::path base = fs::absolute(path_, ec).parent_path().lexically_normal();
+    const fs::path rel = t.lexically_normal().lexically_relative(base);
+    if (!ec && !rel.empty()) file = rel.string();
+  }
   const std::string obj = detail::object_path(target_object);
   if (H5Lcreate_external(file.c_str(), obj.c_str(), file_.get(), name.c_str(), lcpl.get(), H5P_DEFAULT) < 0)
     return note(h5_error(path_.string(), op));
@@ -522,18 +530,8 @@ Status TableWriter::finish() {
 Status write_link_file(const fs::path& path, std::span<const ExternalLink> links, std::string_view stage,
                        const WriterOptions& options) {
   ASCPROF_ASSIGN_OR_RETURN(H5Writer w, H5Writer::create(path, options));
-  std::error_code ec;
-  const fs::path base = fs::absolute(path, ec).parent_path().lexically_normal();
-  for (const auto& l : links) {
-    std::string target = l.target_file;
-    const fs::path t(target);
-    if (t.is_absolute()) {
-      // HDF5 tries a relative name against the linking file's folder, so the output stays movable.
-      const fs::path rel = t.lexically_normal().lexically_relative(base);
-      if (!rel.empty()) target = rel.string();
-    }
-    ASCPROF_RETURN_IF_ERROR(w.create_external_link(l.link_name, target, l.target_object));
-  }
+  for (const auto& l : links)
+    ASCPROF_RETURN_IF_ERROR(w.create_external_link(l.link_name, l.target_file, l.target_object));
   return w.commit(stage);
 }
 

@@ -11,12 +11,13 @@
 /// - Strings: a rank's StringPool is written once as `/strings`, a 1-D dataset of variable-length
 ///   UTF-8 strings where row i is StrId i (row 0 is ""). String columns of big tables are uint32 id
 ///   datasets with the attribute `strings = "/strings"`; a reader resolves them with one numpy
-///   fancy-index: `names = f["/strings"][:][f["/kernels/name"][:]]`. Why not vlen strings per row:
-///   HDF5 stores each vlen element as a separate global-heap object (16-byte heap id in the chunk +
-///   an uncompressed heap record), which measured ~20x slower to write and ~4x larger than uint32
-///   ids for 1M rows of profiler names (hdf5_write_benchmark BM_StringColumn*), and ids keep the
-///   dedup the pool already paid for. Small tables (e.g. `/stats`) use vlen string columns
-///   directly since there the convenience wins.
+///   fancy-index: `names = f["/strings"].asstr()[:][f["/kernels/name"][:]]`. Why not vlen strings
+///   per row: HDF5 stores each vlen element as a separate global-heap object (a 16-byte heap id in
+///   the chunk plus an uncompressed heap record). For 1M rows of profiler names that measured ~3x
+///   the CPU time and ~7x the file size of uint32 ids plus the whole 100k-entry table
+///   (hdf5_write_benchmark BM_StringColumnIds vs BM_StringColumnVlen), and ids keep the dedup the
+///   pool already paid for. Small tables (e.g. `/stats`) use vlen string columns directly since
+///   there the convenience wins.
 /// - Strings must be valid UTF-8 without NUL: invalid sequences and NUL bytes are written as U+FFFD
 ///   and the dataset gets an int64 attribute `repaired_strings` (count) so nothing changes silently.
 /// - The root carries `tool_version`, `stage`, `schema_version`, optional input fingerprints
@@ -26,9 +27,10 @@
 /// Atomicity: a writer works on a temporary sibling (`<path>.tmp.<pid>`); commit() writes the
 /// completion attributes, closes the file and renames it onto `path`. A writer destroyed without a
 /// successful commit() removes its temporary file, so `path` only ever holds a complete file (or the
-/// previous one). A killed process can leave a `*.tmp.<pid>` file behind; no fsync is done, so a
-/// power loss right after commit() may lose the file (but never expose a half-written one under
-/// `path` on journaling file systems that order rename after data).
+/// previous one), even if the process is killed. A killed process can leave a `*.tmp.<pid>` file
+/// behind (resume may delete it). No fsync is done: after a power loss (not a process crash) the
+/// file system may hold a short file under `path`; read_checkpoint_info() reports that as not a
+/// valid checkpoint, since HDF5 checks the stored end-of-file address on open.
 ///
 /// Errors: every call returns a Status (kIo with "PATH:OPERATION: HDF5 reason"); the first error is
 /// remembered and commit() refuses to publish a file after any failed write.
@@ -133,7 +135,8 @@ class H5Writer {
   Status write_fingerprints(std::string_view object, std::span<const Fingerprint> inputs);
 
   /// Creates an external link `link` -> `target_file`:`target_object`. Missing parent groups of
-  /// `link` are created. `target_file` should be relative to this file's folder (HDF5 looks there).
+  /// `link` are created. An absolute `target_file` is stored relative to this file's folder (HDF5
+  /// resolves relative names there), so the output folder can be moved as a whole.
   Status create_external_link(std::string_view link, std::string_view target_file, std::string_view target_object);
 
   /// Unlinks an object (for update(): redo a stage's group). Error if it does not exist.

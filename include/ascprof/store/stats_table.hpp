@@ -2,8 +2,9 @@
 /// The `/stats` table: data-quality counters (ascprof::Stats) in an HDF5 file.
 ///
 /// One row per counter declared in stats.def, in declaration order (zero counts included, so the
-/// table has the same shape in every file): `name`, `severity` ("info", "warning", "data_loss"),
-/// `description`, `first_sample` (vlen UTF-8 strings; "" when none) and `count` (uint64).
+/// table has the same shape in every file), columns in this order: `name`, `severity` ("info",
+/// "warning", "data_loss"), `count` (uint64), `description`, `first_sample` ("" when none); the
+/// string columns are vlen UTF-8 so pandas reads the table directly.
 #include <string_view>
 
 #include "ascprof/common/stats.hpp"

@@ -1,5 +1,6 @@
 // analysis.h5-style files of external links to per-rank files.
 #include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include <string>
 #include <vector>
@@ -71,6 +72,30 @@ TEST(H5Links, LinkFileResolvesRelativeTargetsAfterTheFolderMoves) {
   auto info = read_checkpoint_info(moved / "analysis.h5");
   ASSERT_TRUE(info.ok()) << info.status().to_string();
   EXPECT_EQ(info->stage, "links");
+}
+
+TEST(H5Links, AbsoluteTargetsAreStoredRelativeToTheLinkFile) {
+  ScratchDir dir("store");
+  write_rank(dir / "ranks" / "3.h5", 300);
+  {
+    auto w = H5Writer::create(dir / "analysis.h5");
+    ASSERT_OK(w);
+    ASSERT_OK(w->create_external_link("/ranks/3", (dir / "ranks" / "3.h5").string(), "/"));
+    ASSERT_OK(w->commit("normalize"));
+  }
+  const hid_t f = H5Fopen((dir / "analysis.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  ASSERT_GE(f, 0);
+  H5L_info_t info;
+  ASSERT_GE(H5Lget_info(f, "/ranks/3", &info, H5P_DEFAULT), 0);
+  EXPECT_EQ(info.type, H5L_TYPE_EXTERNAL);
+  std::vector<char> buf(info.u.val_size);
+  ASSERT_GE(H5Lget_val(f, "/ranks/3", buf.data(), buf.size(), H5P_DEFAULT), 0);
+  const char* target_file = nullptr;
+  const char* target_obj = nullptr;
+  ASSERT_GE(H5Lunpack_elink_val(buf.data(), buf.size(), nullptr, &target_file, &target_obj), 0);
+  EXPECT_STREQ(target_file, "ranks/3.h5");
+  EXPECT_STREQ(target_obj, "/");
+  H5Fclose(f);
 }
 
 TEST(H5Links, DanglingLinkIsMissingNotACrash) {

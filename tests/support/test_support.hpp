@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "ascprof/common/status.hpp"
+
 namespace ascprof::testing {
 
 /// The read-only real captures (../shared/fixtures/real beside the repo, or $ASCPROF_REAL_FIXTURES).
@@ -30,6 +32,13 @@ class ScratchDir {
 /// Writes `content` to `path`, creating parent folders (test set-up only; aborts the test on failure).
 void write_text(const std::filesystem::path& path, std::string_view content);
 
+/// The text of a Status or of a Result's status, for assertion messages.
+inline std::string status_text(const Status& s) { return s.to_string(); }
+template <class T>
+std::string status_text(const Result<T>& r) {
+  return r.status().to_string();
+}
+
 }  // namespace ascprof::testing
 
 /// Skips the current test when the real fixtures are absent.
@@ -37,4 +46,11 @@ void write_text(const std::filesystem::path& path, std::string_view content);
   do {                                                                                               \
     if (::ascprof::testing::real_fixtures_dir().empty())                                             \
       GTEST_SKIP() << "real fixtures not found (../shared/fixtures/real or $ASCPROF_REAL_FIXTURES)"; \
+  } while (0)
+
+/// Asserts that a Status- or Result-returning expression succeeded, printing the error if not.
+#define ASCPROF_ASSERT_OK(expr)                                                     \
+  do {                                                                              \
+    const auto& ascprof_r_ = (expr);                                                \
+    ASSERT_TRUE(ascprof_r_.ok()) << ::ascprof::testing::status_text(ascprof_r_);     \
   } while (0)

@@ -14,19 +14,6 @@
 namespace ascprof::store {
 namespace {
 
-std::string status_text(const Status& s) { return s.to_string(); }
-template <class T>
-std::string status_text(const Result<T>& r) {
-  return r.status().to_string();
-}
-
-// Prints the Status text when a Status- or Result-returning call fails.
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const auto& ascprof_r_ = (expr);                                \
-    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
-  } while (0)
-
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
 
@@ -51,7 +38,7 @@ TEST(H5Atomic, WriterWithoutCommitLeavesNeitherFinalNorTempFile) {
     ASSERT_TRUE(w.ok()) << w.status().to_string();
     temp = w->temp_path();
     EXPECT_EQ(temp.parent_path(), file.parent_path());  // same folder: rename is atomic
-    ASSERT_OK(w->write_column("/events/start_ns", iota_column(1000)));
+    ASCPROF_ASSERT_OK(w->write_column("/events/start_ns", iota_column(1000)));
     EXPECT_TRUE(fs::exists(temp));
     EXPECT_FALSE(fs::exists(file));
   }  // destroyed without commit
@@ -63,16 +50,16 @@ TEST(H5Atomic, WriterWithoutCommitLeavesNeitherFinalNorTempFile) {
 TEST(H5Atomic, CommitPublishesAndReplacesAnOldFileOnlyAtTheEnd) {
   ScratchDir dir("store");
   const fs::path file = dir / "rank0.h5";
-  ASSERT_OK(write_checkpoint(file, "normalize", 10));
+  ASCPROF_ASSERT_OK(write_checkpoint(file, "normalize", 10));
   {
     auto w = H5Writer::create(file);
     ASSERT_TRUE(w.ok());
-    ASSERT_OK(w->write_column("/events/start_ns", iota_column(20)));
+    ASCPROF_ASSERT_OK(w->write_column("/events/start_ns", iota_column(20)));
     // Until commit, readers still see the old complete file.
     auto info = read_checkpoint_info(file);
     ASSERT_TRUE(info.ok()) << info.status().to_string();
     EXPECT_EQ(info->stage, "normalize");
-    ASSERT_OK(w->commit("segment"));
+    ASCPROF_ASSERT_OK(w->commit("segment"));
     EXPECT_FALSE(fs::exists(w->temp_path()));
     // A committed writer is closed: further calls are internal errors, not crashes.
     EXPECT_EQ(w->commit("again").code(), ErrorCode::kInternal);
@@ -92,8 +79,8 @@ TEST(H5Atomic, MovedWriterKeepsOwnershipOfTheTempFile) {
   ASSERT_TRUE(w.ok());
   H5Writer a = std::move(w).value();
   H5Writer b = std::move(a);
-  ASSERT_OK(b.write_column("/x", iota_column(3)));
-  ASSERT_OK(b.commit("s"));
+  ASCPROF_ASSERT_OK(b.write_column("/x", iota_column(3)));
+  ASCPROF_ASSERT_OK(b.commit("s"));
   EXPECT_TRUE(fs::exists(file));
 }
 
@@ -110,8 +97,8 @@ TEST(H5Checkpoint, InfoRoundTripsWithFingerprints) {
     auto w = H5Writer::create(file, opt);
     ASSERT_TRUE(w.ok()) << w.status().to_string();
     const std::vector<Fingerprint> inputs{*fp, Fingerprint{"/other/trace_view.json", 5, -3, 0xffffffffffffffffull}};
-    ASSERT_OK(w->write_fingerprints("/", inputs));
-    ASSERT_OK(w->commit("classify", 7));
+    ASCPROF_ASSERT_OK(w->write_fingerprints("/", inputs));
+    ASCPROF_ASSERT_OK(w->commit("classify", 7));
   }
   auto info = read_checkpoint_info(file);
   ASSERT_TRUE(info.ok()) << info.status().to_string();
@@ -132,8 +119,8 @@ TEST(H5Checkpoint, InfoRoundTripsWithFingerprints) {
 TEST(H5Checkpoint, TruncatedFileIsNotAValidCheckpoint) {
   ScratchDir dir("store");
   const fs::path file = dir / "rank0.h5";
-  ASSERT_OK(write_checkpoint(file, "normalize", 200000));
-  ASSERT_OK(read_checkpoint_info(file));
+  ASCPROF_ASSERT_OK(write_checkpoint(file, "normalize", 200000));
+  ASCPROF_ASSERT_OK(read_checkpoint_info(file));
   const auto size = fs::file_size(file);
   ASSERT_GT(size, 10000u);
   for (const uintmax_t keep : {size / 2, size - 1, uintmax_t{600}, uintmax_t{8}, uintmax_t{0}}) {
@@ -201,7 +188,7 @@ TEST(H5Paths, NonExistentFolderIsAClearErrorNamingThePath) {
   opt.create_parent_dirs = true;
   auto ok = H5Writer::create(file, opt);
   ASSERT_TRUE(ok.ok()) << ok.status().to_string();
-  ASSERT_OK(ok->commit("s"));
+  ASCPROF_ASSERT_OK(ok->commit("s"));
   EXPECT_TRUE(fs::exists(file));
 }
 
@@ -224,12 +211,12 @@ TEST(H5Paths, Hdf5CreateFailureIsAnIoErrorWithTheHdf5Reason) {
 TEST(H5Update, AddsAndRemovesObjectsAtomically) {
   ScratchDir dir("store");
   const fs::path file = dir / "rank0.h5";
-  ASSERT_OK(write_checkpoint(file, "normalize", 100));
+  ASCPROF_ASSERT_OK(write_checkpoint(file, "normalize", 100));
   {
     auto w = H5Writer::update(file);
     ASSERT_TRUE(w.ok()) << w.status().to_string();
-    ASSERT_OK(w->write_column("/segments/start_ns", iota_column(5)));
-    ASSERT_OK(w->remove("/events"));
+    ASCPROF_ASSERT_OK(w->write_column("/segments/start_ns", iota_column(5)));
+    ASCPROF_ASSERT_OK(w->remove("/events"));
     EXPECT_EQ(w->remove("/events").code(), ErrorCode::kIo);  // already gone
   }  // abandoned: the original is untouched
   {
@@ -241,8 +228,8 @@ TEST(H5Update, AddsAndRemovesObjectsAtomically) {
   {
     auto w = H5Writer::update(file);
     ASSERT_TRUE(w.ok());
-    ASSERT_OK(w->write_column("/segments/start_ns", iota_column(5)));
-    ASSERT_OK(w->commit("segment"));
+    ASCPROF_ASSERT_OK(w->write_column("/segments/start_ns", iota_column(5)));
+    ASCPROF_ASSERT_OK(w->commit("segment"));
   }
   auto r = H5Reader::open(file);
   ASSERT_TRUE(r.ok());

@@ -16,19 +16,6 @@
 namespace ascprof::store {
 namespace {
 
-std::string status_text(const Status& s) { return s.to_string(); }
-template <class T>
-std::string status_text(const Result<T>& r) {
-  return r.status().to_string();
-}
-
-// Prints the Status text when a Status- or Result-returning call fails.
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const auto& ascprof_r_ = (expr);                                \
-    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
-  } while (0)
-
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
 
@@ -76,14 +63,14 @@ TEST(H5Columns, EveryTypeRoundTripsExactly) {
                                 -std::numeric_limits<double>::infinity(), 1e-310};
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_column("/t/u8", u8));
-    ASSERT_OK(w.write_column("/t/i32", i32));
-    ASSERT_OK(w.write_column("/t/u32", u32));
-    ASSERT_OK(w.write_column("/t/i64", i64));
-    ASSERT_OK(w.write_column("/t/u64", u64));
-    ASSERT_OK(w.write_column("/t/f32", f32));
-    ASSERT_OK(w.write_column("t/f64", std::span<const double>(f64)));  // relative path = from root
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_column("/t/u8", u8));
+    ASCPROF_ASSERT_OK(w.write_column("/t/i32", i32));
+    ASCPROF_ASSERT_OK(w.write_column("/t/u32", u32));
+    ASCPROF_ASSERT_OK(w.write_column("/t/i64", i64));
+    ASCPROF_ASSERT_OK(w.write_column("/t/u64", u64));
+    ASCPROF_ASSERT_OK(w.write_column("/t/f32", f32));
+    ASCPROF_ASSERT_OK(w.write_column("t/f64", std::span<const double>(f64)));  // relative path = from root
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   expect_round_trip(r, "/t/u8", u8, ColumnType::kUInt8);
@@ -107,16 +94,16 @@ TEST(H5Columns, EmptyColumnsOfEveryType) {
   const fs::path file = dir / "empty.h5";
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_column("/e/u8", std::vector<uint8_t>{}));
-    ASSERT_OK(w.write_column("/e/i32", std::vector<int32_t>{}));
-    ASSERT_OK(w.write_column("/e/u32", std::vector<uint32_t>{}));
-    ASSERT_OK(w.write_column("/e/i64", std::vector<int64_t>{}));
-    ASSERT_OK(w.write_column("/e/u64", std::vector<uint64_t>{}));
-    ASSERT_OK(w.write_column("/e/f32", std::vector<float>{}));
-    ASSERT_OK(w.write_column("/e/f64", std::vector<double>{}));
-    ASSERT_OK(w.write_string_column("/e/s", std::span<const std::string>{}));
-    ASSERT_OK(w.write_id_column("/e/ids", {}));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_column("/e/u8", std::vector<uint8_t>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/i32", std::vector<int32_t>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/u32", std::vector<uint32_t>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/i64", std::vector<int64_t>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/u64", std::vector<uint64_t>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/f32", std::vector<float>{}));
+    ASCPROF_ASSERT_OK(w.write_column("/e/f64", std::vector<double>{}));
+    ASCPROF_ASSERT_OK(w.write_string_column("/e/s", std::span<const std::string>{}));
+    ASCPROF_ASSERT_OK(w.write_id_column("/e/ids", {}));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   expect_round_trip(r, "/e/u8", std::vector<uint8_t>{}, ColumnType::kUInt8);
@@ -155,12 +142,12 @@ TEST(H5Columns, MillionRowColumnsAreChunkedCompressedAndExact) {
   {
     H5Writer w = make_writer(file);
     TableWriter tw(w, "/kernels", kRows);
-    ASSERT_OK(tw.column("start_ns", start).status());
-    ASSERT_OK(tw.column("stream_id", stream).status());
-    ASSERT_OK(tw.column("metric", metric).status());
-    ASSERT_OK(tw.column("flag", flag).status());
-    ASSERT_OK(tw.finish());
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(tw.column("start_ns", start).status());
+    ASCPROF_ASSERT_OK(tw.column("stream_id", stream).status());
+    ASCPROF_ASSERT_OK(tw.column("metric", metric).status());
+    ASCPROF_ASSERT_OK(tw.column("flag", flag).status());
+    ASCPROF_ASSERT_OK(tw.finish());
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   expect_round_trip(r, "/kernels/start_ns", start, ColumnType::kInt64);
@@ -234,12 +221,12 @@ TEST(H5Columns, AdaptiveFiltersPickWhatTheSampleCompressesBest) {
   }
   const auto write = [&](const fs::path& file, const WriterOptions& opt) {
     auto w = H5Writer::create(file, opt);
-    ASSERT_OK(w);
-    ASSERT_OK(w->write_column("/random", random));
-    ASSERT_OK(w->write_column("/metric", three_decimals));
-    ASSERT_OK(w->write_column("/start_ns", sorted));
-    ASSERT_OK(w->write_column("/small", std::vector<uint64_t>(random.begin(), random.begin() + 100)));
-    ASSERT_OK(w->commit("test"));
+    ASCPROF_ASSERT_OK(w);
+    ASCPROF_ASSERT_OK(w->write_column("/random", random));
+    ASCPROF_ASSERT_OK(w->write_column("/metric", three_decimals));
+    ASCPROF_ASSERT_OK(w->write_column("/start_ns", sorted));
+    ASCPROF_ASSERT_OK(w->write_column("/small", std::vector<uint64_t>(random.begin(), random.begin() + 100)));
+    ASCPROF_ASSERT_OK(w->commit("test"));
   };
   const fs::path adaptive = dir / "adaptive.h5";
   write(adaptive, WriterOptions{});
@@ -248,7 +235,7 @@ TEST(H5Columns, AdaptiveFiltersPickWhatTheSampleCompressesBest) {
   EXPECT_EQ(filters_of(adaptive, "/start_ns"), (std::vector<int>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}));
   EXPECT_EQ(filters_of(adaptive, "/small"), (std::vector<int>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}));  // < 64 KiB
   auto r = H5Reader::open(adaptive);
-  ASSERT_OK(r);
+  ASCPROF_ASSERT_OK(r);
   EXPECT_EQ(r->read_column<uint64_t>("/random").value(), random);
   EXPECT_EQ(r->read_column<double>("/metric").value(), three_decimals);
 
@@ -271,9 +258,9 @@ TEST(H5Columns, ReadingWithTheWrongTypeIsASchemaError) {
   const fs::path file = dir / "types.h5";
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_column("/c/i64", std::vector<int64_t>{1, 2}));
-    ASSERT_OK(w.write_string_column("/c/s", std::vector<std::string>{"a"}));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_column("/c/i64", std::vector<int64_t>{1, 2}));
+    ASCPROF_ASSERT_OK(w.write_string_column("/c/s", std::vector<std::string>{"a"}));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   auto as32 = r.read_column<int32_t>("/c/i64");
@@ -317,9 +304,9 @@ TEST(H5Strings, StringTableRoundTripsUtf8AndSpecialCharacters) {
   const std::vector<StrId> ids{0, 1, 2, 3, 4, 5, 6, 7, 2, 2, 0};
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_string_table("/strings", pool));
-    ASSERT_OK(w.write_id_column("/kernels/name", ids));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_string_table("/strings", pool));
+    ASCPROF_ASSERT_OK(w.write_id_column("/kernels/name", ids));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   auto strs = r.read_strings("/strings");
@@ -329,7 +316,7 @@ TEST(H5Strings, StringTableRoundTripsUtf8AndSpecialCharacters) {
   EXPECT_FALSE(r.has_attr("/strings", "repaired_strings"));
 
   StringPool back;
-  ASSERT_OK(r.read_string_pool("/strings", &back));
+  ASCPROF_ASSERT_OK(r.read_string_pool("/strings", &back));
   ASSERT_EQ(back.size(), pool.size());
   for (size_t i = 0; i < pool.size(); ++i) EXPECT_EQ(back.view(static_cast<StrId>(i)), pool.view(static_cast<StrId>(i)));
 
@@ -354,8 +341,8 @@ TEST(H5Strings, VlenStringColumnRoundTrips) {
   for (size_t i = 0; i < pool.size(); ++i) values.emplace_back(pool.view(static_cast<StrId>(i)));
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_string_column("/s", values));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_string_column("/s", values));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   auto got = r.read_strings("/s");
@@ -373,8 +360,8 @@ TEST(H5Strings, InvalidUtf8AndNulAreRepairedAndCounted) {
       std::string_view("中文")};
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_string_column("/s", values));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_string_column("/s", values));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   auto got = r.read_strings("/s");
@@ -397,7 +384,7 @@ TEST(H5Strings, IdOutsideTheStringTableIsAnInternalErrorAndBlocksCommit) {
   StringPool pool;
   pool.intern("a");
   H5Writer w = make_writer(file);
-  ASSERT_OK(w.write_string_table("/strings", pool));
+  ASCPROF_ASSERT_OK(w.write_string_table("/strings", pool));
   const std::vector<StrId> ids{0, 1, 2};
   Status st = w.write_id_column("/t/name", ids);
   EXPECT_EQ(st.code(), ErrorCode::kInternal);
@@ -433,12 +420,12 @@ TEST(H5Strings, RealKernelDetailsLinesRoundTrip) {
   const fs::path file = dir / "real.h5";
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_string_table("/strings", pool));
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.write_string_table("/strings", pool));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   StringPool back;
-  ASSERT_OK(r.read_string_pool("/strings", &back));
+  ASCPROF_ASSERT_OK(r.read_string_pool("/strings", &back));
   ASSERT_EQ(back.size(), pool.size());
   for (size_t i = 0; i < pool.size(); ++i) ASSERT_EQ(back.view(static_cast<StrId>(i)), pool.view(static_cast<StrId>(i)));
 }
@@ -459,22 +446,22 @@ TEST(H5Attributes, EveryKindRoundTripsOnFileGroupAndDataset) {
   }
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.create_group("/g/sub"));
-    ASSERT_OK(w.create_group("/g/sub"));  // idempotent
-    ASSERT_OK(w.write_column("/g/ds", std::vector<int32_t>{1}));
+    ASCPROF_ASSERT_OK(w.create_group("/g/sub"));
+    ASCPROF_ASSERT_OK(w.create_group("/g/sub"));  // idempotent
+    ASCPROF_ASSERT_OK(w.write_column("/g/ds", std::vector<int32_t>{1}));
     for (const char* obj : {"/", "/g/sub", "/g/ds"}) {
-      ASSERT_OK(w.set_string_attr(obj, "s", "时间 \"quoted\"\nnext"));
-      ASSERT_OK(w.set_int_attr(obj, "i", -5));
-      ASSERT_OK(w.set_uint_attr(obj, "u", std::numeric_limits<uint64_t>::max()));
-      ASSERT_OK(w.set_double_attr(obj, "d", 2.25));
-      ASSERT_OK(w.set_string_array_attr(obj, "sa", names));
-      ASSERT_OK(w.set_string_array_attr(obj, "empty", std::span<const std::string>{}));
-      ASSERT_OK(w.set_int_array_attr(obj, "ia", ints));
-      ASSERT_OK(w.set_uint_array_attr(obj, "ua", uints));
-      ASSERT_OK(w.set_double_array_attr(obj, "da", dbls));
+      ASCPROF_ASSERT_OK(w.set_string_attr(obj, "s", "时间 \"quoted\"\nnext"));
+      ASCPROF_ASSERT_OK(w.set_int_attr(obj, "i", -5));
+      ASCPROF_ASSERT_OK(w.set_uint_attr(obj, "u", std::numeric_limits<uint64_t>::max()));
+      ASCPROF_ASSERT_OK(w.set_double_attr(obj, "d", 2.25));
+      ASCPROF_ASSERT_OK(w.set_string_array_attr(obj, "sa", names));
+      ASCPROF_ASSERT_OK(w.set_string_array_attr(obj, "empty", std::span<const std::string>{}));
+      ASCPROF_ASSERT_OK(w.set_int_array_attr(obj, "ia", ints));
+      ASCPROF_ASSERT_OK(w.set_uint_array_attr(obj, "ua", uints));
+      ASCPROF_ASSERT_OK(w.set_double_array_attr(obj, "da", dbls));
     }
-    ASSERT_OK(w.set_int_attr("/", "i", 99));
-    ASSERT_OK(w.commit("attrs"));
+    ASCPROF_ASSERT_OK(w.set_int_attr("/", "i", 99));
+    ASCPROF_ASSERT_OK(w.commit("attrs"));
   }
   H5Reader r = open_reader(file);
   for (const char* obj : {"/", "/g/sub", "/g/ds"}) {
@@ -513,7 +500,7 @@ TEST(H5Tables, RowCountMismatchIsAnInternalErrorAndNothingIsPublished) {
   {
     H5Writer w = make_writer(file);
     TableWriter t(w, "/kernels", 3);
-    ASSERT_OK(t.column("a", std::vector<int64_t>{1, 2, 3}).status());
+    ASCPROF_ASSERT_OK(t.column("a", std::vector<int64_t>{1, 2, 3}).status());
     const Status bad = t.column("b", std::vector<int32_t>{1, 2}).status();
     EXPECT_EQ(bad.code(), ErrorCode::kInternal);
     EXPECT_EQ(bad.message(), file.string() + ":table /kernels: column 'b' has 2 rows, expected 3");
@@ -556,15 +543,15 @@ TEST(H5Tables, ColumnsAttributeKeepsWriteOrder) {
   const std::vector<std::string> kinds{"compute", "vector"};
   {
     H5Writer w = make_writer(file);
-    ASSERT_OK(w.write_string_table("/strings", pool));
+    ASCPROF_ASSERT_OK(w.write_string_table("/strings", pool));
     TableWriter t(w, "kernels/", 2);
-    ASSERT_OK(t.column("start_ns", std::vector<int64_t>{10, 20}).status());
-    ASSERT_OK(t.id_column("name", names).status());
-    ASSERT_OK(t.string_column("kind", kinds).status());
-    ASSERT_OK(t.column("dur", std::vector<double>{1.5, 2.5}).status());
-    ASSERT_OK(t.finish());
+    ASCPROF_ASSERT_OK(t.column("start_ns", std::vector<int64_t>{10, 20}).status());
+    ASCPROF_ASSERT_OK(t.id_column("name", names).status());
+    ASCPROF_ASSERT_OK(t.string_column("kind", kinds).status());
+    ASCPROF_ASSERT_OK(t.column("dur", std::vector<double>{1.5, 2.5}).status());
+    ASCPROF_ASSERT_OK(t.finish());
     EXPECT_EQ(t.group(), "/kernels");
-    ASSERT_OK(w.commit("test"));
+    ASCPROF_ASSERT_OK(w.commit("test"));
   }
   H5Reader r = open_reader(file);
   EXPECT_EQ(r.string_array_attr("/kernels", "columns").value(),
@@ -578,7 +565,7 @@ TEST(H5Errors, DuplicateDatasetNamesThePathTheOperationAndTheHdf5Reason) {
   ScratchDir dir("store");
   const fs::path file = dir / "dup.h5";
   H5Writer w = make_writer(file);
-  ASSERT_OK(w.write_column("/events/start_ns", std::vector<int64_t>{1}));
+  ASCPROF_ASSERT_OK(w.write_column("/events/start_ns", std::vector<int64_t>{1}));
   ::testing::internal::CaptureStderr();
   Status st = w.write_column("/events/start_ns", std::vector<int64_t>{1});
   const std::string err = ::testing::internal::GetCapturedStderr();

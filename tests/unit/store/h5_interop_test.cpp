@@ -14,19 +14,6 @@
 namespace ascprof::store {
 namespace {
 
-std::string status_text(const Status& s) { return s.to_string(); }
-template <class T>
-std::string status_text(const Result<T>& r) {
-  return r.status().to_string();
-}
-
-// Prints the Status text when a Status- or Result-returning call fails.
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const auto& ascprof_r_ = (expr);                                \
-    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
-  } while (0)
-
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
 
@@ -42,16 +29,16 @@ void write_sample(const fs::path& file) {
   const std::vector<StrId> names{pool.intern("MatMul"), pool.intern("矩阵乘法"), pool.intern("a \"b\"")};
   auto w = H5Writer::create(file);
   ASSERT_TRUE(w.ok()) << w.status().to_string();
-  ASSERT_OK(w->write_string_table("/strings", pool));
+  ASCPROF_ASSERT_OK(w->write_string_table("/strings", pool));
   TableWriter t(*w, "/kernels", 3);
-  ASSERT_OK(t.column("start_ns", std::vector<int64_t>{1736408883704643212, 1736408883704644000, 1736408883704645000}).status());
-  ASSERT_OK(t.column("dur_us", std::vector<double>{1.5, 2.25, 0.0}).status());
-  ASSERT_OK(t.id_column("name", names).status());
-  ASSERT_OK(t.finish());
+  ASCPROF_ASSERT_OK(t.column("start_ns", std::vector<int64_t>{1736408883704643212, 1736408883704644000, 1736408883704645000}).status());
+  ASCPROF_ASSERT_OK(t.column("dur_us", std::vector<double>{1.5, 2.25, 0.0}).status());
+  ASCPROF_ASSERT_OK(t.id_column("name", names).status());
+  ASCPROF_ASSERT_OK(t.finish());
   Stats stats;
   stats.note(Stat::csv_blank_line, "kernel_details.csv:3: blank");
-  ASSERT_OK(write_stats(*w, stats));
-  ASSERT_OK(w->commit("normalize"));
+  ASCPROF_ASSERT_OK(write_stats(*w, stats));
+  ASCPROF_ASSERT_OK(w->commit("normalize"));
 }
 
 TEST(H5Interop, H5dumpReadsHeadersAndData) {

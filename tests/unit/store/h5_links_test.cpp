@@ -12,19 +12,6 @@
 namespace ascprof::store {
 namespace {
 
-std::string status_text(const Status& s) { return s.to_string(); }
-template <class T>
-std::string status_text(const Result<T>& r) {
-  return r.status().to_string();
-}
-
-// Prints the Status text when a Status- or Result-returning call fails.
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const auto& ascprof_r_ = (expr);                                \
-    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
-  } while (0)
-
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
 
@@ -34,9 +21,9 @@ void write_rank(const fs::path& file, int64_t base) {
   auto w = H5Writer::create(file, opt);
   ASSERT_TRUE(w.ok()) << w.status().to_string();
   TableWriter t(*w, "/kernels", 3);
-  ASSERT_OK(t.column("start_ns", std::vector<int64_t>{base, base + 1, base + 2}).status());
-  ASSERT_OK(t.finish());
-  ASSERT_OK(w->commit("normalize"));
+  ASCPROF_ASSERT_OK(t.column("start_ns", std::vector<int64_t>{base, base + 1, base + 2}).status());
+  ASCPROF_ASSERT_OK(t.finish());
+  ASCPROF_ASSERT_OK(w->commit("normalize"));
 }
 
 TEST(H5Links, LinkFileResolvesRelativeTargetsAfterTheFolderMoves) {
@@ -49,7 +36,7 @@ TEST(H5Links, LinkFileResolvesRelativeTargetsAfterTheFolderMoves) {
       {"/ranks/13", "ranks/13.h5", "/"},
       {"/kernels_13", "ranks/13.h5", "/kernels"},
   };
-  ASSERT_OK(write_link_file(root / "analysis.h5", links));
+  ASCPROF_ASSERT_OK(write_link_file(root / "analysis.h5", links));
 
   // Move the whole output folder; HDF5 must find the targets next to analysis.h5, not via cwd.
   const fs::path moved = dir / "elsewhere" / "capture-a";
@@ -79,9 +66,9 @@ TEST(H5Links, AbsoluteTargetsAreStoredRelativeToTheLinkFile) {
   write_rank(dir / "ranks" / "3.h5", 300);
   {
     auto w = H5Writer::create(dir / "analysis.h5");
-    ASSERT_OK(w);
-    ASSERT_OK(w->create_external_link("/ranks/3", (dir / "ranks" / "3.h5").string(), "/"));
-    ASSERT_OK(w->commit("normalize"));
+    ASCPROF_ASSERT_OK(w);
+    ASCPROF_ASSERT_OK(w->create_external_link("/ranks/3", (dir / "ranks" / "3.h5").string(), "/"));
+    ASCPROF_ASSERT_OK(w->commit("normalize"));
   }
   const hid_t f = H5Fopen((dir / "analysis.h5").c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
@@ -101,7 +88,7 @@ TEST(H5Links, AbsoluteTargetsAreStoredRelativeToTheLinkFile) {
 TEST(H5Links, DanglingLinkIsMissingNotACrash) {
   ScratchDir dir("store");
   const std::vector<ExternalLink> links{{"/ranks/7", "ranks/7.h5", "/"}};
-  ASSERT_OK(write_link_file(dir / "analysis.h5", links));
+  ASCPROF_ASSERT_OK(write_link_file(dir / "analysis.h5", links));
   auto r = H5Reader::open(dir / "analysis.h5");
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->kind("/ranks/7"), ObjectKind::kMissing);

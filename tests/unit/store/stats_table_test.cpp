@@ -10,19 +10,6 @@
 namespace ascprof::store {
 namespace {
 
-std::string status_text(const Status& s) { return s.to_string(); }
-template <class T>
-std::string status_text(const Result<T>& r) {
-  return r.status().to_string();
-}
-
-// Prints the Status text when a Status- or Result-returning call fails.
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const auto& ascprof_r_ = (expr);                                \
-    ASSERT_TRUE(ascprof_r_.ok()) << status_text(ascprof_r_);         \
-  } while (0)
-
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
 
@@ -38,8 +25,8 @@ TEST(StatsTable, WritesEveryDeclaredCounterAndReadsCountsBack) {
   {
     auto w = H5Writer::create(file);
     ASSERT_TRUE(w.ok());
-    ASSERT_OK(write_stats(*w, stats));
-    ASSERT_OK(w->commit("normalize"));
+    ASCPROF_ASSERT_OK(write_stats(*w, stats));
+    ASCPROF_ASSERT_OK(w->commit("normalize"));
   }
   auto r = H5Reader::open(file);
   ASSERT_TRUE(r.ok());
@@ -64,7 +51,7 @@ TEST(StatsTable, WritesEveryDeclaredCounterAndReadsCountsBack) {
   EXPECT_EQ(counts[static_cast<size_t>(Stat::csv_bom_skipped)], 0u);
 
   Stats back;
-  ASSERT_OK(read_stats(*r, &back));
+  ASCPROF_ASSERT_OK(read_stats(*r, &back));
   for (size_t i = 0; i < kStatCount; ++i) EXPECT_EQ(back.count(static_cast<Stat>(i)), stats.count(static_cast<Stat>(i))) << i;
   ASSERT_EQ(back.samples(Stat::csv_row_too_few_fields).size(), 1u);  // only the first sample is stored
   EXPECT_EQ(back.samples(Stat::csv_row_too_few_fields)[0], "kernel_details.csv:12: 3 fields, header has 5");
@@ -78,16 +65,16 @@ TEST(StatsTable, UnknownCounterNamesFromOtherVersionsAreIgnored) {
     auto w = H5Writer::create(file);
     ASSERT_TRUE(w.ok());
     TableWriter t(*w, "/stats", 2);
-    ASSERT_OK(t.string_column("name", std::vector<std::string>{"csv_blank_line", "counter_from_the_future"}).status());
-    ASSERT_OK(t.column("count", std::vector<uint64_t>{4, 9}).status());
-    ASSERT_OK(t.string_column("first_sample", std::vector<std::string>{"", "x"}).status());
-    ASSERT_OK(t.finish());
-    ASSERT_OK(w->commit("normalize"));
+    ASCPROF_ASSERT_OK(t.string_column("name", std::vector<std::string>{"csv_blank_line", "counter_from_the_future"}).status());
+    ASCPROF_ASSERT_OK(t.column("count", std::vector<uint64_t>{4, 9}).status());
+    ASCPROF_ASSERT_OK(t.string_column("first_sample", std::vector<std::string>{"", "x"}).status());
+    ASCPROF_ASSERT_OK(t.finish());
+    ASCPROF_ASSERT_OK(w->commit("normalize"));
   }
   auto r = H5Reader::open(file);
   ASSERT_TRUE(r.ok());
   Stats back;
-  ASSERT_OK(read_stats(*r, &back));
+  ASCPROF_ASSERT_OK(read_stats(*r, &back));
   EXPECT_EQ(back.count(Stat::csv_blank_line), 4u);
   uint64_t total = 0;
   for (size_t i = 0; i < kStatCount; ++i) total += back.count(static_cast<Stat>(i));

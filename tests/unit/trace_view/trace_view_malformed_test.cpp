@@ -6,9 +6,12 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <random>
+#include <vector>
 #include <sstream>
 #include <string>
 
+#include "ascprof/common/numbers.hpp"
 #include "ascprof/importers/trace_view.hpp"
 #include "support/test_support.hpp"
 
@@ -24,9 +27,37 @@ struct Imported {
   Status status;
 };
 
-std::unique_ptr<Imported> import_text(std::string_view text, const TraceViewOptions& opts = {}) {
+std::unique_ptr<Imported> import_one(std::string_view text, const TraceViewOptions& opts) {
   auto r = std::make_unique<Imported>();
   r->status = import_trace_view(text, "mem.json", r->pool, r->t, r->stats, opts);
+  return r;
+}
+
+// Imports with the default (batched) parse mode and checks that the per-event modes agree exactly on
+// status, counts, table sizes, damaged spans and every counter.
+std::unique_ptr<Imported> import_text(std::string_view text, TraceViewOptions opts = {}) {
+  auto r = import_one(text, opts);
+  for (TraceViewParseMode mode : {TraceViewParseMode::kPerEvent}) {
+    opts.parse_mode = mode;
+    const auto o = import_one(text, opts);
+    EXPECT_EQ(o->status.to_string(), r->status.to_string());
+    EXPECT_EQ(o->t.events_total, r->t.events_total);
+    EXPECT_EQ(o->t.metadata_events, r->t.metadata_events);
+    EXPECT_EQ(o->t.host_ops.source_offset, r->t.host_ops.source_offset);
+    EXPECT_EQ(o->t.device_tasks.source_offset, r->t.device_tasks.source_offset);
+    EXPECT_EQ(o->t.comm_ops.size(), r->t.comm_ops.size());
+    EXPECT_EQ(o->t.comm_plane_tasks.size(), r->t.comm_plane_tasks.size());
+    EXPECT_EQ(o->t.overlap.size(), r->t.overlap.size());
+    EXPECT_EQ(o->t.flows.source_offset, r->t.flows.source_offset);
+    EXPECT_EQ(o->t.damaged_spans.size(), r->t.damaged_spans.size());
+    for (size_t i = 0; i < std::min(o->t.damaged_spans.size(), r->t.damaged_spans.size()); ++i) {
+      EXPECT_EQ(o->t.damaged_spans[i].offset, r->t.damaged_spans[i].offset);
+      EXPECT_EQ(o->t.damaged_spans[i].length, r->t.damaged_spans[i].length);
+    }
+    for (size_t s = 0; s < kStatCount; ++s)
+      EXPECT_EQ(o->stats.count(static_cast<Stat>(s)), r->stats.count(static_cast<Stat>(s)))
+          << stat_info(static_cast<Stat>(s)).name << " mode " << static_cast<int>(mode);
+  }
   return r;
 }
 
@@ -248,6 +279,22 @@ TEST_F(RealSplice, TrailingGarbageAfterArray) {
   EXPECT_EQ(r->t.damaged_spans[0].offset, full_.size() - 1);  // from the ']' on
 }
 
+TEST(TraceViewMalformed, FragmentThenNewArrayBetweenSmallEvents) {
+  std::string s = "[";
+  s += kPyMeta;
+  s += ", " + py_event(0) + ", " + py_event(1) + ", ";
+  const size_t frag_at = s.size();
+  s += "{\"ph\": \"X\", \"name\": \"tr]\n[" + py_event(2) + ", " + py_event(3) + "]";
+  const auto r = import_text(s);
+  ASSERT_TRUE(r->status.ok());
+  EXPECT_EQ(r->t.host_ops.size(), 4u);
+  EXPECT_EQ(r->pool.view(r->t.host_ops.name[3]), "aten::op3");
+  ASSERT_EQ(r->t.damaged_spans.size(), 1u);
+  EXPECT_EQ(r->t.damaged_spans[0].offset, frag_at);
+  EXPECT_EQ(r->t.damaged_spans[0].length, s.find("[{", frag_at) + 1 - frag_at);
+  EXPECT_EQ(r->stats.count(Stat::tv_event_bad_json), 0u);
+}
+
 TEST(TraceViewMalformed, BadJsonEventSkippedWithOffset) {
   std::string s = "[";
   s += kPyMeta;
@@ -302,6 +349,51 @@ TEST(TraceViewMalformed, NumbersAsStringsAndStringsAsNumbers) {
   EXPECT_EQ(f.id[2], 77);
   EXPECT_EQ(f.phase[0], 's');
   EXPECT_EQ(f.phase[2], 'f');
+}
+
+// The importer's fast decimal path must give exactly what parse_us_to_ns gives (and skip exactly the
+// events it rejects), for times as strings and as JSON numbers.
+TEST(TraceViewMalformed, TimesMatchParseUsToNs) {
+  std::mt19937_64 rng(7);
+  std::vector<std::string> texts = {"0",      "0.0005",  "0.0004999", "12.",          "1736408883688177.930",
+                                    "9999999999999999.999", "99999999999999999", "123.4565", "1.5E+3", "+5.25",
+                                    "-3.5",   " 7.25 ",  "1e400",     "abc",          "12.3.4",
+                                    "",       "00012.000100", "9223372036854775.807", "79089.52021875"};
+  for (int i = 0; i < 300; ++i) {
+    std::string t = std::to_string(rng() % 10000000000000000ULL);
+    if (rng() % 4 != 0) {
+      t += '.';
+      const int decimals = static_cast<int>(rng() % 9);
+      for (int d = 0; d < decimals; ++d) t += static_cast<char>('0' + rng() % 10);
+    }
+    texts.push_back(t);
+  }
+  std::string s = "[";
+  s += kPyMeta;
+  size_t kept_expected = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::string& t = texts[i];
+    const bool as_number = !t.empty() && t.find_first_not_of("0123456789.") == std::string::npos &&
+                           t.back() != '.' && t.front() != '.' && std::count(t.begin(), t.end(), '.') <= 1 &&
+                           (t.size() == 1 || t[0] != '0' || t[1] == '.');
+    const std::string ts = (as_number && i % 2 == 0) ? t : "\"" + t + "\"";
+    s += ", {\"ph\": \"X\", \"name\": \"t" + std::to_string(i) + "\", \"pid\": 100, \"tid\": 1, \"ts\": " + ts +
+         ", \"dur\": " + ts + "}";
+    if (parse_us_to_ns(t).has_value()) ++kept_expected;
+  }
+  s += "]";
+  const auto r = import_text(s);
+  ASSERT_TRUE(r->status.ok());
+  EXPECT_EQ(r->t.host_ops.size(), kept_expected);
+  EXPECT_EQ(r->stats.count(Stat::tv_bad_ts), texts.size() - kept_expected);
+  for (size_t i = 0; i < r->t.host_ops.size(); ++i) {
+    const std::string_view name = r->pool.view(r->t.host_ops.name[i]);
+    const std::string& t = texts[static_cast<size_t>(std::stoul(std::string(name.substr(1))))];
+    const auto ns = parse_us_to_ns(t);
+    ASSERT_TRUE(ns.has_value()) << t;
+    EXPECT_EQ(r->t.host_ops.start_ns[i], *ns) << t;
+    EXPECT_EQ(r->t.host_ops.dur_ns[i], *ns) << t;
+  }
 }
 
 TEST(TraceViewMalformed, UnknownPhCountedAndSkipped) {
@@ -409,6 +501,45 @@ TEST(TraceViewMalformed, MetadataAfterEvents) {
   EXPECT_TRUE(found);
   // Offsets point at each event's '{'.
   EXPECT_EQ(s.substr(d.source_offset[0], 14), "{\"name\": \"k0\",");
+}
+
+TEST(TraceViewMalformed, LateNamesCorrectEarlyPlacement) {
+  // Events with "cat" from a pid not named yet are first taken as host ops; the names that arrive later
+  // decide. pid 7 turns out to be Ascend Hardware (its args must survive), pid 8 CANN, pid 9 is never
+  // named, and the stream thread of pid 5 is named after its device task was placed.
+  const std::string s = R"json([
+    {"ph": "M", "name": "process_name", "pid": 5, "tid": 0, "args": {"name": "Ascend Hardware"}},
+    {"name": "k5", "pid": 5, "tid": 3, "ts": "1.000", "dur": 1, "args": {"Task Type": "AI_CORE", "Physic Stream Id": 77}, "ph": "X"},
+    {"name": "k6", "pid": 5, "tid": 4, "ts": "1.500", "dur": 1, "args": {"Task Type": "AI_CORE"}, "ph": "X"},
+    {"ph": "X", "name": "dev", "pid": 7, "tid": 1, "ts": "2.000", "dur": 1, "cat": "odd", "args": {"Task Type": "SDMA", "Task Id": 4}},
+    {"ph": "X", "name": "api", "pid": 8, "tid": 1, "ts": "3.000", "dur": 1, "cat": "x"},
+    {"ph": "X", "name": "lost", "pid": 9, "tid": 1, "ts": "4.000", "dur": 1, "cat": "cpu_op"},
+    {"ph": "X", "name": "py", "pid": 10, "tid": 1, "ts": "5.000", "dur": 1, "cat": "cpu_op"},
+    {"ph": "M", "name": "thread_name", "pid": 5, "tid": 3, "args": {"name": "Stream 12"}},
+    {"ph": "M", "name": "process_name", "pid": 7, "tid": 0, "args": {"name": "Ascend Hardware"}},
+    {"ph": "M", "name": "process_name", "pid": 8, "tid": 0, "args": {"name": "CANN"}},
+    {"ph": "M", "name": "process_name", "pid": 10, "tid": 0, "args": {"name": "Python"}},
+    {"ph": "M", "name": "process_name", "pid": 10, "tid": 0, "args": {"name": "Renamed"}}
+  ])json";
+  const auto r = import_text(s);
+  ASSERT_TRUE(r->status.ok());
+  const auto& h = r->t.host_ops;
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(r->pool.view(h.name[0]), "api");
+  EXPECT_EQ(h.is_cann[0], 1);
+  EXPECT_EQ(r->pool.view(h.name[1]), "py");  // first process_name wins
+  EXPECT_EQ(h.is_cann[1], 0);
+  const auto& d = r->t.device_tasks;
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(r->pool.view(d.name[0]), "k5");
+  EXPECT_EQ(d.stream_id[0], 12);  // thread name that came later beats the args stream id
+  EXPECT_EQ(r->pool.view(d.name[1]), "k6");
+  EXPECT_EQ(d.stream_id[1], 4);  // no name, no args stream: tid
+  EXPECT_EQ(r->pool.view(d.name[2]), "dev");
+  EXPECT_EQ(r->pool.view(d.task_type[2]), "SDMA");
+  EXPECT_EQ(d.task_id[2], 4);
+  EXPECT_EQ(r->stats.count(Stat::tv_unnamed_process), 1u);
+  EXPECT_NE(r->stats.samples(Stat::tv_unnamed_process)[0].find("pid 9 "), std::string::npos);
 }
 
 TEST(TraceViewMalformed, EventLargerThanBoundSkipped) {

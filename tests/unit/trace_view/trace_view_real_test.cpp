@@ -287,18 +287,28 @@ TEST(TraceViewReal, Level0UnnamedPidKeepsHostFlows) {
   EXPECT_TRUE(listed);
 }
 
-TEST(TraceViewReal, CopyAndInPlaceParsingAgree) {
+TEST(TraceViewReal, ParseModesAgree) {
   ASCPROF_REQUIRE_REAL_FIXTURES();
-  TraceViewOptions copy;
-  copy.parse_in_place = false;
-  const auto a = import_path(testing::real_fixtures_dir() / kExpected[4].rel);
-  const auto b = import_path(testing::real_fixtures_dir() / kExpected[4].rel, copy);
-  ASSERT_TRUE(a->status.ok() && b->status.ok());
-  EXPECT_EQ(a->t.host_ops.start_ns, b->t.host_ops.start_ns);
-  EXPECT_EQ(a->t.host_ops.source_offset, b->t.host_ops.source_offset);
-  EXPECT_EQ(a->t.device_tasks.dur_ns, b->t.device_tasks.dur_ns);
-  EXPECT_EQ(a->t.flows.id, b->t.flows.id);
-  EXPECT_EQ(a->t.events_total, b->t.events_total);
+  for (const Expected& e : kExpected) {
+    SCOPED_TRACE(e.rel);
+    const auto a = import_path(testing::real_fixtures_dir() / e.rel);
+    ASSERT_TRUE(a->status.ok());
+    for (TraceViewParseMode mode : {TraceViewParseMode::kPerEvent}) {
+      TraceViewOptions opts;
+      opts.parse_mode = mode;
+      const auto b = import_path(testing::real_fixtures_dir() / e.rel, opts);
+      ASSERT_TRUE(b->status.ok());
+      EXPECT_EQ(a->t.events_total, b->t.events_total);
+      EXPECT_EQ(a->t.host_ops.start_ns, b->t.host_ops.start_ns);
+      EXPECT_EQ(a->t.host_ops.source_offset, b->t.host_ops.source_offset);
+      EXPECT_EQ(a->t.device_tasks.dur_ns, b->t.device_tasks.dur_ns);
+      EXPECT_EQ(a->t.device_tasks.task_id, b->t.device_tasks.task_id);
+      EXPECT_EQ(a->t.comm_plane_tasks.size_bytes, b->t.comm_plane_tasks.size_bytes);
+      EXPECT_EQ(a->t.overlap.start_ns, b->t.overlap.start_ns);
+      EXPECT_EQ(a->t.flows.id, b->t.flows.id);
+      EXPECT_EQ(a->t.threads.size(), b->t.threads.size());
+    }
+  }
 }
 
 // Minimal RFC-4180 line splitter for the cross-check (kernel_details has quoted fields with commas).

@@ -8,9 +8,14 @@
 /// DamagedSpan records and counted `tv_damaged_span`.
 ///
 /// Processes are classified by their `process_name` metadata (never by pid value), and metadata may
-/// come before or after the events it names: X events are staged compactly and partitioned into the
-/// final tables once the whole file is read. Every output table is sorted by start time (stable).
+/// come before or after the events it names: an X event goes straight to its table when its process is
+/// already named, torch_npu events (they carry "cat") of a not-yet-named pid go provisionally to
+/// host_ops, anything else is staged; all of it is settled by the names once the file is read. Every
+/// output table is sorted by start time (stable); `processes`/`threads` list every pid and (pid, tid)
+/// seen (threads: those with X events or thread metadata) in order of first appearance. X events of
+/// pids never named are dropped (counted `tv_unnamed_process`); their flows are kept.
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 
@@ -21,13 +26,24 @@
 
 namespace ascprof::importers {
 
+/// How event objects are handed to simdjson. Both modes give identical results; they differ in speed.
+/// Events are always parsed from a copy padded with spaces: simdjson 3.0.1 On-Demand reads the byte after
+/// a document when it skips a malformed value, so parsing in place (followed by the next event's bytes)
+/// could accept a broken event.
+enum class TraceViewParseMode : uint8_t {
+  /// Runs of cleanly separated events are copied into one reusable padded buffer as a JSON array and
+  /// parsed as one document (one stage-1 pass per ~64 KiB); a batch with an error is re-parsed event by
+  /// event so every error is still reported per event. The default.
+  kBatched,
+  /// One document per event, each copied into a reusable padded buffer.
+  kPerEvent,
+};
+
 /// Tuning and safety bounds for import_trace_view.
 struct TraceViewOptions {
   /// An event object larger than this is skipped and counted `tv_event_too_large`.
   size_t max_event_bytes = size_t{64} << 20;
-  /// true: parse each event in place in the mapping when enough bytes follow it (simdjson padding);
-  /// false: always copy it into a reusable padded buffer first. Results are identical; a tuning knob.
-  bool parse_in_place = true;
+  TraceViewParseMode parse_mode = TraceViewParseMode::kBatched;
 };
 
 /// Imports `path` into `out` (replaced, not appended), interning strings into `pool`.

@@ -7,7 +7,6 @@
 #include <immintrin.h>
 #endif
 
-
 namespace ascprof::importers::tv {
 
 namespace {
@@ -54,16 +53,16 @@ struct PortableClassifier {
 
 #ifdef ASCPROF_TV_X86
 struct Avx2Classifier {
+  __attribute__((target("avx2"))) static inline uint64_t mask(__m256i lo, __m256i hi, char c) {
+    const __m256i x = _mm256_set1_epi8(c);
+    const auto l = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, x)));
+    const auto h = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, x)));
+    return static_cast<uint64_t>(l) | static_cast<uint64_t>(h) << 32;
+  }
   __attribute__((target("avx2"))) static inline BlockMasks classify(const char* p) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-    auto mask = [&](char c) {
-      const __m256i x = _mm256_set1_epi8(c);
-      const auto l = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, x)));
-      const auto h = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, x)));
-      return static_cast<uint64_t>(l) | static_cast<uint64_t>(h) << 32;
-    };
-    return BlockMasks{mask('"'), mask('\\'), mask('{'), mask('}')};
+    return BlockMasks{mask(lo, hi, '"'), mask(lo, hi, '\\'), mask(lo, hi, '{'), mask(lo, hi, '}')};
   }
 };
 #endif

@@ -159,21 +159,29 @@ int64_t TraceBuilder::tid_of(const EventFields& ev) {
 }
 
 void TraceBuilder::reserve_for(size_t file_bytes) {
-  // Typical events are 150-300 bytes; reserving for the dense end costs only address space (untouched
-  // capacity is never faulted in) and saves the copies and page faults of repeated regrowth.
-  const size_t rows = file_bytes / 160 + 16;
-    reserve_huge(rows, staged_.track, staged_.name, staged_.cat, staged_.start, staged_.dur, staged_.offset,
-          staged_.args_row);
-  const size_t arg_rows = file_bytes / 480 + 16;
-  reserve_huge(arg_rows, args_.present, args_.task_type, args_.data_type, args_.alg_type, args_.plane_task_type,
-          args_.transport, args_.link_type, args_.task_id, args_.connection_id, args_.stream_id, args_.count,
-          args_.src_rank, args_.dst_rank, args_.size_bytes, args_.bandwidth);
-  const size_t flow_rows = file_bytes / 1000 + 16;
+  // Rough bytes-per-row of each table in real and synthetic captures, on the dense side. Reserving costs
+  // only address space (untouched capacity is never faulted in) and saves regrowth copies; tables that
+  // turn out larger still grow normally.
+  auto rows = [file_bytes](size_t bytes_per_row) { return std::min(file_bytes / bytes_per_row, size_t{1} << 28) + 16; };
+  model::HostOpTable& h = out_.host_ops;
+  reserve_huge(rows(300), h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset);
+  model::DeviceTaskTable& d = out_.device_tasks;
+  reserve_huge(rows(800), d.name, d.task_type, d.stream_id, d.task_id, d.connection_id, d.start_ns, d.dur_ns,
+               d.source_offset, dev_track_);
+  model::CommPlaneTaskTable& p = out_.comm_plane_tasks;
+  reserve_huge(rows(3000), p.name, p.plane, p.task_type, p.transport, p.link_type, p.src_rank, p.dst_rank,
+               p.size_bytes, p.bandwidth_gbps, p.start_ns, p.dur_ns, p.source_offset);
+  model::OverlapTable& o = out_.overlap;
+  reserve_huge(rows(3000), o.kind, o.start_ns, o.dur_ns, o.source_offset, ovl_track_);
   model::FlowTable& f = out_.flows;
-  reserve_huge(flow_rows, f.cat, f.name, f.id, f.phase, f.pid, f.tid, f.ts_ns, f.source_offset);
+  reserve_huge(rows(1200), f.cat, f.name, f.id, f.phase, f.pid, f.tid, f.ts_ns, f.source_offset);
 }
 
-ProcessKind TraceBuilder::known_kind(int64_t pid) { return procs_[proc_slot(pid)].kind; }
+ProcessKind TraceBuilder::known_kind(int64_t pid, bool* named) {
+  const ProcState& p = procs_[proc_slot(pid)];
+  if (named != nullptr) *named = p.named;
+  return p.kind;
+}
 
 void TraceBuilder::add_metadata(const EventFields& ev, uint64_t offset) {
   if ((ev.has & kHasName) == 0 || (ev.has & kHasPid) == 0 || (ev.bad & kBadPid) != 0) {
@@ -185,9 +193,11 @@ void TraceBuilder::add_metadata(const EventFields& ev, uint64_t offset) {
   auto missing = [&](const char* what) {
     stats_.note(Stat::tv_event_missing_field, where(offset, std::string(n) + " metadata event without args." + what));
   };
+  // Names are first-wins: events may already be in tables chosen by the first name.
   if (n == "process_name") {
     if ((a.present & kArgMetaName) == 0) return missing("name");
     ProcState& p = procs_[proc_slot(ev.pid)];
+    if (p.named) return;
     p.name = strings_.intern(a.meta_name);
     p.named = true;
     p.kind = kind_from_name(a.meta_name);
@@ -203,12 +213,50 @@ void TraceBuilder::add_metadata(const EventFields& ev, uint64_t offset) {
   } else if (n == "thread_name") {
     if ((a.present & kArgMetaName) == 0) return missing("name");
     TrackState& t = tracks_[track_slot(ev.pid, tid_of(ev))];
+    if (t.named) return;
     t.name = strings_.intern(a.meta_name);
     t.named = true;
+    const std::string_view tn = a.meta_name;
+    const int64_t stream = suffix_int(tn, "Stream ");
+    const int64_t plane = suffix_int(tn, "Plane ");
+    t.stream = stream <= INT32_MAX ? static_cast<int32_t>(stream) : -1;
+    t.plane = plane <= INT32_MAX ? static_cast<int32_t>(plane) : -1;
+    t.comm_sub = is_group_thread(tn) ? 1 : tn.substr(0, 6) == "Plane " ? 2 : 0;
+    t.overlap = static_cast<int8_t>(overlap_kind_of(tn));
   } else if (n == "thread_sort_index") {
     if ((a.present & kArgSortIndex) == 0) return missing("sort_index");
     tracks_[track_slot(ev.pid, tid_of(ev))].sort_index = static_cast<int32_t>(a.sort_index);
   }
+}
+
+TraceBuilder::ArgValues TraceBuilder::arg_values(const ArgFields& a) {
+  const uint32_t m = a.present;
+  auto str = [&](uint32_t bit, std::string_view v) -> StrId { return (m & bit) != 0 ? strings_.intern(v) : 0; };
+  auto num = [&](uint32_t bit, int64_t v) -> int64_t { return (m & bit) != 0 ? v : -1; };
+  ArgValues v;
+  v.present = m;
+  v.task_type = str(kArgTaskType, a.task_type);
+  v.data_type = str(kArgDataType, a.data_type);
+  v.alg_type = str(kArgAlgType, a.alg_type);
+  v.plane_task_type = str(kArgPlaneTaskType, a.plane_task_type);
+  v.transport = str(kArgTransport, a.transport);
+  v.link_type = str(kArgLinkType, a.link_type);
+  v.task_id = num(kArgTaskId, a.task_id);
+  v.connection_id = num(kArgConnectionId, a.connection_id);
+  v.stream_id = num(kArgStreamId, a.stream_id);
+  v.count = num(kArgCount, a.count);
+  v.src_rank = num(kArgSrcRank, a.src_rank);
+  v.dst_rank = num(kArgDstRank, a.dst_rank);
+  v.size_bytes = num(kArgSize, a.size_bytes);
+  v.bandwidth = (m & kArgBandwidth) != 0 ? a.bandwidth : std::numeric_limits<double>::quiet_NaN();
+  return v;
+}
+
+// Index of the row's args in args_ (stored now if needed), or kNoArgs.
+uint32_t TraceBuilder::keep_args(const XRow& row) {
+  if (row.args_row != kNoArgs || row.args == nullptr) return row.args_row;
+  args_.push_back(*row.args);
+  return static_cast<uint32_t>(args_.size() - 1);
 }
 
 void TraceBuilder::add_complete(const EventFields& ev, uint64_t offset) {
@@ -239,36 +287,170 @@ void TraceBuilder::add_complete(const EventFields& ev, uint64_t offset) {
   }
   t.last_start = ev.ts_ns;
 
-  staged_.track.push_back(tr);
-  staged_.name.push_back(strings_.intern(ev.name));
-  staged_.cat.push_back((ev.has & kHasCat) != 0 ? strings_.intern(ev.cat) : 0);
-  staged_.start.push_back(ev.ts_ns);
-  staged_.dur.push_back(ev.dur_ns);
-  staged_.offset.push_back(offset);
-  const ArgFields& a = ev.args;
-  if ((a.present & kXArgMask) == 0) {
-    staged_.args_row.push_back(kNoArgs);
-    return;
+  XRow row{tr,       strings_.intern(ev.name), (ev.has & kHasCat) != 0 ? strings_.intern(ev.cat) : 0,
+           ev.ts_ns, ev.dur_ns, offset, nullptr, kNoArgs};
+  // Only tables that read args need them (device tasks, communication, or not known yet).
+  ArgValues args;
+  if ((ev.args.present & kXArgMask) != 0) {
+    switch (p.kind) {
+      case ProcessKind::kPython:
+      case ProcessKind::kCann:
+      case ProcessKind::kOverlapAnalysis:
+      case ProcessKind::kCounter: break;
+      default:
+        if (p.kind == ProcessKind::kUnknown && p.named) break;
+        args = arg_values(ev.args);
+        row.args = &args;
+        break;
+    }
   }
-  staged_.args_row.push_back(static_cast<uint32_t>(args_.present.size()));
-  const uint32_t m = a.present;
-  auto str = [&](uint32_t bit, std::string_view v) -> StrId { return (m & bit) != 0 ? strings_.intern(v) : 0; };
-  auto num = [&](uint32_t bit, int64_t v) -> int64_t { return (m & bit) != 0 ? v : -1; };
-  args_.present.push_back(m);
-  args_.task_type.push_back(str(kArgTaskType, a.task_type));
-  args_.data_type.push_back(str(kArgDataType, a.data_type));
-  args_.alg_type.push_back(str(kArgAlgType, a.alg_type));
-  args_.plane_task_type.push_back(str(kArgPlaneTaskType, a.plane_task_type));
-  args_.transport.push_back(str(kArgTransport, a.transport));
-  args_.link_type.push_back(str(kArgLinkType, a.link_type));
-  args_.task_id.push_back(num(kArgTaskId, a.task_id));
-  args_.connection_id.push_back(num(kArgConnectionId, a.connection_id));
-  args_.stream_id.push_back(num(kArgStreamId, a.stream_id));
-  args_.count.push_back(num(kArgCount, a.count));
-  args_.src_rank.push_back(num(kArgSrcRank, a.src_rank));
-  args_.dst_rank.push_back(num(kArgDstRank, a.dst_rank));
-  args_.size_bytes.push_back(num(kArgSize, a.size_bytes));
-  args_.bandwidth.push_back((m & kArgBandwidth) != 0 ? a.bandwidth : std::numeric_limits<double>::quiet_NaN());
+  place(row, true);
+}
+
+// Puts an X row into its table if its process (and, where it matters, thread) is already known; else
+// tentatively into host ops (torch_npu events, which carry "cat") or into staging.
+void TraceBuilder::place(const XRow& row, bool tentative_ok) {
+  const TrackState& t = tracks_[row.track];
+  const ProcState& p = procs_[t.proc];
+  const uint32_t present = row.args == nullptr ? 0 : row.args->present;
+  switch (p.kind) {
+    case ProcessKind::kPython: return append_host(row, 0);
+    case ProcessKind::kCann: return append_host(row, 1);
+    case ProcessKind::kAscendHardware: return append_device(row);
+    case ProcessKind::kCommunication: {
+      int sub = t.comm_sub;
+      if (sub == 0 && t.named) sub = (present & kPlaneArgMask) != 0 ? 2 : (present & kCommOpArgMask) != 0 ? 1 : 0;
+      if (sub == 1) return append_comm_op(row);
+      if (sub == 2) return append_plane(row);
+      if (!t.named && tentative_ok) return stage(row);  // the thread name may still come
+      if (!t.named) {  // end of file: decide by args
+        if ((present & kPlaneArgMask) != 0) return append_plane(row);
+        if ((present & kCommOpArgMask) != 0) return append_comm_op(row);
+      }
+      return note_unclassified(row, true);
+    }
+    case ProcessKind::kOverlapAnalysis: {
+      int kind = t.named ? t.overlap : -1;
+      if (kind < 0) kind = overlap_kind_of(pool_.view(row.name));
+      if (kind >= 0) return append_overlap(row, kind);
+      if (!t.named && tentative_ok) return stage(row);
+      return note_unclassified(row, false);
+    }
+    case ProcessKind::kCounter: return note_unused(row);
+    case ProcessKind::kUnknown:
+      if (p.named) return note_unused(row);
+      if (!tentative_ok) return;  // never named: reported per process as tv_unnamed_process
+      if (row.cat != 0) {  // torch_npu event: almost surely the Python process; args re-read if not
+        any_tentative_ = true;
+        return append_host(row, 0);
+      }
+      return stage(row);
+  }
+}
+
+void TraceBuilder::stage(const XRow& row) {
+  staged_.track.push_back(row.track);
+  staged_.name.push_back(row.name);
+  staged_.cat.push_back(row.cat);
+  staged_.start.push_back(row.start);
+  staged_.dur.push_back(row.dur);
+  staged_.offset.push_back(row.offset);
+  staged_.args_row.push_back(keep_args(row));
+}
+
+void TraceBuilder::append_host(const XRow& row, uint8_t is_cann) {
+  const TrackState& t = tracks_[row.track];
+  model::HostOpTable& h = out_.host_ops;
+  h.name.push_back(row.name);
+  h.cat.push_back(row.cat);
+  h.is_cann.push_back(is_cann);
+  h.pid.push_back(t.pid);
+  h.tid.push_back(t.tid);
+  h.start_ns.push_back(row.start);
+  h.dur_ns.push_back(row.dur);
+  h.source_offset.push_back(row.offset);
+}
+
+void TraceBuilder::append_device(const XRow& row) {
+  const TrackState& t = tracks_[row.track];
+  const ArgValues* a = row.args;
+  // Stream: thread name "Stream <id>" (fixed up by finish() if it comes later), else args, else tid.
+  int64_t stream = t.stream;
+  if (stream < 0 && a != nullptr && (a->present & kArgStreamId) != 0) stream = a->stream_id;
+  model::DeviceTaskTable& d = out_.device_tasks;
+  d.name.push_back(row.name);
+  d.task_type.push_back(a == nullptr ? 0 : a->task_type);
+  d.stream_id.push_back(stream >= INT32_MIN && stream <= INT32_MAX ? static_cast<int32_t>(stream) : -1);
+  d.task_id.push_back(a == nullptr ? -1 : a->task_id);
+  d.connection_id.push_back(a == nullptr ? -1 : a->connection_id);
+  d.start_ns.push_back(row.start);
+  d.dur_ns.push_back(row.dur);
+  d.source_offset.push_back(row.offset);
+  dev_track_.push_back(row.track);
+
+}
+
+void TraceBuilder::append_comm_op(const XRow& row) {
+  const TrackState& t = tracks_[row.track];
+  const ArgValues* a = row.args;
+  model::CommOpTable& c = out_.comm_ops;
+  c.name.push_back(row.name);
+  c.group.push_back(t.named ? t.name : 0);
+  c.data_type.push_back(a == nullptr ? 0 : a->data_type);
+  c.alg_type.push_back(a == nullptr ? 0 : a->alg_type);
+  c.count.push_back(a == nullptr ? -1 : a->count);
+  c.connection_id.push_back(a == nullptr ? -1 : a->connection_id);
+  c.start_ns.push_back(row.start);
+  c.dur_ns.push_back(row.dur);
+  c.source_offset.push_back(row.offset);
+
+}
+
+void TraceBuilder::append_plane(const XRow& row) {
+  const TrackState& t = tracks_[row.track];
+  const ArgValues* a = row.args;
+  model::CommPlaneTaskTable& p = out_.comm_plane_tasks;
+  p.name.push_back(row.name);
+  p.plane.push_back(t.plane);
+  p.task_type.push_back(a == nullptr ? 0 : a->plane_task_type);
+  p.transport.push_back(a == nullptr ? 0 : a->transport);
+  p.link_type.push_back(a == nullptr ? 0 : a->link_type);
+  p.src_rank.push_back(a == nullptr ? -1 : a->src_rank);
+  p.dst_rank.push_back(a == nullptr ? -1 : a->dst_rank);
+  p.size_bytes.push_back(a == nullptr ? -1 : a->size_bytes);
+  p.bandwidth_gbps.push_back(a == nullptr ? std::numeric_limits<double>::quiet_NaN() : a->bandwidth);
+  p.start_ns.push_back(row.start);
+  p.dur_ns.push_back(row.dur);
+  p.source_offset.push_back(row.offset);
+
+}
+
+void TraceBuilder::append_overlap(const XRow& row, int kind) {
+  model::OverlapTable& o = out_.overlap;
+  o.kind.push_back(static_cast<uint8_t>(kind));
+  o.start_ns.push_back(row.start);
+  o.dur_ns.push_back(row.dur);
+  o.source_offset.push_back(row.offset);
+  ovl_track_.push_back(row.track);
+}
+
+void TraceBuilder::note_unused(const XRow& row) {
+  const ProcState& p = procs_[tracks_[row.track].proc];
+  if (unused_++ < Stats::kMaxSamples)
+    stats_.note(Stat::tv_unused_process_event,
+                where(row.offset, "X event on process '" + std::string(pool_.view(p.name)) + "' (not analysed)"));
+  else
+    stats_.inc(Stat::tv_unused_process_event);
+}
+
+void TraceBuilder::note_unclassified(const XRow& row, bool comm) {
+  const TrackState& t = tracks_[row.track];
+  if (unclassified_++ >= Stats::kMaxSamples) return stats_.inc(Stat::tv_unclassified_event);
+  const std::string what = comm ? "communication event on thread '" + std::string(pool_.view(t.name)) +
+                                      "' is neither a Group ... Communication op nor a Plane task"
+                                : "Overlap Analysis event '" + std::string(pool_.view(row.name)) +
+                                      "' on a thread that is not Computing/Communication/Free";
+  stats_.note(Stat::tv_unclassified_event, where(row.offset, what));
 }
 
 void TraceBuilder::add_flow(const EventFields& ev, uint64_t offset, uint8_t phase) {
@@ -294,208 +476,94 @@ void TraceBuilder::add_flow(const EventFields& ev, uint64_t offset, uint8_t phas
   f.source_offset.push_back(offset);
 }
 
-void TraceBuilder::add_other(const EventFields& ev) {
+void TraceBuilder::add_other(const EventFields& ev, uint64_t offset) {
   if ((ev.has & kHasPid) == 0 || (ev.bad & kBadPid) != 0) return;
   ProcState& p = procs_[proc_slot(ev.pid)];
-  ++p.events;
+  if (p.events++ == 0) p.first_offset = offset;
 }
 
+// Host rows placed on the guess that an unnamed pid was the Python process: keep them where the guess
+// was right, move the others to staging for partition(), re-reading their args (not read at first).
+void TraceBuilder::settle_tentative_host() {
+  if (!any_tentative_) return;
+  model::HostOpTable& h = out_.host_ops;
+  size_t w = 0;
+  for (size_t r = 0; r < h.size(); ++r) {
+    const ProcState& p = procs_[proc_slot(h.pid[r])];
+    if (p.kind == ProcessKind::kPython || p.kind == ProcessKind::kCann) {
+      h.is_cann[r] = p.kind == ProcessKind::kCann ? 1 : 0;
+    } else {
+      ArgFields fields;
+      ArgValues values;
+      const ArgValues* args = nullptr;
+      if (p.named && reread_ != nullptr && reread_(reread_ctx_, h.source_offset[r], &fields) &&
+          (fields.present & kXArgMask) != 0) {
+        values = arg_values(fields);
+        args = &values;
+      }
+      stage(XRow{track_slot(h.pid[r], h.tid[r]), h.name[r], h.cat[r], h.start_ns[r], h.dur_ns[r],
+                 h.source_offset[r], args, kNoArgs});
+      continue;
+    }
+    if (w != r) {
+      h.name[w] = h.name[r];
+      h.cat[w] = h.cat[r];
+      h.is_cann[w] = h.is_cann[r];
+      h.pid[w] = h.pid[r];
+      h.tid[w] = h.tid[r];
+      h.start_ns[w] = h.start_ns[r];
+      h.dur_ns[w] = h.dur_ns[r];
+      h.source_offset[w] = h.source_offset[r];
+    }
+    ++w;
+  }
+  auto shrink = [w](auto&... cols) { (cols.resize(w), ...); };
+  shrink(h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset);
+}
+
+// Staged rows now that every name is known (same rules as place(), without tentative placement).
 void TraceBuilder::partition() {
-  // Per-track destination, decided once now that every thread/process name is known.
-  enum Dest : uint8_t { kDrop, kHost, kDevice, kComm, kOverlap };
-  struct TrackClass {
-    Dest dest = kDrop;
-    uint8_t is_cann = 0;
-    int8_t comm_sub = 0;  // 1 op, 2 plane, 0 decide per event by args
-    int overlap = -1;
-    int64_t stream = -1;
-    int64_t plane = -1;
-  };
-  std::vector<TrackClass> cls(tracks_.size());
-  for (size_t i = 0; i < tracks_.size(); ++i) {
-    const TrackState& t = tracks_[i];
-    const ProcState& p = procs_[t.proc];
-    const std::string_view tname = t.named ? pool_.view(t.name) : std::string_view();
-    TrackClass& c = cls[i];
-    switch (p.kind) {
-      case ProcessKind::kPython: c.dest = kHost; break;
-      case ProcessKind::kCann:
-        c.dest = kHost;
-        c.is_cann = 1;
-        break;
-      case ProcessKind::kAscendHardware:
-        c.dest = kDevice;
-        c.stream = suffix_int(tname, "Stream ");
-        break;
-      case ProcessKind::kCommunication:
-        c.dest = kComm;
-        if (is_group_thread(tname)) c.comm_sub = 1;
-        else if (tname.substr(0, 6) == "Plane ") c.comm_sub = 2;
-        c.plane = suffix_int(tname, "Plane ");
-        break;
-      case ProcessKind::kOverlapAnalysis:
-        c.dest = kOverlap;
-        c.overlap = overlap_kind_of(tname);
-        break;
-      default: c.dest = kDrop; break;
-    }
-  }
-
-  // Pass 1: final destination of every row, so the tables can be sized exactly (no regrowth copies).
-  enum Code : uint8_t {
-    kCodeDropUnnamed, kCodeDropUnused, kCodeUnclassified, kCodeHost, kCodeHostStep, kCodeDevice, kCodeCommOp,
-    kCodePlane, kCodeOverlap0  // + OverlapKind
-  };
-  const size_t rows = staged_.start.size();
-  std::vector<uint8_t> code(rows);
-  size_t counts[kCodeOverlap0 + 4] = {};
-  for (size_t r = 0; r < rows; ++r) {
-    const TrackClass& c = cls[staged_.track[r]];
-    const uint32_t ar = staged_.args_row[r];
-    const uint32_t present = ar == kNoArgs ? 0 : args_.present[ar];
-    uint8_t k = kCodeDropUnused;
-    switch (c.dest) {
-      case kHost:
-        k = kCodeHost;
-        if (c.is_cann == 0 && suffix_int(pool_.view(staged_.name[r]), "ProfilerStep#") >= 0) k = kCodeHostStep;
-        break;
-      case kDevice: k = kCodeDevice; break;
-      case kComm: {
-        int sub = c.comm_sub;
-        if (sub == 0) sub = (present & kPlaneArgMask) != 0 ? 2 : (present & kCommOpArgMask) != 0 ? 1 : 0;
-        k = sub == 1 ? kCodeCommOp : sub == 2 ? kCodePlane : kCodeUnclassified;
-        break;
-      }
-      case kOverlap: {
-        int kind = c.overlap;
-        if (kind < 0) kind = overlap_kind_of(pool_.view(staged_.name[r]));
-        k = kind < 0 ? static_cast<uint8_t>(kCodeUnclassified) : static_cast<uint8_t>(kCodeOverlap0 + kind);
-        break;
-      }
-      case kDrop: k = procs_[tracks_[staged_.track[r]].proc].named ? kCodeDropUnused : kCodeDropUnnamed; break;
-    }
-    code[r] = k;
-    ++counts[k];
-  }
-
-  model::HostOpTable& host = out_.host_ops;
-  model::StepMarkerTable& steps = out_.steps;
-  model::DeviceTaskTable& dev = out_.device_tasks;
-  model::CommOpTable& ops = out_.comm_ops;
-  model::CommPlaneTaskTable& plane = out_.comm_plane_tasks;
-  model::OverlapTable& ovl = out_.overlap;
-  auto reserve = [](size_t n, auto&... cols) { reserve_huge(n, cols...); };
-  const size_t n_host = counts[kCodeHost] + counts[kCodeHostStep];
-  reserve(n_host, host.name, host.cat, host.is_cann, host.pid, host.tid, host.start_ns, host.dur_ns,
-          host.source_offset);
-  reserve(counts[kCodeHostStep], steps.step, steps.start_ns, steps.end_ns, steps.source_offset);
-  reserve(counts[kCodeDevice], dev.name, dev.task_type, dev.stream_id, dev.task_id, dev.connection_id, dev.start_ns,
-          dev.dur_ns, dev.source_offset);
-  reserve(counts[kCodeCommOp], ops.name, ops.group, ops.data_type, ops.alg_type, ops.count, ops.connection_id,
-          ops.start_ns, ops.dur_ns, ops.source_offset);
-  reserve(counts[kCodePlane], plane.name, plane.plane, plane.task_type, plane.transport, plane.link_type,
-          plane.src_rank, plane.dst_rank, plane.size_bytes, plane.bandwidth_gbps, plane.start_ns, plane.dur_ns,
-          plane.source_offset);
-  const size_t n_ovl = counts[kCodeOverlap0] + counts[kCodeOverlap0 + 1] + counts[kCodeOverlap0 + 2] +
-                       counts[kCodeOverlap0 + 3];
-  reserve(n_ovl, ovl.kind, ovl.start_ns, ovl.dur_ns, ovl.source_offset);
-
-  // Pass 2: append.
-  uint64_t unused = 0, unclassified = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    const TrackState& t = tracks_[staged_.track[r]];
-    const TrackClass& c = cls[staged_.track[r]];
-    const uint32_t ar = staged_.args_row[r];
-    const uint32_t present = ar == kNoArgs ? 0 : args_.present[ar];
-    const int64_t start = staged_.start[r];
-    const int64_t dur = staged_.dur[r];
-    const uint64_t off = staged_.offset[r];
-    const uint8_t k = code[r];
-    switch (k) {
-      case kCodeHost:
-      case kCodeHostStep:
-        host.name.push_back(staged_.name[r]);
-        host.cat.push_back(staged_.cat[r]);
-        host.is_cann.push_back(c.is_cann);
-        host.pid.push_back(t.pid);
-        host.tid.push_back(t.tid);
-        host.start_ns.push_back(start);
-        host.dur_ns.push_back(dur);
-        host.source_offset.push_back(off);
-        if (k == kCodeHostStep) {
-          steps.step.push_back(suffix_int(pool_.view(staged_.name[r]), "ProfilerStep#"));
-          steps.start_ns.push_back(start);
-          steps.end_ns.push_back(start + dur);
-          steps.source_offset.push_back(off);
-        }
-        break;
-      case kCodeDevice: {
-        int64_t stream = c.stream;
-        if (stream < 0) stream = (present & kArgStreamId) != 0 ? args_.stream_id[ar] : t.tid;
-        dev.name.push_back(staged_.name[r]);
-        dev.task_type.push_back(ar == kNoArgs ? 0 : args_.task_type[ar]);
-        dev.stream_id.push_back(static_cast<int32_t>(stream));
-        dev.task_id.push_back(ar == kNoArgs ? -1 : args_.task_id[ar]);
-        dev.connection_id.push_back(ar == kNoArgs ? -1 : args_.connection_id[ar]);
-        dev.start_ns.push_back(start);
-        dev.dur_ns.push_back(dur);
-        dev.source_offset.push_back(off);
-        break;
-      }
-      case kCodeCommOp:
-        ops.name.push_back(staged_.name[r]);
-        ops.group.push_back(t.named ? t.name : 0);
-        ops.data_type.push_back(ar == kNoArgs ? 0 : args_.data_type[ar]);
-        ops.alg_type.push_back(ar == kNoArgs ? 0 : args_.alg_type[ar]);
-        ops.count.push_back(ar == kNoArgs ? -1 : args_.count[ar]);
-        ops.connection_id.push_back(ar == kNoArgs ? -1 : args_.connection_id[ar]);
-        ops.start_ns.push_back(start);
-        ops.dur_ns.push_back(dur);
-        ops.source_offset.push_back(off);
-        break;
-      case kCodePlane:
-        plane.name.push_back(staged_.name[r]);
-        plane.plane.push_back(static_cast<int32_t>(c.plane));
-        plane.task_type.push_back(ar == kNoArgs ? 0 : args_.plane_task_type[ar]);
-        plane.transport.push_back(ar == kNoArgs ? 0 : args_.transport[ar]);
-        plane.link_type.push_back(ar == kNoArgs ? 0 : args_.link_type[ar]);
-        plane.src_rank.push_back(ar == kNoArgs ? -1 : args_.src_rank[ar]);
-        plane.dst_rank.push_back(ar == kNoArgs ? -1 : args_.dst_rank[ar]);
-        plane.size_bytes.push_back(ar == kNoArgs ? -1 : args_.size_bytes[ar]);
-        plane.bandwidth_gbps.push_back(ar == kNoArgs ? std::numeric_limits<double>::quiet_NaN() : args_.bandwidth[ar]);
-        plane.start_ns.push_back(start);
-        plane.dur_ns.push_back(dur);
-        plane.source_offset.push_back(off);
-        break;
-      case kCodeUnclassified: {
-        std::string what = c.dest == kComm ? "communication event on thread '" + std::string(pool_.view(t.name)) +
-                                                 "' is neither a Group ... Communication op nor a Plane task"
-                                           : "Overlap Analysis event '" + std::string(pool_.view(staged_.name[r])) +
-                                                 "' on a thread that is not Computing/Communication/Free";
-        if (unclassified++ < Stats::kMaxSamples) stats_.note(Stat::tv_unclassified_event, where(off, what));
-        else stats_.inc(Stat::tv_unclassified_event);
-        break;
-      }
-      case kCodeDropUnused: {
-        const ProcState& p = procs_[t.proc];
-        if (unused++ < Stats::kMaxSamples)
-          stats_.note(Stat::tv_unused_process_event,
-                      where(off, "X event on process '" + std::string(pool_.view(p.name)) + "' (not analysed)"));
-        else
-          stats_.inc(Stat::tv_unused_process_event);
-        break;
-      }
-      case kCodeDropUnnamed: break;  // reported once per process as tv_unnamed_process
-      default:
-        ovl.kind.push_back(static_cast<uint8_t>(k - kCodeOverlap0));
-        ovl.start_ns.push_back(start);
-        ovl.dur_ns.push_back(dur);
-        ovl.source_offset.push_back(off);
-        break;
-    }
-  }
+  for (size_t r = 0; r < staged_.start.size(); ++r)
+    place(XRow{staged_.track[r], staged_.name[r], staged_.cat[r], staged_.start[r], staged_.dur[r],
+               staged_.offset[r], staged_.args_row[r] == kNoArgs ? nullptr : &args_[staged_.args_row[r]],
+               staged_.args_row[r]},
+          false);
   staged_ = Staging{};
-  args_ = ArgStaging{};
+}
+
+// Thread names that arrived after their events: device streams and overlap kinds.
+void TraceBuilder::fix_up() {
+  model::DeviceTaskTable& d = out_.device_tasks;
+  for (size_t i = 0; i < d.size(); ++i) {
+    const TrackState& t = tracks_[dev_track_[i]];
+    if (t.stream >= 0) d.stream_id[i] = t.stream;
+    else if (d.stream_id[i] < 0)
+      d.stream_id[i] = t.tid >= INT32_MIN && t.tid <= INT32_MAX ? static_cast<int32_t>(t.tid) : -1;
+  }
+  model::OverlapTable& o = out_.overlap;
+  for (size_t i = 0; i < o.size(); ++i) {
+    const TrackState& t = tracks_[ovl_track_[i]];
+    if (t.named && t.overlap >= 0) o.kind[i] = static_cast<uint8_t>(t.overlap);
+  }
+  dev_track_ = {};
+  ovl_track_ = {};
+  args_ = {};
+}
+
+void TraceBuilder::derive_steps() {
+  const model::HostOpTable& h = out_.host_ops;
+  model::StepMarkerTable& s = out_.steps;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (h.is_cann[i] != 0) continue;
+    const std::string_view name = pool_.view(h.name[i]);
+    if (name.size() <= 13 || name[0] != 'P' || name.substr(0, 13) != "ProfilerStep#") continue;
+    const int64_t step = suffix_int(name, "ProfilerStep#");
+    if (step < 0) continue;
+    s.step.push_back(step);
+    s.start_ns.push_back(h.start_ns[i]);
+    s.end_ns.push_back(h.start_ns[i] + h.dur_ns[i]);
+    s.source_offset.push_back(h.source_offset[i]);
+  }
 }
 
 void TraceBuilder::sort_tables() {
@@ -518,7 +586,10 @@ void TraceBuilder::sort_tables() {
 }
 
 void TraceBuilder::finish() {
+  settle_tentative_host();
   partition();
+  fix_up();
+  derive_steps();
   sort_tables();
   out_.processes.reserve(procs_.size());
   for (const ProcState& p : procs_) {

@@ -1,10 +1,17 @@
+// trace_view.json import: a byte scanner (object_scanner) finds each top-level event object, events are
+// parsed with simdjson On-Demand (a run of events at a time, copied into one padded buffer as a JSON
+// array), and TraceBuilder places them into the tables. The file is never one simdjson document, so there
+// is no 4 GiB limit and damage between events costs only the damaged bytes.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/numbers.hpp"
@@ -21,9 +28,6 @@ namespace {
 using namespace tv;  // NOLINT(google-build-using-namespace): private implementation namespace
 namespace od = simdjson::ondemand;
 using simdjson::error_code;
-
-// Wrong JSON *types* make a field unusable but the event is still valid JSON.
-inline bool is_type_error(error_code e) { return e == simdjson::INCORRECT_TYPE; }
 
 std::optional<int64_t> integral_from_text(std::string_view s) {
   s = trim(s);
@@ -46,7 +50,9 @@ class Importer {
         out_(out),
         stats_(stats),
         opts_(opts),
-        builder_(std::move(file), pool, out, stats) {}
+        builder_(std::move(file), pool, out, stats) {
+    builder_.set_args_reader(&Importer::reread_args, this);
+  }
 
   Status run();
 
@@ -54,16 +60,38 @@ class Importer {
   enum class Next { kGap, kObject, kStop };
   struct Step {
     Next next;
-    size_t pos;
+    size_t pos;  // kGap: first byte after the object; kObject: start of a resynchronised object
+  };
+  // What lies between two events (computed without side effects, reported by the caller).
+  struct Gap {
+    bool end = false;        // no further object: the events array ended (or the file did)
+    size_t obj = 0;          // start of the next object when !end
+    bool damage = false;     // bytes that are not ", " / whitespace (or a missing comma)
+    size_t damage_off = 0;
+    size_t damage_len = 0;
+    const char* reason = "";
+    bool truncated = false;  // the file ended before the closing ']'
+  };
+  // An event copied into the batch buffer.
+  struct Pending {
+    uint64_t file_off;
+    uint32_t buf_off;
+    uint32_t len;
   };
 
   Status find_trace_events(size_t obj_start, size_t* first);
   void scan(size_t pos, bool object_form);
-  bool scan_gap(size_t gap, bool after_object, bool object_form, size_t* obj);
-  Step process_object(size_t begin);
+  Gap read_gap(size_t gap, bool after_object, bool object_form) const;
+  Step take_object(size_t begin);
+  Step process_single(size_t begin, size_t end);
+  size_t flush();
+  error_code parse_batch(size_t* done);
   error_code parse_event(const char* p, size_t len, size_t capacity);
+  error_code parse_fields(od::object& obj);
   error_code parse_args(od::value& v);
-  bool want_args();
+  enum class ArgsAction { kSkip, kRead };
+  ArgsAction args_action();
+  static bool reread_args(void* ctx, uint64_t offset, ArgFields* out);
   void dispatch(uint64_t offset);
   void damaged(size_t offset, size_t length, std::string reason);
   void truncated(size_t offset, std::string_view reason);
@@ -72,6 +100,12 @@ class Importer {
     while (p < data_.size() && is_json_ws(data_[p])) ++p;
     return p;
   }
+
+  // Events up to this size join a batch; a batch is parsed once it holds this many bytes.
+  static constexpr size_t kBatchMaxEvent = size_t{16} << 10;
+  static constexpr size_t kBatchBytes = size_t{64} << 10;
+  // File bytes mapped ahead of the scanner in one madvise call each (far fewer page faults).
+  static constexpr size_t kPopulateAhead = size_t{8} << 20;
 
   std::string_view data_;
   std::string file_;
@@ -82,12 +116,14 @@ class Importer {
   TraceBuilder builder_;
   od::parser parser_;
   EventFields ev_;
-  std::unique_ptr<char[]> buf_;
+  std::unique_ptr<char[]> buf_;  // single-event copies
   size_t buf_cap_ = 0;
+  std::unique_ptr<char[]> batch_;  // '[' ev ',' ev ... ']' + padding
+  size_t batch_size_ = 0;
+  std::vector<Pending> pending_;
   size_t next_release_ = 0;
-  // File bytes mapped ahead of the scanner in one madvise call each (far fewer page faults).
-  static constexpr size_t kPopulateAhead = size_t{8} << 20;
   size_t populated_ = 0;
+  bool force_args_ = false;  // re-reading an event for its args
 };
 
 Status Importer::run() {
@@ -125,7 +161,8 @@ Status Importer::find_trace_events(size_t obj_start, size_t* first) {
     if (data_[pos] == '}')
       return file_error(ErrorCode::kSchema, file_, at(pos),
                         "no traceEvents array (expected [events...] or {\"traceEvents\": [events...]})");
-    if (data_[pos] != '"') return file_error(ErrorCode::kParse, file_, at(pos), "expected a key in the top-level object");
+    if (data_[pos] != '"')
+      return file_error(ErrorCode::kParse, file_, at(pos), "expected a key in the top-level object");
     const size_t key_end = skip_string(data_, pos);
     if (key_end == kNpos) return file_error(ErrorCode::kParse, file_, at(pos), "unterminated key");
     const std::string_view key = data_.substr(pos + 1, key_end - pos - 2);
@@ -142,7 +179,8 @@ Status Importer::find_trace_events(size_t obj_start, size_t* first) {
     }
     const size_t value_end = skip_value(data_, pos);
     if (value_end == kNpos)
-      return file_error(ErrorCode::kParse, file_, at(pos), "file ends inside the value of key '" + std::string(key) + "'");
+      return file_error(ErrorCode::kParse, file_, at(pos),
+                        "file ends inside the value of key '" + std::string(key) + "'");
     pos = skip_ws(value_end);
     if (pos < data_.size() && data_[pos] == ',') {
       ++pos;
@@ -167,19 +205,32 @@ void Importer::truncated(size_t offset, std::string_view reason) {
 void Importer::scan(size_t pos, bool object_form) {
   size_t gap = pos;
   bool after_object = false;
+  size_t obj = kNpos;  // set when the next object start is known (after a resynchronisation)
   for (;;) {
-    size_t obj = 0;
-    if (!scan_gap(gap, after_object, object_form, &obj)) return;
-    for (;;) {
-      const Step s = process_object(obj);
-      if (s.next == Next::kStop) return;
-      if (s.next == Next::kObject) {  // resynchronised inside a damaged event
-        obj = s.pos;
-        continue;
+    if (obj == kNpos) {
+      const Gap g = read_gap(gap, after_object, object_form);
+      if (g.damage || g.truncated || g.end) {
+        // Batched events come first: parse them before reporting, so reports stay in file order, and
+        // drop this gap if the batch had to resynchronise inside one of its events.
+        const size_t r = flush();
+        if (r != kNpos) {
+          obj = r;
+          continue;
+        }
+        if (g.damage) damaged(g.damage_off, g.damage_len, g.reason);
+        if (g.truncated) truncated(data_.size(), "file ends before the closing ']' of the events array");
+        if (g.end) return;
       }
-      gap = s.pos;
-      break;
+      obj = g.obj;
     }
+    const Step s = take_object(obj);
+    obj = kNpos;
+    if (s.next == Next::kStop) return;
+    if (s.next == Next::kObject) {  // resynchronised inside a damaged event
+      obj = s.pos;
+      continue;
+    }
+    gap = s.pos;
     after_object = true;
     if (mapped_ != nullptr && gap > next_release_) {
       mapped_->release_before(gap);
@@ -193,21 +244,30 @@ void Importer::scan(size_t pos, bool object_form) {
   }
 }
 
-// Reads the bytes after an object (or after '['): normally ", " then '{'. Returns false at the end.
-bool Importer::scan_gap(size_t gap, bool after_object, bool object_form, size_t* obj) {
+// Reads the bytes after an object (or after '['): normally ", " then '{'.
+Importer::Gap Importer::read_gap(size_t gap, bool after_object, bool object_form) const {
   const size_t n = data_.size();
   const char* d = data_.data();
+  Gap g;
   if (after_object && gap + 2 < n && d[gap] == ',' && d[gap + 1] == ' ' && d[gap + 2] == '{') {
-    *obj = gap + 2;
-    return true;
+    g.obj = gap + 2;
+    return g;
   }
+  auto damage = [&](size_t len, const char* reason) {
+    g.damage = true;
+    g.damage_off = gap;
+    g.damage_len = len;
+    g.reason = reason;
+  };
+  static constexpr const char* kInvalid = "invalid bytes between events";
   size_t p = gap;
   bool comma = false, junk = false;
   for (;;) {
     if (p >= n) {
-      if (junk) damaged(gap, n - gap, "invalid bytes between events");
-      truncated(n, "file ends before the closing ']' of the events array");
-      return false;
+      g.end = true;
+      g.truncated = true;
+      if (junk) damage(n - gap, kInvalid);
+      return g;
     }
     const char c = d[p];
     if (is_json_ws(c)) {
@@ -223,42 +283,111 @@ bool Importer::scan_gap(size_t gap, bool after_object, bool object_form, size_t*
     if (c == '{') break;
     if (c == ']') {
       if (comma) junk = true;  // trailing comma
-      if (object_form) {
-        if (junk) damaged(gap, p - gap, "invalid bytes between events");
-        return false;
-      }
       const size_t rest = skip_ws(p + 1);
-      if (rest >= n) {
-        if (junk) damaged(gap, p - gap, "invalid bytes between events");
-        return false;
+      if (object_form || rest >= n) {
+        g.end = true;
+        if (junk) damage(p - gap, kInvalid);
+        return g;
       }
       const void* hit = std::memchr(d + rest, '{', n - rest);
       if (hit == nullptr) {
-        damaged(gap, n - gap, "bytes after the closing ']' of the events array");
-        return false;
+        g.end = true;
+        damage(n - gap, "bytes after the closing ']' of the events array");
+        return g;
       }
-      const size_t brace = static_cast<size_t>(static_cast<const char*>(hit) - d);
-      damaged(gap, brace - gap, "events array closed and another one opened (torch_npu concatenation defect)");
-      *obj = brace;
-      return true;
+      g.obj = static_cast<size_t>(static_cast<const char*>(hit) - d);
+      damage(g.obj - gap, "events array closed and another one opened (torch_npu concatenation defect)");
+      return g;
     }
     // Garbage: skip to the next '{' or ']' whichever comes first.
     junk = true;
-    size_t q = p;
-    while (q < n && d[q] != '{' && d[q] != ']') ++q;
-    p = q;
+    while (p < n && d[p] != '{' && d[p] != ']') ++p;
   }
-  if (junk) damaged(gap, p - gap, "invalid bytes between events");
-  else if (after_object && !comma) damaged(gap, 0, "missing ',' between events (concatenated objects)");
-  *obj = p;
-  return true;
+  g.obj = p;
+  if (junk) damage(p - gap, kInvalid);
+  else if (after_object && !comma) damage(0, "missing ',' between events (concatenated objects)");
+  return g;
 }
 
-Importer::Step Importer::process_object(size_t begin) {
-  const size_t n = data_.size();
+Importer::Step Importer::take_object(size_t begin) {
   const size_t end = find_object_end(data_, begin);
+  const size_t len = end == kNpos ? 0 : end - begin + 1;
+  if (end != kNpos && opts_.parse_mode == TraceViewParseMode::kBatched && len <= kBatchMaxEvent &&
+      len <= opts_.max_event_bytes) {
+    if (batch_ == nullptr) {
+      batch_ = std::make_unique<char[]>(kBatchBytes + kBatchMaxEvent + 2 + simdjson::SIMDJSON_PADDING);
+      pending_.reserve(kBatchBytes / 64);
+    }
+    batch_[batch_size_++] = pending_.empty() ? '[' : ',';
+    std::memcpy(batch_.get() + batch_size_, data_.data() + begin, len);
+    pending_.push_back(Pending{begin, static_cast<uint32_t>(batch_size_), static_cast<uint32_t>(len)});
+    batch_size_ += len;
+    if (batch_size_ >= kBatchBytes) {
+      const size_t r = flush();
+      if (r != kNpos) return {Next::kObject, r};
+    }
+    return {Next::kGap, end + 1};
+  }
+  // Truncated, oversized or unbatched: earlier batched events first, then this one alone.
+  const size_t r = flush();
+  if (r != kNpos) return {Next::kObject, r};
+  return process_single(begin, end);
+}
+
+// Parses the pending batch and dispatches its events. When the batch document fails, the events from the
+// failing one on are parsed one by one, which reports each error at its own offset; if that resynchronises
+// inside an event, the rest of the batch is dropped and the scan restarts at the returned offset.
+size_t Importer::flush() {
+  if (pending_.empty()) return kNpos;
+  size_t done = 0;
+  const error_code err = parse_batch(&done);
+  size_t restart = kNpos;
+  if (err != simdjson::SUCCESS) {
+    for (size_t i = done; i < pending_.size(); ++i) {
+      const Pending& ev = pending_[i];
+      const Step s = process_single(ev.file_off, ev.file_off + ev.len - 1);
+      if (s.next == Next::kObject) {
+        restart = s.pos;
+        break;
+      }
+    }
+  }
+  pending_.clear();
+  batch_size_ = 0;
+  return restart;
+}
+
+error_code Importer::parse_batch(size_t* done) {
+  batch_[batch_size_] = ']';
+  std::memset(batch_.get() + batch_size_ + 1, ' ', simdjson::SIMDJSON_PADDING);
+  const size_t size = batch_size_ + 1;
+  od::document doc;
+  error_code err = parser_.iterate(simdjson::padded_string_view(batch_.get(), size, size + simdjson::SIMDJSON_PADDING))
+                       .get(doc);
+  if (err) return err;
+  od::array arr;
+  if ((err = doc.get_array().get(arr))) return err;
+  size_t i = 0;
+  for (auto element : arr) {
+    od::value v;
+    if ((err = std::move(element).get(v))) return err;
+    // Each element must start where its event was copied, or the batch lost alignment (malformed event).
+    const char* at = nullptr;
+    if ((err = v.current_location().get(at))) return err;
+    if (i >= pending_.size() || at != batch_.get() + pending_[i].buf_off) return simdjson::TAPE_ERROR;
+    od::object obj;
+    if ((err = v.get_object().get(obj))) return err;
+    ev_.reset();
+    if ((err = parse_fields(obj))) return err;
+    dispatch(pending_[i].file_off);
+    *done = ++i;
+  }
+  return i == pending_.size() ? simdjson::SUCCESS : simdjson::TAPE_ERROR;
+}
+
+Importer::Step Importer::process_single(size_t begin, size_t end) {
   if (end == kNpos) {
-    const size_t r = find_resync_point(data_, begin, n);
+    const size_t r = find_resync_point(data_, begin, data_.size());
     if (r != kNpos) {
       damaged(begin, r - begin, "event never closes; resynchronised at byte " + std::to_string(r));
       return {Next::kObject, r};
@@ -269,22 +398,21 @@ Importer::Step Importer::process_object(size_t begin) {
   const size_t len = end - begin + 1;
   if (len > opts_.max_event_bytes) {
     ++out_.events_total;
-    stats_.note(Stat::tv_event_too_large, where(begin, "event of " + std::to_string(len) + " bytes exceeds the bound of " +
-                                                           std::to_string(opts_.max_event_bytes) + " bytes"));
+    stats_.note(Stat::tv_event_too_large,
+                where(begin, "event of " + std::to_string(len) + " bytes exceeds the bound of " +
+                                 std::to_string(opts_.max_event_bytes) + " bytes"));
     return {Next::kGap, end + 1};
   }
-  const char* p = data_.data() + begin;
-  size_t cap = len + simdjson::SIMDJSON_PADDING;
-  if (!opts_.parse_in_place || end + 1 + simdjson::SIMDJSON_PADDING > n) {
-    if (buf_cap_ < cap) {
-      buf_cap_ = std::max(cap, buf_cap_ * 2);
-      buf_ = std::make_unique<char[]>(buf_cap_);
-    }
-    std::memcpy(buf_.get(), p, len);
-    std::memset(buf_.get() + len, ' ', simdjson::SIMDJSON_PADDING);
-    p = buf_.get();
+  // Always a space-padded copy: On-Demand may read the byte after the document when it skips a malformed
+  // value, and the next event's '}' or ',' there would hide the error.
+  const size_t cap = len + simdjson::SIMDJSON_PADDING;
+  if (buf_cap_ < cap) {
+    buf_cap_ = std::max(cap, buf_cap_ * 2);
+    buf_ = std::make_unique<char[]>(buf_cap_);
   }
-  const error_code err = parse_event(p, len, cap);
+  std::memcpy(buf_.get(), data_.data() + begin, len);
+  std::memset(buf_.get() + len, ' ', simdjson::SIMDJSON_PADDING);
+  const error_code err = parse_event(buf_.get(), len, cap);
   if (len > (size_t{8} << 20)) parser_ = od::parser{};  // drop buffers sized for a huge event
   if (err != simdjson::SUCCESS) {
     const size_t r = find_resync_point(data_, begin, end + 1);
@@ -320,11 +448,11 @@ void Importer::dispatch(uint64_t offset) {
     case 'f': builder_.add_flow(ev, offset, static_cast<uint8_t>(ph)); return;
     case 'C':
       ++out_.counter_events;
-      builder_.add_other(ev);
+      builder_.add_other(ev, offset);
       return;
     default:
       stats_.note(Stat::tv_unknown_ph, where(offset, "ph \"" + std::string(ev.ph.substr(0, 16)) + "\""));
-      builder_.add_other(ev);
+      builder_.add_other(ev, offset);
       return;
   }
 }
@@ -444,7 +572,8 @@ inline error_code read_int(od::value& v, int64_t* out, uint32_t* has, uint32_t h
 }
 
 // Reads a µs time (decimal string or JSON number, from its text: never through double) into exact ns.
-inline error_code read_time(od::value& v, int64_t* out, uint32_t* has, uint32_t has_bit, uint32_t* bad, uint32_t bad_bit) {
+inline error_code read_time(od::value& v, int64_t* out, uint32_t* has, uint32_t has_bit, uint32_t* bad,
+                            uint32_t bad_bit) {
   Tok kind;
   std::string_view text;
   if (const error_code err = scalar_text(v, &kind, &text)) return err;
@@ -508,23 +637,51 @@ bool is_metadata_name(std::string_view n) {
 }
 
 // Whether the args object must be read: metadata always; X args only for processes whose tables use
-// them (or whose kind is not known yet because process_name comes later).
-bool Importer::want_args() {
+// them or whose kind is not known yet. torch_npu events (they carry "cat", written before "args") of a
+// pid not named yet are taken as the Python process: their args are re-read by reread_args() only if
+// the guess turns out wrong.
+Importer::ArgsAction Importer::args_action() {
   const EventFields& ev = ev_;
+  if (force_args_) return ArgsAction::kRead;
   if ((ev.has & kHasPh) != 0) {
-    if (ev.ph == "M") return true;
-    if (ev.ph != "X") return false;
+    if (ev.ph == "M") return ArgsAction::kRead;
+    if (ev.ph != "X") return ArgsAction::kSkip;
   } else if ((ev.has & kHasName) != 0 && is_metadata_name(ev.name)) {
-    return true;
+    return ArgsAction::kRead;
   }
-  if ((ev.has & kHasPid) == 0 || (ev.bad & kBadPid) != 0) return true;
-  switch (builder_.known_kind(ev.pid)) {
+  if ((ev.has & kHasPid) == 0 || (ev.bad & kBadPid) != 0) return ArgsAction::kRead;
+  bool named = false;
+  switch (builder_.known_kind(ev.pid, &named)) {
     case model::ProcessKind::kPython:
     case model::ProcessKind::kCann:
     case model::ProcessKind::kOverlapAnalysis:
-    case model::ProcessKind::kCounter: return false;
-    default: return true;
+    case model::ProcessKind::kCounter: return ArgsAction::kSkip;
+    case model::ProcessKind::kUnknown:
+      if (named) return ArgsAction::kSkip;  // a process the analysis does not use
+      return (ev.has & kHasCat) != 0 && !ev.cat.empty() ? ArgsAction::kSkip : ArgsAction::kRead;
+    default: return ArgsAction::kRead;
   }
+}
+
+bool Importer::reread_args(void* ctx, uint64_t offset, ArgFields* out) {
+  auto* self = static_cast<Importer*>(ctx);
+  const std::string_view data = self->data_;
+  if (offset >= data.size() || data[offset] != '{') return false;
+  const size_t end = find_object_end(data, offset);
+  if (end == kNpos) return false;
+  const size_t len = end - offset + 1;
+  if (self->buf_cap_ < len + simdjson::SIMDJSON_PADDING) {
+    self->buf_cap_ = len + simdjson::SIMDJSON_PADDING;
+    self->buf_ = std::make_unique<char[]>(self->buf_cap_);
+  }
+  std::memcpy(self->buf_.get(), data.data() + offset, len);
+  std::memset(self->buf_.get() + len, ' ', simdjson::SIMDJSON_PADDING);
+  self->force_args_ = true;
+  const error_code err = self->parse_event(self->buf_.get(), len, len + simdjson::SIMDJSON_PADDING);
+  self->force_args_ = false;
+  if (err != simdjson::SUCCESS) return false;
+  *out = self->ev_.args;
+  return true;
 }
 
 error_code Importer::parse_args(od::value& v) {
@@ -591,13 +748,18 @@ error_code Importer::parse_args(od::value& v) {
 }
 
 error_code Importer::parse_event(const char* p, size_t len, size_t capacity) {
-  EventFields& ev = ev_;
-  ev.reset();
+  ev_.reset();
   od::document doc;
   error_code err = parser_.iterate(simdjson::padded_string_view(p, len, capacity)).get(doc);
   if (err) return err;
   od::object obj;
   if ((err = doc.get_object().get(obj))) return err;
+  return parse_fields(obj);
+}
+
+error_code Importer::parse_fields(od::object& obj) {
+  EventFields& ev = ev_;
+  error_code err = simdjson::SUCCESS;
   for (auto field : obj) {
     od::raw_json_string k;
     if ((err = field.key().get(k))) return err;
@@ -653,7 +815,7 @@ error_code Importer::parse_event(const char* p, size_t len, size_t capacity) {
         }
         break;
       case 'a':
-        if (key_is(k, "args") && want_args()) err = parse_args(v);
+        if (key_is(k, "args") && args_action() == ArgsAction::kRead) err = parse_args(v);
         break;
       default: break;
     }

@@ -68,7 +68,7 @@ TEST(H5Interop, H5dumpReadsHeadersAndData) {
 }
 
 TEST(H5Interop, H5pyReadsTablesWhenInstalled) {
-  if (std::system("python3 -c 'import h5py' > /dev/null 2>&1") != 0) GTEST_SKIP() << "h5py not installed";
+  if (std::system("/usr/bin/python3 -c 'import h5py' > /dev/null 2>&1") != 0) GTEST_SKIP() << "h5py not installed";
   ScratchDir dir("store");
   const fs::path file = dir / "sample.h5";
   write_sample(file);
@@ -82,7 +82,7 @@ TEST(H5Interop, H5pyReadsTablesWhenInstalled) {
                                "assert list(f['/kernels'].attrs['columns']) == ['start_ns', 'dur_us', 'name']\n"
                                "assert int(f['/kernels/start_ns'][0]) == 1736408883704643212\n"
                                "assert int(f.attrs['complete']) == 1 and f.attrs['stage'] == 'normalize'\n");
-  const std::string cmd = "python3 '" + script.string() + "' '" + file.string() + "'";
+  const std::string cmd = "/usr/bin/python3 '" + script.string() + "' '" + file.string() + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 

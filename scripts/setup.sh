@@ -12,7 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin                              # MPI
   libboost-mpi-dev libboost-serialization-dev libboost-program-options-dev
   libsimdjson-dev                                         # trace_view.json / communication.json
-  libhdf5-dev hdf5-tools                                  # per-rank intermediates; h5dump for tests
+  libhdf5-dev hdf5-tools python3-h5py                     # per-rank intermediates; h5dump and h5py for interop tests
   libxlsxwriter-dev zlib1g-dev                            # report.xlsx
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
 )

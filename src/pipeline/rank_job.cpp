@@ -3,13 +3,16 @@
 #include <chrono>
 #include <exception>
 #include <filesystem>
+#include <optional>
 
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
 #include "ascprof/importers/step_trace_time.hpp"
 #include "ascprof/importers/trace_view.hpp"
-#include "rank_data.hpp"
+#include "ascprof/store/fingerprint.hpp"
+#include "ascprof/store/stats_table.hpp"
+#include "rank_store.hpp"
 
 namespace ascprof::pipeline {
 
@@ -17,57 +20,177 @@ namespace fs = std::filesystem;
 
 namespace {
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using Clock = std::chrono::steady_clock;
 
-void fail(RankOutcome& out, const Status& s) {
-  out.ok = false;
-  out.error_class = error_code_name(s.code());
-  out.error = s.message();
-}
+// Accumulates wall time into one of the outcome's timers.
+class Timer {
+ public:
+  explicit Timer(double* sink) : sink_(sink), t0_(Clock::now()) {}
+  ~Timer() { *sink_ += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
 
-// Reads every file of the rank. Optional files that are absent are simply skipped; a present
-// file that cannot be read at all fails the rank (other ranks go on).
-Status ingest(const RankTask& task, RankData& d) {
-  auto add_source = [&d](const std::string& kind, const std::string& path) -> Status {
+ private:
+  double* sink_;
+  Clock::time_point t0_;
+};
+
+// One rank, read and written section by section: each file's tables are written to the rank's
+// HDF5 file as soon as they are read and then freed, so peak memory is the largest section.
+class RankJob {
+ public:
+  RankJob(const RankTask& task, const knowledge::Knowledge& kb, const RankJobOptions& opts, RankOutcome& out)
+      : task_(task), kb_(kb), opts_(opts), out_(out) {}
+
+  Status run() {
+    if (task_.kernel_details.empty())
+      return file_error(ErrorCode::kSchema, task_.rank_path, "", "no kernel_details.csv in this rank folder");
+    if (opts_.write_h5) {
+      out_.h5_file = "ranks/" + task_.rank_id + ".h5";
+      store::WriterOptions wo;
+      wo.create_parent_dirs = true;
+      auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
+      if (!created.ok()) return created.status();
+      writer_.emplace(std::move(created).value());
+    }
+    ASCPROF_RETURN_IF_ERROR(kernels());
+    ASCPROF_RETURN_IF_ERROR(capture_info());
+    ASCPROF_RETURN_IF_ERROR(trace());
+    ASCPROF_RETURN_IF_ERROR(communication());
+    ASCPROF_RETURN_IF_ERROR(step_trace());
+    if (!writer_) return {};
+    Timer t(&out_.write_seconds);
+    if (out_.device_id < 0) out_.device_id = task_.device_id;
+    ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
+    ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
+    ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
+    ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
+    return writer_->commit("normalize");
+  }
+
+  void finish_outcome() {
+    for (size_t i = 0; i < fingerprints_.size(); ++i) {
+      const auto& fp = fingerprints_[i];
+      out_.sources.push_back({kinds_[i], fp.path, fp.size, fp.mtime_ns, fp.prefix_hash});
+    }
+    out_.stats_json = stats_.to_json();
+    out_.stat_counts.assign(kStatCount, 0);
+    for (size_t i = 0; i < kStatCount; ++i) out_.stat_counts[i] = stats_.count(static_cast<Stat>(i));
+    out_.data_loss_records = stats_.total(StatSeverity::kDataLoss);
+    out_.warning_records = stats_.total(StatSeverity::kWarning);
+  }
+
+ private:
+  Status source(const char* kind, const std::string& path) {
     auto fp = store::fingerprint_file(path);
     if (!fp.ok()) return fp.status();
-    d.fingerprints.push_back(*fp);
-    d.fingerprint_kinds.push_back(kind);
+    fingerprints_.push_back(*fp);
+    kinds_.emplace_back(kind);
     return {};
-  };
-  if (task.kernel_details.empty())
-    return file_error(ErrorCode::kSchema, task.rank_path, "", "no kernel_details.csv in this rank folder");
-  ASCPROF_RETURN_IF_ERROR(add_source("kernel_details_csv", task.kernel_details));
-  ASCPROF_RETURN_IF_ERROR(importers::import_kernel_details(task.kernel_details, d.pool, d.kernels, d.stats));
-  if (!task.profiler_info.empty()) {
-    ASCPROF_RETURN_IF_ERROR(add_source("profiler_info_json", task.profiler_info));
-    auto info = importers::read_profiler_info(task.profiler_info, d.stats);
-    if (!info.ok()) return info.status();
-    d.info = std::move(info).value();
   }
-  if (!task.profiler_metadata.empty()) {
-    ASCPROF_RETURN_IF_ERROR(add_source("profiler_metadata_json", task.profiler_metadata));
-    auto meta = importers::read_profiler_metadata(task.profiler_metadata, d.stats);
-    if (!meta.ok()) return meta.status();
-    d.meta = std::move(meta).value();
+
+  Status kernels() {
+    ASCPROF_RETURN_IF_ERROR(source("kernel_details_csv", task_.kernel_details));
+    model::KernelTable k;
+    {
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_kernel_details(task_.kernel_details, pool_, k, stats_));
+    }
+    std::optional<analysis::NormalizedKernels> norm;
+    {
+      Timer t(&out_.normalize_seconds);
+      norm.emplace(analysis::normalize_kernels(k, pool_, kb_, stats_));
+    }
+    out_.kernel_rows = k.size();
+    out_.pipeline_event_count = norm->pipeline_event_count;
+    out_.start_ns = norm->start_ns;
+    out_.end_ns = norm->end_ns;
+    out_.header_era = k.header.era;
+    if (!k.device_id.empty() && k.device_id[0] >= 0) out_.device_id = k.device_id[0];
+    if (!writer_) return {};
+    Timer t(&out_.write_seconds);
+    return write_kernel_tables(*writer_, k, *norm, kb_);
   }
-  if (!task.trace_view.empty()) {
-    ASCPROF_RETURN_IF_ERROR(add_source("trace_view_json", task.trace_view));
-    ASCPROF_RETURN_IF_ERROR(importers::import_trace_view(task.trace_view, d.pool, d.trace, d.stats));
+
+  Status capture_info() {
+    Timer t(&out_.ingest_seconds);
+    if (!task_.profiler_info.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("profiler_info_json", task_.profiler_info));
+      auto info = importers::read_profiler_info(task_.profiler_info, stats_);
+      if (!info.ok()) return info.status();
+      out_.profiler_level = info->profiler_level;
+    }
+    if (!task_.profiler_metadata.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("profiler_metadata_json", task_.profiler_metadata));
+      auto meta = importers::read_profiler_metadata(task_.profiler_metadata, stats_);
+      if (!meta.ok()) return meta.status();
+      meta_ = std::move(meta).value();
+    }
+    out_.parallel_groups = meta_.groups.size();
+    return {};
   }
-  if (!task.communication.empty()) {
-    ASCPROF_RETURN_IF_ERROR(add_source("communication_json", task.communication));
-    ASCPROF_RETURN_IF_ERROR(importers::import_communication(task.communication, d.pool, d.comm, d.stats));
-    d.comm_group = importers::link_groups(d.comm, d.meta, d.stats, task.communication);
+
+  Status trace() {
+    if (task_.trace_view.empty()) return {};
+    ASCPROF_RETURN_IF_ERROR(source("trace_view_json", task_.trace_view));
+    model::TraceTables tr;
+    {
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_trace_view(task_.trace_view, pool_, tr, stats_));
+    }
+    out_.trace_events = tr.events_total;
+    out_.host_ops = tr.host_ops.size();
+    out_.device_tasks = tr.device_tasks.size();
+    out_.comm_ops = tr.comm_ops.size();
+    out_.comm_plane_tasks = tr.comm_plane_tasks.size();
+    out_.overlap_intervals = tr.overlap.size();
+    out_.flows = tr.flows.size();
+    out_.profiler_steps = tr.steps.size();
+    out_.damaged_spans = tr.damaged_spans.size();
+    if (!writer_) return {};
+    Timer t(&out_.write_seconds);
+    return write_trace_tables(*writer_, tr);
   }
-  if (!task.step_trace_time.empty()) {
-    ASCPROF_RETURN_IF_ERROR(add_source("step_trace_time_csv", task.step_trace_time));
-    ASCPROF_RETURN_IF_ERROR(importers::import_step_trace_time(task.step_trace_time, d.step_trace, d.stats));
+
+  Status communication() {
+    model::CommStatTable c;
+    std::vector<int32_t> groups;
+    if (!task_.communication.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("communication_json", task_.communication));
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
+      groups = importers::link_groups(c, meta_, stats_, task_.communication);
+    }
+    out_.comm_stat_rows = c.size();
+    if (!writer_) return {};
+    Timer t(&out_.write_seconds);
+    return write_comm_tables(*writer_, c, groups, meta_);
   }
-  return {};
-}
+
+  Status step_trace() {
+    model::StepTraceTable s;
+    if (!task_.step_trace_time.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("step_trace_time_csv", task_.step_trace_time));
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_step_trace_time(task_.step_trace_time, s, stats_));
+    }
+    out_.step_trace_rows = s.size();
+    if (!writer_) return {};
+    Timer t(&out_.write_seconds);
+    return write_step_trace_table(*writer_, s);
+  }
+
+  const RankTask& task_;
+  const knowledge::Knowledge& kb_;
+  const RankJobOptions& opts_;
+  RankOutcome& out_;
+  StringPool pool_;
+  Stats stats_;
+  model::ProfilerMetadata meta_;
+  std::vector<store::Fingerprint> fingerprints_;
+  std::vector<std::string> kinds_;
+  std::optional<store::H5Writer> writer_;  // destroyed without commit on error: no half file
+};
 
 }  // namespace
 
@@ -81,64 +204,21 @@ RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge&
   out.rank_index = task.rank_index;
   out.input_bytes = task.input_bytes;
   out.device_id = task.device_id;
+  Status st;
   try {
-    auto d = std::make_unique<RankData>();
-    auto t0 = std::chrono::steady_clock::now();
-    const Status st = ingest(task, *d);
-    out.ingest_seconds = seconds_since(t0);
-    for (size_t i = 0; i < d->fingerprints.size(); ++i) {
-      const auto& fp = d->fingerprints[i];
-      out.sources.push_back({d->fingerprint_kinds[i], fp.path, fp.size, fp.mtime_ns, fp.prefix_hash});
-    }
-    out.stats_json = d->stats.to_json();
-    if (!st.ok()) {
-      fail(out, st);
-      return out;
-    }
-    t0 = std::chrono::steady_clock::now();
-    const analysis::NormalizedKernels norm = analysis::normalize_kernels(d->kernels, d->pool, kb, d->stats);
-    out.normalize_seconds = seconds_since(t0);
-
-    out.kernel_rows = d->kernels.size();
-    out.pipeline_event_count = norm.pipeline_event_count;
-    out.start_ns = norm.start_ns;
-    out.end_ns = norm.end_ns;
-    out.header_era = d->kernels.header.era;
-    out.trace_events = d->trace.events_total;
-    out.host_ops = d->trace.host_ops.size();
-    out.device_tasks = d->trace.device_tasks.size();
-    out.comm_ops = d->trace.comm_ops.size();
-    out.comm_plane_tasks = d->trace.comm_plane_tasks.size();
-    out.overlap_intervals = d->trace.overlap.size();
-    out.flows = d->trace.flows.size();
-    out.profiler_steps = d->trace.steps.size();
-    out.damaged_spans = d->trace.damaged_spans.size();
-    out.comm_stat_rows = d->comm.size();
-    out.step_trace_rows = d->step_trace.size();
-    out.parallel_groups = d->meta.groups.size();
-    if (d->info) out.profiler_level = d->info->profiler_level;
-    if (out.device_id < 0 && !d->kernels.device_id.empty() && d->kernels.device_id[0] >= 0)
-      out.device_id = d->kernels.device_id[0];
-
-    if (opts.write_h5) {
-      t0 = std::chrono::steady_clock::now();
-      out.h5_file = "ranks/" + task.rank_id + ".h5";
-      const Status ws = write_rank_h5((fs::path(task.root_out) / out.h5_file).string(), task, *d, norm, kb);
-      out.write_seconds = seconds_since(t0);
-      if (!ws.ok()) {
-        out.stats_json = d->stats.to_json();
-        fail(out, ws);
-        return out;
-      }
-    }
-    out.stats_json = d->stats.to_json();
-    out.data_loss_records = d->stats.total(StatSeverity::kDataLoss);
-    out.warning_records = d->stats.total(StatSeverity::kWarning);
-    out.ok = true;
+    RankJob job(task, kb, opts, out);
+    st = job.run();
+    job.finish_outcome();
   } catch (const std::bad_alloc&) {
-    fail(out, Status(ErrorCode::kLimit, task.rank_path + ": out of memory while analysing this rank"));
+    st = Status(ErrorCode::kLimit, task.rank_path + ": out of memory while analysing this rank");
   } catch (const std::exception& e) {
-    fail(out, Status(ErrorCode::kInternal, task.rank_path + ": " + e.what()));
+    st = Status(ErrorCode::kInternal, task.rank_path + ": " + e.what());
+  }
+  out.ok = st.ok();
+  if (!st.ok()) {
+    out.error_class = error_code_name(st.code());
+    out.error = st.message();
+    out.h5_file.clear();
   }
   return out;
 }

@@ -14,7 +14,7 @@
 
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/store/stats_table.hpp"
-#include "rank_data.hpp"
+#include "rank_store.hpp"
 
 namespace ascprof::pipeline {
 
@@ -39,8 +39,41 @@ std::string dataset_name(std::string_view header) {
   return out.empty() ? std::string("unnamed") : out;
 }
 
-Status write_kernels(store::H5Writer& w, const RankData& d, const analysis::NormalizedKernels& n) {
-  const auto& k = d.kernels;
+}  // namespace
+
+static Status write_taxa(store::H5Writer& w, const analysis::NormalizedKernels& n, const knowledge::Knowledge& kb) {
+  const size_t rows = n.taxa.size();
+  std::vector<StrId> name(rows), type(rows), core(rows), key(rows);
+  std::vector<std::string> cats(rows), roles(rows);
+  std::vector<uint8_t> op_type(rows), hccl(rows);
+  for (size_t i = 0; i < rows; ++i) {
+    const auto& e = n.taxa[i];
+    name[i] = e.name;
+    type[i] = e.type;
+    core[i] = e.core;
+    key[i] = e.name_key;
+    cats[i] = join(analysis::category_names(e.categories, kb.vocab), ',');
+    roles[i] = join(analysis::role_names(e.roles, kb.vocab), ',');
+    op_type[i] = e.op_type;
+    hccl[i] = e.hccl_kind;
+  }
+  store::TableWriter t(w, "/taxa", rows);
+  t.id_column("name", name);
+  t.id_column("type", type);
+  t.id_column("accelerator_core", core);
+  t.string_column("op_categories", cats);
+  t.string_column("op_roles", roles);
+  t.column("op_type", op_type);
+  t.column("hccl_op_kind", hccl);
+  t.id_column("name_key", key);
+  ASCPROF_RETURN_IF_ERROR(t.finish());
+  // Enum columns store indices into these vocabularies (also used by /kernels/op_type).
+  ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/taxa", "op_type_values", kb.vocab.op_types()));
+  return w.set_string_array_attr("/taxa", "hccl_op_kind_values", kb.vocab.hccl_kinds());
+}
+
+Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, const analysis::NormalizedKernels& n,
+                           const knowledge::Knowledge& kb) {
   store::TableWriter t(w, "/kernels", k.size());
   t.column("source_line", k.source_line);
   t.column("step_id", k.step_id);
@@ -80,41 +113,11 @@ Status write_kernels(store::H5Writer& w, const RankData& d, const analysis::Norm
     headers.push_back(col.name);
   }
   ASCPROF_RETURN_IF_ERROR(m.finish());
-  return w.set_string_array_attr("/kernel_metrics", "headers", headers);
+  ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/kernel_metrics", "headers", headers));
+  return write_taxa(w, n, kb);
 }
 
-Status write_taxa(store::H5Writer& w, const analysis::NormalizedKernels& n, const knowledge::Knowledge& kb) {
-  const size_t rows = n.taxa.size();
-  std::vector<StrId> name(rows), type(rows), core(rows), key(rows);
-  std::vector<std::string> cats(rows), roles(rows);
-  std::vector<uint8_t> op_type(rows), hccl(rows);
-  for (size_t i = 0; i < rows; ++i) {
-    const auto& e = n.taxa[i];
-    name[i] = e.name;
-    type[i] = e.type;
-    core[i] = e.core;
-    key[i] = e.name_key;
-    cats[i] = join(analysis::category_names(e.categories, kb.vocab), ',');
-    roles[i] = join(analysis::role_names(e.roles, kb.vocab), ',');
-    op_type[i] = e.op_type;
-    hccl[i] = e.hccl_kind;
-  }
-  store::TableWriter t(w, "/taxa", rows);
-  t.id_column("name", name);
-  t.id_column("type", type);
-  t.id_column("accelerator_core", core);
-  t.string_column("op_categories", cats);
-  t.string_column("op_roles", roles);
-  t.column("op_type", op_type);
-  t.column("hccl_op_kind", hccl);
-  t.id_column("name_key", key);
-  ASCPROF_RETURN_IF_ERROR(t.finish());
-  // Enum columns store indices into these vocabularies (also used by /kernels/op_type).
-  ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/taxa", "op_type_values", kb.vocab.op_types()));
-  return w.set_string_array_attr("/taxa", "hccl_op_kind_values", kb.vocab.hccl_kinds());
-}
-
-Status write_trace(store::H5Writer& w, const model::TraceTables& tr) {
+Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   {
     const size_t n = tr.processes.size();
     std::vector<int64_t> pid(n);
@@ -269,15 +272,15 @@ Status write_trace(store::H5Writer& w, const model::TraceTables& tr) {
   return w.set_uint_attr("/trace", "file_bytes", tr.file_bytes);
 }
 
-Status write_comm(store::H5Writer& w, const RankData& d) {
-  const auto& c = d.comm;
+Status write_comm_tables(store::H5Writer& w, const model::CommStatTable& c, const std::vector<int32_t>& comm_group,
+                  const model::ProfilerMetadata& meta) {
   const size_t n = c.size();
   std::vector<std::string> comm_name(n), group_name(n);
   for (size_t i = 0; i < n; ++i) {
-    const int32_t g = i < d.comm_group.size() ? d.comm_group[i] : -1;
+    const int32_t g = i < comm_group.size() ? comm_group[i] : -1;
     if (g >= 0) {
-      comm_name[i] = d.meta.groups[static_cast<size_t>(g)].comm_name;
-      group_name[i] = d.meta.groups[static_cast<size_t>(g)].group_name;
+      comm_name[i] = meta.groups[static_cast<size_t>(g)].comm_name;
+      group_name[i] = meta.groups[static_cast<size_t>(g)].group_name;
     }
   }
   store::TableWriter t(w, "/communication", n);
@@ -307,7 +310,7 @@ Status write_comm(store::H5Writer& w, const RankData& d) {
   }
   ASCPROF_RETURN_IF_ERROR(t.finish());
 
-  const auto& groups = d.meta.groups;
+  const auto& groups = meta.groups;
   std::vector<std::string> cn, gn, ranks;
   std::vector<int64_t> grank;
   std::vector<uint64_t> hash;
@@ -329,7 +332,7 @@ Status write_comm(store::H5Writer& w, const RankData& d) {
   return pg.finish();
 }
 
-Status write_step_trace(store::H5Writer& w, const model::StepTraceTable& s) {
+Status write_step_trace_table(store::H5Writer& w, const model::StepTraceTable& s) {
   store::TableWriter t(w, "/step_trace", s.size());
   t.column("device_id", s.device_id);
   t.column("step", s.step);
@@ -345,33 +348,15 @@ Status write_step_trace(store::H5Writer& w, const model::StepTraceTable& s) {
   return t.finish();
 }
 
-}  // namespace
-
-Status write_rank_h5(const std::string& path, const RankTask& task, const RankData& d,
-                     const analysis::NormalizedKernels& norm, const knowledge::Knowledge& kb) {
-  store::WriterOptions wo;
-  wo.create_parent_dirs = true;
-  auto created = store::H5Writer::create(path, wo);
-  if (!created.ok()) return created.status();
-  store::H5Writer w = std::move(created).value();
+Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t device_id,
+                             const std::string& profiler_level, const std::string& header_era) {
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_id", task.rank_id));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_dir", task.rank_dir));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_path", task.rank_path));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_id_source", task.rank_id_source));
-  int64_t device = task.device_id;
-  if (device < 0 && !d.kernels.device_id.empty() && d.kernels.device_id[0] >= 0) device = d.kernels.device_id[0];
-  ASCPROF_RETURN_IF_ERROR(w.set_int_attr("/", "device_id", device));
-  ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "profiler_level", d.info ? d.info->profiler_level : ""));
-  ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "header_era", d.kernels.header.era));
-  ASCPROF_RETURN_IF_ERROR(w.write_fingerprints("/", d.fingerprints));
-  ASCPROF_RETURN_IF_ERROR(w.write_string_table("/strings", d.pool));
-  ASCPROF_RETURN_IF_ERROR(write_kernels(w, d, norm));
-  ASCPROF_RETURN_IF_ERROR(write_taxa(w, norm, kb));
-  ASCPROF_RETURN_IF_ERROR(write_trace(w, d.trace));
-  ASCPROF_RETURN_IF_ERROR(write_comm(w, d));
-  ASCPROF_RETURN_IF_ERROR(write_step_trace(w, d.step_trace));
-  ASCPROF_RETURN_IF_ERROR(store::write_stats(w, d.stats));
-  return w.commit("normalize");
+  ASCPROF_RETURN_IF_ERROR(w.set_int_attr("/", "device_id", device_id));
+  ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "profiler_level", profiler_level));
+  return w.set_string_attr("/", "header_era", header_era);
 }
 
 }  // namespace ascprof::pipeline

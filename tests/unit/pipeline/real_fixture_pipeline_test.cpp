@@ -2,7 +2,10 @@
 // from profiler_info file names, exact kernel row counts, and per-era facts.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <filesystem>
+#include <ostream>
+#include <string>
 
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
@@ -21,6 +24,8 @@ struct Expect {
   bool has_comm;
   const char* era;
 };
+
+void PrintTo(const Expect& e, std::ostream* os) { *os << e.root; }
 
 class RealFixturePipeline : public ::testing::TestWithParam<Expect> {};
 
@@ -56,7 +61,13 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Expect{"e2-cnn-level0", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, false, "level0-E2"},
                       Expect{"e2-cnn-level1", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
                       Expect{"e2-cnn-level2", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
-                      Expect{"e1-2023-two-rank", {"test_rank_0", "test_rank_1"}, 0, false, true, "E1"}));
+                      Expect{"e1-2023-two-rank", {"test_rank_0", "test_rank_1"}, 0, false, true, "E1"}),
+    [](const ::testing::TestParamInfo<Expect>& info) {
+      std::string name = info.param.root;
+      for (char& c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      return name;
+    });
 
 }  // namespace
 }  // namespace ascprof::pipeline

@@ -117,7 +117,7 @@ struct OverlapTable {
 /// Flow events (ph s/f): link host launches to device tasks.
 struct FlowTable {
   std::vector<StrId> cat;       ///< async_npu, HostToDevice, async_task_queue, fwdbwd, ...
-  std::vector<StrId> name;
+  std::vector<StrId> name;      ///< event name without a trailing copy of its id ("HostToDevice1225" -> "HostToDevice")
   std::vector<int64_t> id;      ///< numeric id; non-numeric string ids are interned and stored as -(StrId+1)
   std::vector<uint8_t> phase;   ///< 's' or 'f'
   std::vector<int64_t> pid;

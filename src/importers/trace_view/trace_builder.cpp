@@ -1,3 +1,4 @@
+#include <charconv>
 #include "trace_builder.hpp"
 
 #include <algorithm>
@@ -453,6 +454,25 @@ void TraceBuilder::note_unclassified(const XRow& row, bool comm) {
   stats_.note(Stat::tv_unclassified_event, where(row.offset, what));
 }
 
+// CANN flow names repeat their id ("HostToDevice1225" with id "1225"). Interned whole they would add
+// one string per flow (millions per rank); without the id suffix they share one entry, and name + id
+// rebuild the original.
+static std::string_view flow_name_without_id(const EventFields& ev) {
+  std::string_view name = ev.name;
+  if (name.empty() || name.back() < '0' || name.back() > '9') return name;
+  char buf[24];
+  std::string_view id_text;
+  if ((ev.has & kIdIsString) != 0) {
+    id_text = ev.id_str;
+  } else {
+    auto r = std::to_chars(buf, buf + sizeof buf, ev.id);
+    id_text = std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+  }
+  if (!id_text.empty() && name.size() > id_text.size() && name.ends_with(id_text))
+    name.remove_suffix(id_text.size());
+  return name;
+}
+
 void TraceBuilder::add_flow(const EventFields& ev, uint64_t offset, uint8_t phase) {
   constexpr uint32_t kRequired = kHasPid | kHasTs | kHasId;
   if ((ev.has & kRequired) != kRequired || (ev.bad & (kBadPid | kBadId)) != 0) {
@@ -467,7 +487,7 @@ void TraceBuilder::add_flow(const EventFields& ev, uint64_t offset, uint8_t phas
   if (p.events++ == 0) p.first_offset = offset;
   model::FlowTable& f = out_.flows;
   f.cat.push_back((ev.has & kHasCat) != 0 ? strings_.intern(ev.cat) : 0);
-  f.name.push_back((ev.has & kHasName) != 0 ? strings_.intern(ev.name) : 0);
+  f.name.push_back((ev.has & kHasName) != 0 ? strings_.intern(flow_name_without_id(ev)) : 0);
   f.id.push_back((ev.has & kIdIsString) != 0 ? -static_cast<int64_t>(strings_.intern(ev.id_str)) - 1 : ev.id);
   f.phase.push_back(phase);
   f.pid.push_back(ev.pid);

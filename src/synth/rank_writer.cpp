@@ -246,35 +246,27 @@ class RankWriter {
     tv_.put('"');
   }
 
-  // torch_npu-style metadata (ph first)
+  // torch_npu writes "ph" first in metadata events, msprof writes it last: both orders occur in real files.
   void meta_torch(const char* what, uint64_t pid, uint64_t tid, const char* key, std::string_view sval, int64_t ival,
                   bool is_string) {
     ev(kM);
     ++c_.metadata_events;
-    tv_.put("{\"ph\": \"M\", \"name\": \"");
-    tv_.put(what);
-    tv_.put("\", \"pid\": ");
-    tv_.u64(pid);
-    tv_.put(", \"tid\": ");
-    tv_.u64(tid);
-    tv_.put(", \"args\": {\"");
-    tv_.put(key);
-    tv_.put("\": ");
-    if (is_string) {
-      tv_.put('"');
-      tv_.put(sval);
-      tv_.put('"');
-    } else {
-      tv_.i64(ival);
-    }
-    tv_.put("}}");
+    tv_.put("{\"ph\": \"M\", ");
+    meta_body(what, pid, tid, key, sval, ival, is_string);
+    tv_.put("}");
   }
-  // msprof-style metadata (ph last)
   void meta(const char* what, uint64_t pid, uint64_t tid, const char* key, std::string_view sval, int64_t ival,
             bool is_string) {
     ev(kM);
     ++c_.metadata_events;
-    tv_.put("{\"name\": \"");
+    tv_.put("{");
+    meta_body(what, pid, tid, key, sval, ival, is_string);
+    tv_.put(", \"ph\": \"M\"}");
+  }
+  // "name": ..., "pid": ..., "tid": ..., "args": {key: value}
+  void meta_body(const char* what, uint64_t pid, uint64_t tid, const char* key, std::string_view sval, int64_t ival,
+                 bool is_string) {
+    tv_.put("\"name\": \"");
     tv_.put(what);
     tv_.put("\", \"pid\": ");
     tv_.u64(pid);
@@ -290,7 +282,7 @@ class RankWriter {
     } else {
       tv_.i64(ival);
     }
-    tv_.put("}, \"ph\": \"M\"}");
+    tv_.put("}");
   }
   void process_meta(uint64_t pid, std::string_view name, std::string_view label, int sort) {
     meta("process_name", pid, 0, "name", name, 0, true);

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "ascprof/common/files.hpp"
+#include "ascprof/common/stats.hpp"
 #include "ascprof/common/status.hpp"
 
 namespace ascprof::importers::detail {
@@ -42,6 +43,22 @@ inline Status iterate_error(simdjson::error_code e, std::string_view label, size
     return file_error(ErrorCode::kParse, label, "byte " + std::to_string(size), reason);
   }
   return file_error(ErrorCode::kParse, label, "byte 0", reason);
+}
+
+/// Reads a small JSON file with `Reader(label, buffer, doc, stats, out).run()`. Counters reach
+/// `stats` only when the whole file was read, so a failed file leaves no half-counted records.
+template <class Reader, class Out>
+Status read_json_file(const std::filesystem::path& path, Stats& stats, Out& out) {
+  auto buf = load_padded(path);
+  if (!buf.ok()) return buf.status();
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto e = parser.iterate(*buf).get(doc)) return iterate_error(e, path.string(), buf->size());
+  Stats local;
+  Reader reader(path.string(), *buf, doc, local, out);
+  ASCPROF_RETURN_IF_ERROR(reader.run());
+  stats.merge(local);
+  return {};
 }
 
 /// Key without one leading '_' (E1 profiler_info spells schedule keys "_wait", "_warmup", ...).

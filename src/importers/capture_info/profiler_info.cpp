@@ -203,16 +203,7 @@ class InfoReader {
 Result<model::ProfilerInfo> read_profiler_info(const std::filesystem::path& path, Stats& stats) {
   model::ProfilerInfo info;
   info.rank_id_from_name = rank_from_profiler_info_name(path.filename().string());
-  auto buf = detail::load_padded(path);
-  if (!buf.ok()) return buf.status();
-  od::parser parser;
-  od::document doc;
-  if (auto e = parser.iterate(*buf).get(doc)) return detail::iterate_error(e, path.string(), buf->size());
-  Stats local;
-  InfoReader reader(path.string(), *buf, doc, local, info);
-  Status st = reader.run();
-  if (!st.ok()) return st;
-  stats.merge(local);
+  ASCPROF_RETURN_IF_ERROR((detail::read_json_file<InfoReader>(path, stats, info)));
   return info;
 }
 

@@ -183,16 +183,7 @@ class MetadataReader {
 
 Result<model::ProfilerMetadata> read_profiler_metadata(const std::filesystem::path& path, Stats& stats) {
   model::ProfilerMetadata meta;
-  auto buf = detail::load_padded(path);
-  if (!buf.ok()) return buf.status();
-  od::parser parser;
-  od::document doc;
-  if (auto e = parser.iterate(*buf).get(doc)) return detail::iterate_error(e, path.string(), buf->size());
-  Stats local;
-  MetadataReader reader(path.string(), *buf, doc, local, meta);
-  Status st = reader.run();
-  if (!st.ok()) return st;
-  stats.merge(local);
+  ASCPROF_RETURN_IF_ERROR((detail::read_json_file<MetadataReader>(path, stats, meta)));
   return meta;
 }
 

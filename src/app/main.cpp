@@ -121,6 +121,12 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
+  // Options of the product contract whose stages are not built yet are said to do nothing, not ignored silently.
+  if (root) {
+    if (o.reuse_existing) std::fprintf(stderr, "ascprof-mpi: note: --reuse-existing has no effect yet (resume is not built)\n");
+    if (o.skip_html) std::fprintf(stderr, "ascprof-mpi: note: --skip-html has no effect yet (no report stage)\n");
+    if (o.limit > 0) std::fprintf(stderr, "ascprof-mpi: note: --limit applies to sweep, which is not built yet\n");
+  }
   ascprof::parallel::AnalyzeRequest req;
   req.roots = o.roots;
   req.out = o.out;

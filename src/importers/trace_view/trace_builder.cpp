@@ -1,10 +1,11 @@
-#include <charconv>
 #include "trace_builder.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <type_traits>
 
@@ -70,32 +71,92 @@ bool is_group_thread(std::string_view n) {
          n.substr(n.size() - kSuffix.size()) == kSuffix;
 }
 
+// Tables that are a few sorted sequences interleaved (flows: each "s" is followed by its later "f") are
+// split greedily into at most kMaxRuns non-decreasing subsequences and merged by (time, row): the same
+// order as a stable sort, in linear time. `perm[k]` is the row that goes to position k. Returns false
+// (perm untouched) when more runs would be needed.
+bool merge_sorted_runs(const std::vector<int64_t>& key, std::vector<uint32_t>& perm) {
+  constexpr size_t kMaxRuns = 4;
+  const size_t n = key.size();
+  if (n >= UINT32_MAX) return false;
+  std::unique_ptr<uint8_t[]> run_of(new uint8_t[n]);
+  int64_t tail[kMaxRuns];
+  size_t count[kMaxRuns] = {};
+  size_t runs = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t t = key[i];
+    size_t r = 0;
+    while (r < runs && tail[r] > t) ++r;
+    if (r == runs) {
+      if (runs == kMaxRuns) return false;
+      ++runs;
+    }
+    tail[r] = t;
+    run_of[i] = static_cast<uint8_t>(r);
+    ++count[r];
+  }
+  // Row indices of each run, in file order, packed one run after another.
+  std::unique_ptr<uint32_t[]> rows(new uint32_t[n]);
+  size_t begin[kMaxRuns + 1] = {};
+  for (size_t r = 0; r < runs; ++r) begin[r + 1] = begin[r] + count[r];
+  size_t at[kMaxRuns];
+  std::copy(begin, begin + kMaxRuns, at);
+  for (size_t i = 0; i < n; ++i) rows[at[run_of[i]]++] = static_cast<uint32_t>(i);
+  run_of.reset();
+  std::copy(begin, begin + kMaxRuns, at);
+  reserve_huge(n, perm);
+  perm.resize(n);
+  for (size_t o = 0; o < n; ++o) {
+    size_t best = kMaxRuns;
+    for (size_t r = 0; r < runs; ++r) {
+      if (at[r] == begin[r + 1]) continue;
+      if (best == kMaxRuns) {
+        best = r;
+        continue;
+      }
+      const uint32_t x = rows[at[r]], y = rows[at[best]];
+      if (key[x] < key[y] || (key[x] == key[y] && x < y)) best = r;
+    }
+    perm[o] = rows[at[best]++];
+  }
+  return true;
+}
+
 // Stable sort of a table by its time column; `cols` are permuted alongside. Cheap when already sorted.
 template <typename... Cols>
 void sort_by_time(std::vector<int64_t>& key, Cols&... cols) {
   if (std::is_sorted(key.begin(), key.end())) return;
+  const size_t n = key.size();
+  // Moves every column through one uninitialised scratch buffer (all are trivially copyable, at most 8
+  // bytes wide); row_at(k) is the row that goes to position k.
+  auto permute = [&](auto row_at) {
+    std::unique_ptr<uint64_t[]> scratch(new uint64_t[n]);
+    advise_huge_pages(scratch.get(), n * sizeof(uint64_t));
+    auto apply = [&](auto& col) {
+      using T = typename std::remove_reference_t<decltype(col)>::value_type;
+      static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>);
+      T* tmp = reinterpret_cast<T*>(scratch.get());
+      for (size_t k = 0; k < n; ++k) tmp[k] = col[row_at(k)];
+      std::memcpy(col.data(), tmp, n * sizeof(T));
+    };
+    apply(key);
+    (apply(cols), ...);
+  };
+  std::vector<uint32_t> perm;
+  if (merge_sorted_runs(key, perm)) {
+    permute([&perm](size_t k) { return perm[k]; });
+    return;
+  }
   struct Entry {
     int64_t t;
     size_t i;
   };
   std::vector<Entry> order;
-  reserve_huge(key.size(), order);
-  order.resize(key.size());
-  for (size_t i = 0; i < key.size(); ++i) order[i] = {key[i], i};
-  std::stable_sort(order.begin(), order.end(), [](const Entry& a, const Entry& b) { return a.t < b.t; });
-  for (size_t i = 0; i < order.size(); ++i) key[i] = order[i].t;
-  // One scratch buffer for every column (all are trivially copyable, at most 8 bytes wide).
-  std::vector<uint64_t> scratch;
-  reserve_huge(order.size(), scratch);
-  scratch.resize(order.size());
-  auto apply = [&](auto& col) {
-    using T = typename std::remove_reference_t<decltype(col)>::value_type;
-    static_assert(sizeof(T) <= sizeof(uint64_t) && std::is_trivially_copyable_v<T>);
-    T* tmp = reinterpret_cast<T*>(scratch.data());
-    for (size_t i = 0; i < order.size(); ++i) tmp[i] = col[order[i].i];
-    std::memcpy(col.data(), tmp, order.size() * sizeof(T));
-  };
-  (apply(cols), ...);
+  reserve_huge(n, order);
+  order.resize(n);
+  for (size_t i = 0; i < n; ++i) order[i] = {key[i], i};
+  std::stable_sort(order.begin(), order.end(), [](const Entry& x, const Entry& y) { return x.t < y.t; });
+  permute([&order](size_t k) { return order[k].i; });
 }
 
 }  // namespace
@@ -110,6 +171,17 @@ StrId InternCache::intern(std::string_view s) {
   const StrId id = pool_.intern(s);
   const std::string_view stored = pool_.view(id);
   if (stored.size() <= UINT32_MAX) slot = Slot{h, stored.data(), static_cast<uint32_t>(stored.size()), id};
+  return id;
+}
+
+StrId InternCache::intern(std::string_view s, Recent& recent) {
+  if (s.size() == recent.size && recent.data != nullptr && std::memcmp(recent.data, s.data(), s.size()) == 0)
+    return recent.id;
+  const StrId id = intern(s);
+  if (id != 0) {
+    const std::string_view stored = pool_.view(id);
+    recent = Recent{stored.data(), stored.size(), id};
+  }
   return id;
 }
 
@@ -175,7 +247,10 @@ void TraceBuilder::reserve_for(size_t file_bytes) {
   model::OverlapTable& o = out_.overlap;
   reserve_huge(rows(3000), o.kind, o.start_ns, o.dur_ns, o.source_offset, ovl_track_);
   model::FlowTable& f = out_.flows;
-  reserve_huge(rows(1200), f.cat, f.name, f.id, f.phase, f.pid, f.tid, f.ts_ns, f.source_offset);
+  reserve_huge(rows(400), f.cat, f.name, f.id, f.phase, f.pid, f.tid, f.ts_ns, f.source_offset);
+  // X events of processes named only after them (Overlap Analysis is typically written before its name).
+  reserve_huge(rows(800), staged_.track, staged_.name, staged_.cat, staged_.start, staged_.dur, staged_.offset,
+               staged_.args_row);
 }
 
 ProcessKind TraceBuilder::known_kind(int64_t pid, bool* named) {
@@ -288,8 +363,14 @@ void TraceBuilder::add_complete(const EventFields& ev, uint64_t offset) {
   }
   t.last_start = ev.ts_ns;
 
-  XRow row{tr,       strings_.intern(ev.name), (ev.has & kHasCat) != 0 ? strings_.intern(ev.cat) : 0,
-           ev.ts_ns, ev.dur_ns, offset, nullptr, kNoArgs};
+  XRow row{tr,
+           strings_.intern(ev.name, x_name_),
+           (ev.has & kHasCat) != 0 ? strings_.intern(ev.cat, x_cat_) : 0,
+           ev.ts_ns,
+           ev.dur_ns,
+           offset,
+           nullptr,
+           kNoArgs};
   // Only tables that read args need them (device tasks, communication, or not known yet).
   ArgValues args;
   if ((ev.args.present & kXArgMask) != 0) {
@@ -486,8 +567,8 @@ void TraceBuilder::add_flow(const EventFields& ev, uint64_t offset, uint8_t phas
   ProcState& p = procs_[proc_slot(ev.pid)];
   if (p.events++ == 0) p.first_offset = offset;
   model::FlowTable& f = out_.flows;
-  f.cat.push_back((ev.has & kHasCat) != 0 ? strings_.intern(ev.cat) : 0);
-  f.name.push_back((ev.has & kHasName) != 0 ? strings_.intern(flow_name_without_id(ev)) : 0);
+  f.cat.push_back((ev.has & kHasCat) != 0 ? strings_.intern(ev.cat, flow_cat_) : 0);
+  f.name.push_back((ev.has & kHasName) != 0 ? strings_.intern(flow_name_without_id(ev), flow_name_) : 0);
   f.id.push_back((ev.has & kIdIsString) != 0 ? -static_cast<int64_t>(strings_.intern(ev.id_str)) - 1 : ev.id);
   f.phase.push_back(phase);
   f.pid.push_back(ev.pid);
@@ -543,6 +624,11 @@ void TraceBuilder::settle_tentative_host() {
 
 // Staged rows now that every name is known (same rules as place(), without tentative placement).
 void TraceBuilder::partition() {
+  // Staged rows land in the overlap / communication tables: room for all of them there up front, so the
+  // tables do not regrow (copy and fault in) while the rows are placed.
+  const size_t n = staged_.start.size();
+  model::OverlapTable& o = out_.overlap;
+  if (n != 0) reserve_huge(o.size() + n, o.kind, o.start_ns, o.dur_ns, o.source_offset, ovl_track_);
   for (size_t r = 0; r < staged_.start.size(); ++r)
     place(XRow{staged_.track[r], staged_.name[r], staged_.cat[r], staged_.start[r], staged_.dur[r],
                staged_.offset[r], staged_.args_row[r] == kNoArgs ? nullptr : &args_[staged_.args_row[r]],

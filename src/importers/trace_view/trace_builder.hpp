@@ -24,6 +24,15 @@ class InternCache {
   explicit InternCache(StringPool& pool);
   StrId intern(std::string_view s);
 
+  /// One call site's previous string: checked before hashing (a field often repeats event after event).
+  struct Recent {
+    const char* data = nullptr;  // the pool's stable copy
+    size_t size = 0;
+    StrId id = 0;
+  };
+  /// Same result as intern(s); `recent` is updated to s.
+  StrId intern(std::string_view s, Recent& recent);
+
  private:
   struct Slot {
     uint64_t hash = 0;
@@ -185,6 +194,7 @@ class TraceBuilder {
   // Track of every device / overlap row, to apply thread names that arrive after the events.
   std::vector<uint32_t> dev_track_;
   std::vector<uint32_t> ovl_track_;
+  InternCache::Recent x_name_, x_cat_, flow_name_, flow_cat_;
   uint64_t unused_ = 0;
   uint64_t unclassified_ = 0;
 };

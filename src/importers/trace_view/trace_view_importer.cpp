@@ -85,6 +85,7 @@ class Importer {
   Step take_object(size_t begin);
   Step process_single(size_t begin, size_t end);
   size_t flush();
+  void copy_run();
   error_code parse_batch(size_t* done);
   error_code parse_event(const char* p, size_t len, size_t capacity);
   error_code parse_fields(od::object& obj);
@@ -104,6 +105,8 @@ class Importer {
   // Events up to this size join a batch; a batch is parsed once it holds this many bytes.
   static constexpr size_t kBatchMaxEvent = size_t{16} << 10;
   static constexpr size_t kBatchBytes = size_t{64} << 10;
+  // Largest separator kept inside a run of consecutive events (longer gaps start a new run).
+  static constexpr size_t kMaxRunGap = 64;
   // File bytes mapped ahead of the scanner in one madvise call each (far fewer page faults).
   static constexpr size_t kPopulateAhead = size_t{8} << 20;
 
@@ -121,6 +124,8 @@ class Importer {
   std::unique_ptr<char[]> batch_;  // '[' ev ',' ev ... ']' + padding
   size_t batch_size_ = 0;
   std::vector<Pending> pending_;
+  size_t run_begin_ = kNpos;  // file offset of the run not yet copied into batch_ (kNpos: none)
+  size_t run_buf_ = 0;        // where that run goes in batch_
   size_t next_release_ = 0;
   size_t populated_ = 0;
   bool force_args_ = false;  // re-reading an event for its args
@@ -315,11 +320,22 @@ Importer::Step Importer::take_object(size_t begin) {
   if (end != kNpos && opts_.parse_mode == TraceViewParseMode::kBatched && len <= kBatchMaxEvent &&
       len <= opts_.max_event_bytes) {
     if (batch_ == nullptr) {
-      batch_ = std::make_unique<char[]>(kBatchBytes + kBatchMaxEvent + 2 + simdjson::SIMDJSON_PADDING);
+      batch_ = std::make_unique<char[]>(kBatchBytes + kBatchMaxEvent + kMaxRunGap + 2 + simdjson::SIMDJSON_PADDING);
       pending_.reserve(kBatchBytes / 64);
     }
-    batch_[batch_size_++] = pending_.empty() ? '[' : ',';
-    std::memcpy(batch_.get() + batch_size_, data_.data() + begin, len);
+    // Consecutive events are copied as one run of file bytes, separators included: a pending event means
+    // the gap before this one was clean (whitespace and exactly one comma, see scan()), so the run is
+    // still a valid array body, and one large copy is far cheaper than one per event.
+    const Pending* last = pending_.empty() ? nullptr : &pending_.back();
+    const size_t last_end = last == nullptr ? 0 : last->file_off + last->len;
+    if (last != nullptr && run_begin_ != kNpos && begin - last_end <= kMaxRunGap) {
+      batch_size_ += begin - last_end;
+    } else {
+      copy_run();
+      batch_[batch_size_++] = pending_.empty() ? '[' : ',';
+      run_begin_ = begin;
+      run_buf_ = batch_size_;
+    }
     pending_.push_back(Pending{begin, static_cast<uint32_t>(batch_size_), static_cast<uint32_t>(len)});
     batch_size_ += len;
     if (batch_size_ >= kBatchBytes) {
@@ -354,10 +370,18 @@ size_t Importer::flush() {
   }
   pending_.clear();
   batch_size_ = 0;
+  run_begin_ = kNpos;
   return restart;
 }
 
+void Importer::copy_run() {
+  if (run_begin_ == kNpos) return;
+  std::memcpy(batch_.get() + run_buf_, data_.data() + run_begin_, batch_size_ - run_buf_);
+  run_begin_ = kNpos;
+}
+
 error_code Importer::parse_batch(size_t* done) {
+  copy_run();
   batch_[batch_size_] = ']';
   std::memset(batch_.get() + batch_size_ + 1, ' ', simdjson::SIMDJSON_PADDING);
   const size_t size = batch_size_ + 1;
@@ -693,11 +717,13 @@ error_code Importer::parse_args(od::value& v) {
   if ((err = v.get_object().get(obj))) return err;
   ArgFields& a = ev_.args;
   uint32_t& pr = a.present;
-  for (auto field : obj) {
-    od::raw_json_string k;
-    if ((err = field.key().get(k))) return err;
-    od::value val;
-    if ((err = field.value().get(val))) return err;
+  for (auto item : obj) {
+    // The key and value are used in place (not copied out through simdjson_result, each copy of which
+    // stalls on store forwarding).
+    od::field field;
+    if ((err = std::move(item).get(field))) return err;
+    const od::raw_json_string k = field.key();
+    od::value& val = field.value();
     switch (k.raw()[0]) {
       case 'n':
         if (key_is(k, "name")) err = read_text(val, &a.meta_name, &pr, kArgMetaName);
@@ -760,11 +786,11 @@ error_code Importer::parse_event(const char* p, size_t len, size_t capacity) {
 error_code Importer::parse_fields(od::object& obj) {
   EventFields& ev = ev_;
   error_code err = simdjson::SUCCESS;
-  for (auto field : obj) {
-    od::raw_json_string k;
-    if ((err = field.key().get(k))) return err;
-    od::value v;
-    if ((err = field.value().get(v))) return err;
+  for (auto item : obj) {
+    od::field field;  // used in place, as in parse_args()
+    if ((err = std::move(item).get(field))) return err;
+    const od::raw_json_string k = field.key();
+    od::value& v = field.value();
     const char* r = k.raw();
     switch (r[0]) {
       case 'p':

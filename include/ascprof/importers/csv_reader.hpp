@@ -2,8 +2,9 @@
 /// Streaming RFC-4180 CSV tokenizer over an in-memory view (usually a MappedFile).
 ///
 /// The cursor hands out one row at a time as string_views: views point straight into the input for
-/// plain and simply-quoted fields, and into a reusable scratch buffer when unescaping is needed
-/// (doubled quotes, text after a closing quote). Views stay valid until the next call to next_row().
+/// plain and simply-quoted fields and for torch_npu's tripled-quote shape cells ("""X""" -> "X"),
+/// and into a reusable scratch buffer when other unescaping is needed (doubled quotes, text after a
+/// closing quote). Views stay valid until the next call to next_row().
 /// Nothing is allocated per field or per row once the caller's vector and the scratch buffer have
 /// grown to the widest row.
 ///
@@ -82,6 +83,13 @@ class CsvCursor {
     uint32_t length;
   };
   size_t next_special(size_t pos);
+  static constexpr size_t kStop = static_cast<size_t>(-1);
+  // Reads the quoted field opening at `open` into quoted_value_ (NUL bytes set quoted_nul_) and
+  // returns the position after it, or kStop when reading stopped (hard error or unterminated quote;
+  // `fields` cleared, status and counters set). Out of line and by value so the plain-field loop
+  // keeps its state in registers.
+  size_t read_quoted(size_t open, uint32_t field_index, std::vector<std::string_view>& fields);
+  static std::string_view* grow(std::vector<std::string_view>& fields);
   void load_block(size_t base);
   bool fail_limit(std::vector<std::string_view>& fields, std::string_view what, size_t bytes, size_t limit);
   void note(Stat s, std::string_view reason, uint64_t line);
@@ -92,6 +100,7 @@ class CsvCursor {
   Stats* stats_;
   CsvOptions opt_;
   MappedFile* file_ = nullptr;
+  bool avx2_ = false;  // special-byte masks via AVX2 (checked once per cursor)
   size_t pos_ = 0;
   size_t row_start_ = 0;
   size_t last_release_ = 0;
@@ -103,6 +112,8 @@ class CsvCursor {
   Status status_;
   std::string scratch_;
   std::vector<Fixup> fixups_;
+  std::string_view quoted_value_;
+  bool quoted_nul_ = false;
   // Bitmask of "special" bytes (delimiter, quote, CR, LF, NUL) of the 64-byte block at mask_base_.
   size_t mask_base_ = static_cast<size_t>(-1);
   uint64_t mask_ = 0;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,34 +42,41 @@ constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8
 
 inline bool is_digit(char c) { return static_cast<unsigned>(c - '0') < 10u; }
 
-inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+inline bool is_ws(char c) {
+  // Printable bytes (nearly every cell edge) leave after one compare.
+  return static_cast<unsigned char>(c) <= ' ' && (c == ' ' || c == '\t' || c == '\r' || c == '\n');
+}
 
 // Same as ascprof::trim, inlined: it runs on every cell.
-inline std::string_view trim_cell(std::string_view s) {
+[[gnu::always_inline]] inline std::string_view trim_cell(std::string_view s) {
   size_t b = 0;
   size_t e = s.size();
   while (b < e && is_ws(s[b])) ++b;
   while (e > b && is_ws(s[e - 1])) --e;
-  return s.substr(b, e - b);
+  return std::string_view(s.data() + b, e - b);  // no substr: its range check blocks inlining
 }
 
-inline bool fast_decimal(std::string_view s, double* out) {
-  size_t i = 0;
-  const size_t n = s.size();
+[[gnu::always_inline]] inline bool fast_decimal(std::string_view s, double* out) {
+  // Pointer walks without per-digit counters: this runs on ~25 cells per row.
+  const char* p = s.data();
+  const char* const e = p + s.size();
   bool neg = false;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    i = 1;
+  if (*p == '-' || *p == '+') {
+    neg = *p == '-';
+    ++p;
   }
+  const char* const d0 = p;
   uint64_t m = 0;
-  int digits = 0;
-  int frac = 0;
-  for (; i < n && is_digit(s[i]); ++i, ++digits) m = m * 10 + static_cast<uint64_t>(s[i] - '0');
-  if (i < n && s[i] == '.') {
-    ++i;
-    for (; i < n && is_digit(s[i]); ++i, ++digits, ++frac) m = m * 10 + static_cast<uint64_t>(s[i] - '0');
+  while (p != e && is_digit(*p)) m = m * 10 + static_cast<uint64_t>(*p++ - '0');
+  size_t digits = static_cast<size_t>(p - d0);
+  size_t frac = 0;
+  if (p != e && *p == '.') {
+    const char* const f0 = ++p;
+    while (p != e && is_digit(*p)) m = m * 10 + static_cast<uint64_t>(*p++ - '0');
+    frac = static_cast<size_t>(p - f0);
+    digits += frac;
   }
-  if (i != n || digits == 0 || digits > 19 || frac > 22 || m > (uint64_t{1} << 53)) return false;
+  if (p != e || digits == 0 || digits > 19 || frac > 22 || m > (uint64_t{1} << 53)) return false;
   // Zeros and integers (half the metric cells) need no division.
   const double v = (m == 0 || frac == 0) ? static_cast<double>(m) : static_cast<double>(m) / kPow10[frac];
   *out = neg ? -v : v;
@@ -125,10 +133,36 @@ inline CellKind parse_int_cell(std::string_view v, int64_t lo, int64_t hi, int64
 
 // "digits[.digits]" (at most 16 integer digits): the exact integer-ns value without the general
 // parser. Everything else goes to parse_us_to_ns, which agrees on this subset.
-inline bool fast_us_to_ns(std::string_view s, int64_t* out) {
+inline bool is_eight_digits(uint64_t v) {
+  return ((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+         0x3333333333333333ULL;
+}
+
+// Value of eight ASCII digits loaded little-endian (the SWAR method simdjson uses).
+inline uint64_t eight_digits(uint64_t v) {
+  constexpr uint64_t kMask = 0x000000FF000000FFULL;
+  constexpr uint64_t kMul1 = 100 + (uint64_t{1000000} << 32);
+  constexpr uint64_t kMul2 = 1 + (uint64_t{10000} << 32);
+  v -= 0x3030303030303030ULL;
+  v = (v * 10) + (v >> 8);
+  return (((v & kMask) * kMul1) + (((v >> 16) & kMask) * kMul2)) >> 32;
+}
+
+[[gnu::always_inline]] inline bool fast_us_to_ns(std::string_view s, int64_t* out) {
   const size_t n = s.size();
   size_t i = 0;
   uint64_t whole = 0;
+  // Timestamps have 16 integer digits: two 8-byte steps instead of 16 byte steps. Overflow past 19
+  // digits only wraps (unsigned) and is rejected by the length check below.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  while (n - i >= 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (!is_eight_digits(w)) break;
+    whole = whole * 100000000 + eight_digits(w);
+    i += 8;
+  }
+#endif
   for (; i < n && is_digit(s[i]); ++i) whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
   // Same bound as parse_us_to_ns: whole * 1000 + 999 + 1 must fit in int64.
   if (i == 0 || i > 16 || whole > (static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - 1000) / 1000)
@@ -203,17 +237,53 @@ inline uint64_t hash_bytes(std::string_view s) {
   return h ^ (h >> 32);
 }
 
+// Byte equality of two n-byte ranges with word loads that stay inside both: cells are short, and
+// a libc memcmp call per cell cost more than the compare itself.
+inline bool same_bytes(const char* a, const char* b, size_t n) {
+  if (n >= 8) {
+    uint64_t x;
+    uint64_t y;
+    for (size_t i = 0; i + 8 <= n; i += 8) {
+      std::memcpy(&x, a + i, 8);
+      std::memcpy(&y, b + i, 8);
+      if (x != y) return false;
+    }
+    std::memcpy(&x, a + n - 8, 8);
+    std::memcpy(&y, b + n - 8, 8);
+    return x == y;
+  }
+  if (n >= 4) {
+    uint32_t x0;
+    uint32_t y0;
+    uint32_t x1;
+    uint32_t y1;
+    std::memcpy(&x0, a, 4);
+    std::memcpy(&y0, b, 4);
+    std::memcpy(&x1, a + n - 4, 4);
+    std::memcpy(&y1, b + n - 4, 4);
+    return x0 == y0 && x1 == y1;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+
 class InternCache {
  public:
   explicit InternCache(size_t slots_log2 = 10) : mask_((size_t{1} << slots_log2) - 1), slots_(mask_ + 1) {}
 
-  StrId get(std::string_view s, StringPool& pool) {
+  [[gnu::always_inline]] StrId get(std::string_view s, StringPool& pool) {
     if (s.empty()) return 0;
     // Consecutive rows usually repeat dtypes, formats, core types: check the previous value first.
-    if (s.size() == prev_.len && std::memcmp(prev_.data, s.data(), s.size()) == 0) return prev_.id;
+    if (s.size() == prev_.len && same_bytes(prev_.data, s.data(), s.size())) return prev_.id;
+    return get_slow(s, pool);
+  }
+
+ private:
+  [[gnu::noinline]] StrId get_slow(std::string_view s, StringPool& pool) {
     const uint64_t h = hash_bytes(s);
     Slot& sl = slots_[h & mask_];
-    if (sl.hash == h && sl.len == s.size() && std::memcmp(sl.data, s.data(), s.size()) == 0) {
+    if (sl.hash == h && sl.len == s.size() && same_bytes(sl.data, s.data(), s.size())) {
       prev_ = sl;
       return sl.id;
     }
@@ -224,7 +294,6 @@ class InternCache {
     return id;
   }
 
- private:
   struct Slot {
     uint64_t hash = 0;
     const char* data = nullptr;
@@ -247,11 +316,18 @@ struct Pick {
   std::string label;  // header name of the first candidate present, for messages
 
   bool present() const { return n > 0; }
-  std::string_view get(const std::vector<std::string_view>& f) const {
+  [[gnu::always_inline]] std::string_view get(const std::string_view* f) const {
     if (n == 1) return trim_cell(f[cols[0]]);  // the usual case, kept inline
     return get_any(f);
   }
-  std::string_view get_any(const std::vector<std::string_view>& f) const {
+  // The cell of a single-candidate field as written (untrimmed): the fast number parsers reject
+  // blanks, so a cell they accept reads the same as its trimmed form and the trim can be skipped.
+  // With several candidates the picked, trimmed cell.
+  [[gnu::always_inline]] std::string_view raw(const std::string_view* f) const {
+    if (n == 1) return f[cols[0]];
+    return get_any(f);
+  }
+  [[gnu::noinline]] std::string_view get_any(const std::string_view* f) const {
     for (uint32_t i = 0; i < n; ++i) {
       const std::string_view v = trim_cell(f[cols[i]]);
       if (!v.empty()) return v;
@@ -456,11 +532,12 @@ class RowReader {
         shape_out_cache_(12) {}
 
   // Reads one data row; false when it was dropped.
-  bool read(const std::vector<std::string_view>& f, uint64_t line) {
+  bool read(const std::vector<std::string_view>& fields, uint64_t line) {
+    const std::string_view* f = fields.data();
     line_ = line;
     int64_t start = 0;
-    {
-      const std::string_view v = plan_.start.get(f);
+    // Trimmed first: start cells of E3/E4 files end in a TAB.
+    if (const std::string_view v = plan_.start.get(f); v.empty() || !fast_us_to_ns(v, &start)) {
       const CellKind k = parse_time_cell(v, &start);
       if (k != CellKind::kOk) {
         if (wants_sample(stats_, Stat::kd_bad_start_time)) {
@@ -488,50 +565,69 @@ class RowReader {
     have_prev_ = true;
     prev_start_ = start;
 
-    out_.source_line.push_back(line);
-    out_.start_ns.push_back(start);
-    out_.dur_ns.push_back(dur);
-    out_.wait_ns.push_back(wait);
-    out_.step_id.push_back(static_cast<int32_t>(read_int(plan_.step, f, kI32Lo, kI32Hi, kAbsentI32)));
-    out_.device_id.push_back(static_cast<int32_t>(read_int(plan_.device, f, kI32Lo, kI32Hi, kAbsentI32)));
-    out_.model_id.push_back(read_int(plan_.model, f, kI64Lo, kI64Hi, kAbsentI64));
-    out_.task_id.push_back(read_int(plan_.task, f, kI64Lo, kI64Hi, kAbsentI64));
-    out_.stream_id.push_back(static_cast<int32_t>(read_int(plan_.stream, f, kI32Lo, kI32Hi, kAbsentI32)));
-    out_.block_dim.push_back(static_cast<int32_t>(read_int(plan_.block, f, kI32Lo, kI32Hi, kAbsentI32)));
-    out_.mix_block_dim.push_back(static_cast<int32_t>(read_int(plan_.mix_block, f, kI32Lo, kI32Hi, kAbsentI32)));
-    out_.context_id.push_back(static_cast<int32_t>(read_int(plan_.context, f, kI32Lo, kI32Hi, kAbsentI32)));
+    // Cells go into a small per-column chunk (cache resident, no capacity check or pointer reload
+    // per cell); full chunks are appended to the table columns with one copy each.
+    Chunk& c = *chunk_;
+    const size_t k = k_;
+    c.source_line[k] = line;
+    c.start_ns[k] = start;
+    c.dur_ns[k] = dur;
+    c.wait_ns[k] = wait;
+    c.step_id[k] = static_cast<int32_t>(read_int(plan_.step, f, kI32Lo, kI32Hi, kAbsentI32));
+    c.device_id[k] = static_cast<int32_t>(read_int(plan_.device, f, kI32Lo, kI32Hi, kAbsentI32));
+    c.model_id[k] = read_int(plan_.model, f, kI64Lo, kI64Hi, kAbsentI64);
+    c.task_id[k] = read_int(plan_.task, f, kI64Lo, kI64Hi, kAbsentI64);
+    c.stream_id[k] = static_cast<int32_t>(read_int(plan_.stream, f, kI32Lo, kI32Hi, kAbsentI32));
+    c.block_dim[k] = static_cast<int32_t>(read_int(plan_.block, f, kI32Lo, kI32Hi, kAbsentI32));
+    c.mix_block_dim[k] = static_cast<int32_t>(read_int(plan_.mix_block, f, kI32Lo, kI32Hi, kAbsentI32));
+    c.context_id[k] = static_cast<int32_t>(read_int(plan_.context, f, kI32Lo, kI32Hi, kAbsentI32));
 
-    out_.name.push_back(name_cache_.get(plan_.name.get(f), pool_));
-    out_.type.push_back(type_cache_.get(plan_.type.get(f), pool_));
-    out_.accelerator_core.push_back(core_cache_.get(plan_.core.get(f), pool_));
-    out_.op_state.push_back(op_state_cache_.get(plan_.op_state.get(f), pool_));
-    out_.hf32_eligible.push_back(hf32_cache_.get(plan_.hf32.get(f), pool_));
-    out_.input_shapes.push_back(shape_in_cache_.get(strip_outer_quotes(plan_.in_shapes.get(f)), pool_));
-    out_.input_dtypes.push_back(dtype_in_cache_.get(plan_.in_dtypes.get(f), pool_));
-    out_.input_formats.push_back(format_in_cache_.get(plan_.in_formats.get(f), pool_));
-    out_.output_shapes.push_back(shape_out_cache_.get(strip_outer_quotes(plan_.out_shapes.get(f)), pool_));
-    out_.output_dtypes.push_back(dtype_out_cache_.get(plan_.out_dtypes.get(f), pool_));
-    out_.output_formats.push_back(format_out_cache_.get(plan_.out_formats.get(f), pool_));
+    c.name[k] = name_cache_.get(plan_.name.get(f), pool_);
+    c.type[k] = type_cache_.get(plan_.type.get(f), pool_);
+    c.accelerator_core[k] = core_cache_.get(plan_.core.get(f), pool_);
+    c.op_state[k] = op_state_cache_.get(plan_.op_state.get(f), pool_);
+    c.hf32_eligible[k] = hf32_cache_.get(plan_.hf32.get(f), pool_);
+    c.input_shapes[k] = shape_in_cache_.get(strip_outer_quotes(plan_.in_shapes.get(f)), pool_);
+    c.input_dtypes[k] = dtype_in_cache_.get(plan_.in_dtypes.get(f), pool_);
+    c.input_formats[k] = format_in_cache_.get(plan_.in_formats.get(f), pool_);
+    c.output_shapes[k] = shape_out_cache_.get(strip_outer_quotes(plan_.out_shapes.get(f)), pool_);
+    c.output_dtypes[k] = dtype_out_cache_.get(plan_.out_dtypes.get(f), pool_);
+    c.output_formats[k] = format_out_cache_.get(plan_.out_formats.get(f), pool_);
 
+    double* mv = metric_chunk_.data() + k;
     for (MetricPlan& m : metrics_) {
-      std::vector<double>& col = out_.metrics[m.out_index].values;
+      double& slot = *mv;
+      mv += kChunk;
       if (m.rejected) {
-        col.push_back(kNaN);
+        slot = kNaN;
+        continue;
+      }
+      double d = 0;
+      const std::string_view raw = m.src.raw(f);
+      // "0.0" / "0": over a third of all metric cells (the idle pipe of single-core kernels).
+      if ((raw.size() == 3 && raw[0] == '0' && raw[1] == '.' && raw[2] == '0') ||
+          (raw.size() == 1 && raw[0] == '0')) {
+        ++m.numeric;
+        slot = 0.0;
+        continue;
+      }
+      if (!raw.empty() && fast_decimal(raw, &d)) {
+        ++m.numeric;
+        slot = d;
         continue;
       }
       const std::string_view v = m.src.get(f);
-      double d = 0;
       switch (parse_double_cell(v, &d)) {
         case CellKind::kOk:
           ++m.numeric;
-          col.push_back(d);
+          slot = d;
           break;
         case CellKind::kEmpty:
-          col.push_back(kNaN);
+          slot = kNaN;
           break;
         case CellKind::kNull:
           if (!m.tentative) count_na(m.src.label);
-          col.push_back(kNaN);
+          slot = kNaN;
           break;
         case CellKind::kBad:
           if (m.tentative) {
@@ -541,15 +637,52 @@ class RowReader {
           } else {
             stats_.inc(Stat::kd_bad_metric);
           }
-          col.push_back(kNaN);
+          slot = kNaN;
           break;
       }
     }
+    if (++k_ == kChunk) flush();
     return true;
   }
 
   std::vector<MetricPlan>& metrics() { return metrics_; }
-  void set_metrics(std::vector<MetricPlan> m) { metrics_ = std::move(m); }
+  void set_metrics(std::vector<MetricPlan> m) {
+    metrics_ = std::move(m);
+    metric_chunk_.assign(metrics_.size() * kChunk, 0.0);
+  }
+
+  /// Appends the buffered rows to the table; call once after the last row.
+  void flush() {
+    const Chunk& c = *chunk_;
+    const size_t n = k_;
+    auto put = [n](auto& col, const auto* src) { col.insert(col.end(), src, src + n); };
+    put(out_.source_line, c.source_line);
+    put(out_.start_ns, c.start_ns);
+    put(out_.dur_ns, c.dur_ns);
+    put(out_.wait_ns, c.wait_ns);
+    put(out_.step_id, c.step_id);
+    put(out_.device_id, c.device_id);
+    put(out_.model_id, c.model_id);
+    put(out_.task_id, c.task_id);
+    put(out_.stream_id, c.stream_id);
+    put(out_.block_dim, c.block_dim);
+    put(out_.mix_block_dim, c.mix_block_dim);
+    put(out_.context_id, c.context_id);
+    put(out_.name, c.name);
+    put(out_.type, c.type);
+    put(out_.accelerator_core, c.accelerator_core);
+    put(out_.op_state, c.op_state);
+    put(out_.hf32_eligible, c.hf32_eligible);
+    put(out_.input_shapes, c.input_shapes);
+    put(out_.input_dtypes, c.input_dtypes);
+    put(out_.input_formats, c.input_formats);
+    put(out_.output_shapes, c.output_shapes);
+    put(out_.output_dtypes, c.output_dtypes);
+    put(out_.output_formats, c.output_formats);
+    for (size_t i = 0; i < metrics_.size(); ++i)
+      put(out_.metrics[metrics_[i].out_index].values, metric_chunk_.data() + i * kChunk);
+    k_ = 0;
+  }
 
  private:
   void note(Stat s, std::string_view reason) { note_line(stats_, s, file_, line_, reason); }
@@ -561,8 +694,14 @@ class RowReader {
       stats_.inc(Stat::kd_na_value);
   }
 
-  int64_t read_nonneg_time(const Pick& p, const std::vector<std::string_view>& f, Stat bad) {
+  [[gnu::always_inline]] int64_t read_nonneg_time(const Pick& p, const std::string_view* f, Stat bad) {
     if (!p.present()) return 0;
+    int64_t ns = 0;
+    if (const std::string_view raw = p.raw(f); !raw.empty() && fast_us_to_ns(raw, &ns)) return ns;
+    return read_nonneg_time_slow(p, f, bad);
+  }
+
+  [[gnu::noinline]] int64_t read_nonneg_time_slow(const Pick& p, const std::string_view* f, Stat bad) {
     const std::string_view v = p.get(f);
     int64_t ns = 0;
     switch (parse_time_cell(v, &ns)) {
@@ -584,9 +723,22 @@ class RowReader {
     return 0;
   }
 
-  int64_t read_int(const Pick& p, const std::vector<std::string_view>& f, int64_t lo, int64_t hi, int64_t absent) {
+  [[gnu::always_inline]] int64_t read_int(const Pick& p, const std::string_view* f, int64_t lo, int64_t hi,
+                                          int64_t absent) {
     if (!p.present()) return absent;
-    const std::string_view v = p.get(f);
+    const std::string_view v = p.raw(f);
+    // Plain non-negative integers of up to 18 digits (every integer cell of real files) need no
+    // from_chars call.
+    if (!v.empty() && v.size() <= 18) {
+      int64_t x = 0;
+      size_t i = 0;
+      for (; i < v.size() && is_digit(v[i]); ++i) x = x * 10 + (v[i] - '0');
+      if (i == v.size() && x <= hi) return x;
+    }
+    return read_int_slow(p, p.get(f), lo, hi, absent);
+  }
+
+  [[gnu::noinline]] int64_t read_int_slow(const Pick& p, std::string_view v, int64_t lo, int64_t hi, int64_t absent) {
     int64_t x = 0;
     switch (parse_int_cell(v, lo, hi, &x)) {
       case CellKind::kOk:
@@ -606,8 +758,22 @@ class RowReader {
     return absent;
   }
 
+  static constexpr size_t kChunk = 64;
+  struct Chunk {
+    uint64_t source_line[kChunk];
+    int64_t start_ns[kChunk], dur_ns[kChunk], wait_ns[kChunk], model_id[kChunk], task_id[kChunk];
+    int32_t step_id[kChunk], device_id[kChunk], stream_id[kChunk], block_dim[kChunk], mix_block_dim[kChunk],
+        context_id[kChunk];
+    StrId name[kChunk], type[kChunk], accelerator_core[kChunk], op_state[kChunk], hf32_eligible[kChunk];
+    StrId input_shapes[kChunk], input_dtypes[kChunk], input_formats[kChunk];
+    StrId output_shapes[kChunk], output_dtypes[kChunk], output_formats[kChunk];
+  };
+
   const Plan& plan_;
   std::vector<MetricPlan> metrics_;
+  std::unique_ptr<Chunk> chunk_ = std::make_unique<Chunk>();
+  std::vector<double> metric_chunk_;  // metric i of buffered row k at [i * kChunk + k]
+  size_t k_ = 0;
   std::string_view file_;
   StringPool& pool_;
   model::KernelTable& out_;
@@ -742,6 +908,7 @@ Status import_impl(std::string_view content, std::string_view display_name, Mapp
   RowReader reader(plan, display_name, pool, out, stats);
   reader.set_metrics(std::move(plan.metrics));
   while (cur.next_row(fields)) reader.read(fields, cur.line());
+  reader.flush();
   if (!cur.status().ok()) {
     out = {};
     return cur.status();

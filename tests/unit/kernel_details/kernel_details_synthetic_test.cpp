@@ -662,3 +662,52 @@ TEST(KernelDetailsLarge, SampledEstimateWithUnevenRows) {
 
 }  // namespace
 }  // namespace ascprof::importers
+
+namespace ascprof::importers {
+namespace {
+
+TEST(KernelDetailsColumns, UntrimmedFastPathsAgreeWithTrimmedParsing) {
+  // Numbers are first tried on the cell as written (8-digit word steps for times, a "0.0" shortcut
+  // for metrics); blanks, signs and odd digits must still give what the general parsers give.
+  const char* times[] = {"12345678",    "12345678.5",  "1234567.5",  "123456789",         " 12345678.25",
+                         "12345678\t",  "1234567a",    "12345678a",  "1766406184511064.4951",
+                         "17664061845110649", "00000000000000001.5", "1234567812345678", "+12.5"};
+  const char* ints[] = {"0", "7", "123456789012345678", " 42", "42 ", "+5", "-3", "2147483647", "2147483648", "N/A",
+                        "12a", ""};
+  const char* metrics[] = {"0.0", "0", " 0.0", "0.0 ", "-0.0", "0.00", "00", "0.", "N/A", "6.138", "0.0x", ""};
+  // `m` after Context ID: a metric even where its cell is text.
+  std::string wt = "Name,Start Time(us),Wait Time(us),Stream ID,Context ID,m\n";
+  const size_t n = std::size(times);
+  for (size_t i = 0; i < n; ++i)
+    wt += std::string("k,1,\"") + times[i] + "\"," + ints[i % std::size(ints)] + ",0," +
+          metrics[i % std::size(metrics)] + "\n";
+  Loaded l;
+  load(l, wt);
+  ASSERT_TRUE(l.st.ok()) << l.st.to_string();
+  ASSERT_EQ(l.t.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto want = parse_us_to_ns(times[i]);
+    EXPECT_EQ(l.t.wait_ns[i], want && *want > 0 ? *want : 0) << times[i];
+  }
+  EXPECT_EQ(l.t.wait_ns[0], 12345678000LL);
+  EXPECT_EQ(l.t.wait_ns[5], 12345678000LL);   // trailing TAB
+  EXPECT_EQ(l.t.wait_ns[8], 1766406184511064495LL);
+  EXPECT_EQ(l.t.wait_ns[11], 1234567812345678000LL);
+  const int32_t want_stream[] = {0, 7, kAbsentI32 /* out of int32 range */, 42, 42, 5, -3, 2147483647,
+                                 kAbsentI32, kAbsentI32, kAbsentI32, kAbsentI32, 0};
+  for (size_t i = 0; i < n; ++i) EXPECT_EQ(l.t.stream_id[i], want_stream[i]) << ints[i % std::size(ints)];
+  for (size_t i = 0; i < n; ++i) {
+    const char* m = metrics[i % std::size(metrics)];
+    const double got = l.metric("m", i);
+    const auto want = parse_double(trim(m));
+    if (want) {
+      EXPECT_EQ(got, *want) << m;
+      EXPECT_EQ(std::signbit(got), std::signbit(*want)) << m;
+    } else {
+      EXPECT_TRUE(std::isnan(got)) << m;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ascprof::importers

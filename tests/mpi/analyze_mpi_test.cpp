@@ -117,6 +117,29 @@ TEST(AnalyzeMpi, BrokenRankFailsAloneAndOthersComplete) {
   }
 }
 
+TEST(AnalyzeMpi, SeveralRootsOfUnevenSizeInOneRun) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "roots");
+  if (world.rank() == 0) {
+    generate(dir / "train", "training", 2);
+    generate(dir / "decode", "moe_mla_decode", 1);  // fewer ranks than processes at np 2/3
+  }
+  world.barrier();
+  auto req = request(dir / "train", dir / "out");
+  req.roots.push_back((dir / "decode").string());
+  const auto result = parallel::run_analyze(world, req);
+  ASSERT_EQ(result.exit_code, 0) << result.json;
+  if (world.rank() == 0) {
+    EXPECT_NE(result.json.find("\"root_count\":2,\"rank_count\":3,"), std::string::npos) << result.json;
+    for (const char* root : {"train", "decode"}) {
+      const auto plan = pipeline::plan_root((dir / root).string(), (dir / "out").string(), 0);
+      EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / "normalize_manifest.json")) << plan.out_dir;
+      for (const auto& t : plan.tasks) EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / "ranks" / (t.rank_id + ".h5")));
+    }
+    fs::remove_all(dir);
+  }
+}
+
 TEST(AnalyzeMpi, MissingRootIsReportedAndNothingAnalysedIsExitThree) {
   mpi::communicator world;
   const fs::path dir = shared_dir(world, "missing");

@@ -14,17 +14,6 @@
 
 namespace {
 
-std::string error_json(const std::string& command, const char* error_class, const std::string& message) {
-  ascprof::JsonWriter w;
-  w.begin_object();
-  w.kv("status", "error");
-  w.kv("command", command);
-  w.kv("error_class", error_class);
-  w.kv("error", message);
-  w.end_object();
-  return w.take();
-}
-
 int run_synth(const ascprof::app::CliOptions& o) {
   ascprof::synth::SynthOptions so;
   so.scenario = o.scenario;
@@ -40,7 +29,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
     auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);
     if (!d.ok()) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", d.status().message().c_str());
-      std::printf("%s\n", error_json("synth", "invalid_argument", d.status().message()).c_str());
+      std::printf("%s\n", ascprof::parallel::error_result_json("synth", "invalid_argument", d.status().message()).c_str());
       return 2;
     }
     so.dummy_ranks = *d;
@@ -49,7 +38,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
   if (!r.ok()) {
     const bool usage = r.status().code() == ascprof::ErrorCode::kInvalidArgument;
     std::fprintf(stderr, "ascprof-mpi synth: %s\n", r.status().message().c_str());
-    std::printf("%s\n", error_json("synth", ascprof::error_code_name(r.status().code()), r.status().message()).c_str());
+    std::printf("%s\n", ascprof::parallel::error_result_json("synth", ascprof::error_code_name(r.status().code()), r.status().message()).c_str());
     return usage ? 2 : 3;
   }
   ascprof::JsonWriter w;
@@ -91,7 +80,7 @@ int main(int argc, char** argv) {
   if (!parsed.ok) {
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", parsed.message.c_str());
-      std::printf("%s\n", error_json(parsed.options.command, "invalid_argument", parsed.message).c_str());
+      std::printf("%s\n", ascprof::parallel::error_result_json(parsed.options.command, "invalid_argument", parsed.message).c_str());
     }
     return 2;
   }
@@ -107,7 +96,7 @@ int main(int argc, char** argv) {
     const std::string msg = "the sweep command is not available in this version yet; run analyze on each root";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
-      std::printf("%s\n", error_json("sweep", "invalid_argument", msg).c_str());
+      std::printf("%s\n", ascprof::parallel::error_result_json("sweep", "invalid_argument", msg).c_str());
     }
     return 2;
   }
@@ -117,7 +106,7 @@ int main(int argc, char** argv) {
     const std::string msg = "stage '" + first + "' is not available in this version (available: normalize)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
-      std::printf("%s\n", error_json("analyze", "invalid_argument", msg).c_str());
+      std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
     }
     return 2;
   }

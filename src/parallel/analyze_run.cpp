@@ -61,7 +61,8 @@ std::string agree(mpi::communicator& world, const std::string& local_error) {
   return first;
 }
 
-void progress_line(ProgressMode mode, int process, const pipeline::RankOutcome& o, const std::string& root) {
+void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankOutcome& o, const std::string& root) {
+  const ProgressMode mode = req.progress;
   if (mode == ProgressMode::kNone) return;
   const double secs = o.ingest_seconds + o.normalize_seconds + o.write_seconds;
   if (mode == ProgressMode::kJson) {
@@ -76,30 +77,36 @@ void progress_line(ProgressMode mode, int process, const pipeline::RankOutcome& 
     w.kv("trace_events", o.trace_events);
     w.kv("seconds", secs);
     if (!o.ok) w.kv("error", o.error);
+    if (req.verbose && o.data_loss_records + o.warning_records > 0) {
+      w.key("data_quality");
+      w.raw(o.stats_json);
+    }
     w.end_object();
     std::fprintf(stderr, "%s\n", w.str().c_str());
   } else if (o.ok) {
     std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s\n", process,
                  o.rank_id.c_str(), o.rank_dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
                  static_cast<unsigned long long>(o.trace_events), secs);
+    if (req.verbose && o.data_loss_records + o.warning_records > 0)
+      std::fprintf(stderr, "[process %d] rank %s data quality: %s\n", process, o.rank_id.c_str(), o.stats_json.c_str());
   } else {
     std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
                  o.error.c_str());
   }
 }
 
-std::string usage_error_json(const std::string& message) {
+}  // namespace
+
+std::string error_result_json(std::string_view command, std::string_view error_class, std::string_view message) {
   JsonWriter w;
   w.begin_object();
   w.kv("status", "error");
-  w.kv("command", "analyze");
-  w.kv("error_class", "invalid_argument");
+  w.kv("command", command);
+  w.kv("error_class", error_class);
   w.kv("error", message);
   w.end_object();
   return w.take();
 }
-
-}  // namespace
 
 AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   AnalyzeResult result;
@@ -112,7 +119,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   std::string err = agree(world, kb.ok() ? std::string() : kb.status().to_string());
   if (!err.empty()) {
     result.exit_code = 2;
-    if (me == 0) result.json = usage_error_json(err);
+    if (me == 0) result.json = error_result_json("analyze", "knowledge", err);
     return result;
   }
 
@@ -140,7 +147,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::broadcast(world, out_error, 0);
   if (!out_error.empty()) {
     result.exit_code = 2;
-    if (me == 0) result.json = usage_error_json(out_error);
+    if (me == 0) result.json = error_result_json("analyze", "invalid_argument", out_error);
     return result;
   }
   mpi::broadcast(world, plans, 0);
@@ -160,7 +167,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   for (size_t i : assignment[static_cast<size_t>(me)]) {
     pipeline::RankOutcome o = pipeline::run_rank_normalize(*tasks[i], *kb);
     o.process = me;
-    progress_line(req.progress, me, o, tasks[i]->root);
+    progress_line(req, me, o, tasks[i]->root);
     mine.push_back(std::move(o));
   }
   const double my_work_seconds = since(t);

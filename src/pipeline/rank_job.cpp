@@ -39,26 +39,22 @@ class Timer {
 // HDF5 file as soon as they are read and then freed, so peak memory is the largest section.
 class RankJob {
  public:
-  RankJob(const RankTask& task, const knowledge::Knowledge& kb, const RankJobOptions& opts, RankOutcome& out)
-      : task_(task), kb_(kb), opts_(opts), out_(out) {}
+  RankJob(const RankTask& task, const knowledge::Knowledge& kb, RankOutcome& out) : task_(task), kb_(kb), out_(out) {}
 
   Status run() {
     if (task_.kernel_details.empty())
       return file_error(ErrorCode::kSchema, task_.rank_path, "", "no kernel_details.csv in this rank folder");
-    if (opts_.write_h5) {
-      out_.h5_file = "ranks/" + task_.rank_id + ".h5";
-      store::WriterOptions wo;
-      wo.create_parent_dirs = true;
-      auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
-      if (!created.ok()) return created.status();
-      writer_.emplace(std::move(created).value());
-    }
+    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
+    store::WriterOptions wo;
+    wo.create_parent_dirs = true;
+    auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
+    if (!created.ok()) return created.status();
+    writer_.emplace(std::move(created).value());
     ASCPROF_RETURN_IF_ERROR(kernels());
     ASCPROF_RETURN_IF_ERROR(capture_info());
     ASCPROF_RETURN_IF_ERROR(trace());
     ASCPROF_RETURN_IF_ERROR(communication());
     ASCPROF_RETURN_IF_ERROR(step_trace());
-    if (!writer_) return {};
     Timer t(&out_.write_seconds);
     if (out_.device_id < 0) out_.device_id = task_.device_id;
     ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
@@ -107,7 +103,6 @@ class RankJob {
     out_.end_ns = norm->end_ns;
     out_.header_era = k.header.era;
     if (!k.device_id.empty() && k.device_id[0] >= 0) out_.device_id = k.device_id[0];
-    if (!writer_) return {};
     Timer t(&out_.write_seconds);
     return write_kernel_tables(*writer_, k, *norm, kb_);
   }
@@ -147,7 +142,6 @@ class RankJob {
     out_.flows = tr.flows.size();
     out_.profiler_steps = tr.steps.size();
     out_.damaged_spans = tr.damaged_spans.size();
-    if (!writer_) return {};
     Timer t(&out_.write_seconds);
     return write_trace_tables(*writer_, tr);
   }
@@ -162,7 +156,6 @@ class RankJob {
       groups = importers::link_groups(c, meta_, stats_, task_.communication);
     }
     out_.comm_stat_rows = c.size();
-    if (!writer_) return {};
     Timer t(&out_.write_seconds);
     return write_comm_tables(*writer_, c, groups, meta_);
   }
@@ -175,26 +168,24 @@ class RankJob {
       ASCPROF_RETURN_IF_ERROR(importers::import_step_trace_time(task_.step_trace_time, s, stats_));
     }
     out_.step_trace_rows = s.size();
-    if (!writer_) return {};
     Timer t(&out_.write_seconds);
     return write_step_trace_table(*writer_, s);
   }
 
   const RankTask& task_;
   const knowledge::Knowledge& kb_;
-  const RankJobOptions& opts_;
   RankOutcome& out_;
   StringPool pool_;
   Stats stats_;
   model::ProfilerMetadata meta_;
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;
-  std::optional<store::H5Writer> writer_;  // destroyed without commit on error: no half file
+  std::optional<store::H5Writer> writer_;  // created in run(); destroyed without commit on error: no half file
 };
 
 }  // namespace
 
-RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb, const RankJobOptions& opts) {
+RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb) {
   RankOutcome out;
   out.rank_id = task.rank_id;
   out.rank_dir = task.rank_dir;
@@ -206,7 +197,7 @@ RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge&
   out.device_id = task.device_id;
   Status st;
   try {
-    RankJob job(task, kb, opts, out);
+    RankJob job(task, kb, out);
     st = job.run();
     job.finish_outcome();
   } catch (const std::bad_alloc&) {

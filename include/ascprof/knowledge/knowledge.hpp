@@ -54,7 +54,6 @@ class Taxonomy {
   Taxon classify(std::string_view name, std::string_view type, std::string_view core) const;
   /// Lower-cases and keeps only [a-z0-9] of "name type core" (the matching text).
   static std::string fold(std::string_view name, std::string_view type, std::string_view core);
-  size_t rule_count() const { return rules_.size(); }
 
  private:
   struct Rule {

@@ -10,6 +10,7 @@
 ///     the root-level manifests and the final JSON result.
 /// Works for any number of processes and ranks (N = 1, N < ranks, N > ranks).
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace boost::mpi {
@@ -26,7 +27,7 @@ struct AnalyzeRequest {
   std::string knowledge_dir;  ///< empty: knowledge::default_knowledge_dir()
   bool force = false;
   ProgressMode progress = ProgressMode::kLines;
-  bool verbose = false;
+  bool verbose = false;      ///< also print each rank's data-quality counters when it has warnings
 };
 
 struct AnalyzeResult {
@@ -35,5 +36,9 @@ struct AnalyzeResult {
 };
 
 AnalyzeResult run_analyze(boost::mpi::communicator& world, const AnalyzeRequest& request);
+
+/// The stdout object of a run that stopped before analysing anything:
+/// {"status":"error","command":…,"error_class":…,"error":…}.
+std::string error_result_json(std::string_view command, std::string_view error_class, std::string_view message);
 
 }  // namespace ascprof::parallel

@@ -85,11 +85,7 @@ struct RankOutcome {
   }
 };
 
-struct RankJobOptions {
-  bool write_h5 = true;
-};
-
 /// Runs ingest + normalize for one rank and writes its HDF5 file. Never throws.
-RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb, const RankJobOptions& opts = {});
+RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb);
 
 }  // namespace ascprof::pipeline

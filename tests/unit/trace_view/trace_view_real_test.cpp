@@ -238,7 +238,9 @@ TEST(TraceViewReal, FirstRowsExactValues) {
     ++cats[std::string(pool.view(r->t.flows.cat[i]))];
     if (r->t.flows.id[i] == 936 && pool.view(r->t.flows.cat[i]) == "HostToDevice") saw_936 = true;
     // "HostToDevice936" is kept as "HostToDevice": the id is in its own column, so one pool entry serves all
-    if (pool.view(r->t.flows.cat[i]) == "HostToDevice") EXPECT_EQ(pool.view(r->t.flows.name[i]), "HostToDevice");
+    if (pool.view(r->t.flows.cat[i]) == "HostToDevice") {
+      EXPECT_EQ(pool.view(r->t.flows.name[i]), "HostToDevice");
+    }
     if (r->t.flows.id[i] < 0) {
       ++interned;
       const std::string_view text = pool.view(static_cast<StrId>(-r->t.flows.id[i] - 1));

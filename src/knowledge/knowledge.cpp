@@ -30,6 +30,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
       return op_type.error(1, "comm_aiv_fusion field '" + f + "' is not a pipeline field in pipeline.rules");
   ASCPROF_ASSIGN_OR_RETURN(RuleFile names, load("name_key.rules"));
   ASCPROF_RETURN_IF_ERROR(k.names.load(names, k.vocab));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile segmentation, load("segmentation.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.segmentation.load(segmentation, k.vocab));
   return k;
 }
 

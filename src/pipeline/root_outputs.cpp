@@ -13,15 +13,6 @@ namespace ascprof::pipeline {
 
 namespace fs = std::filesystem;
 
-std::string stable_id(std::string_view prefix, const std::vector<std::string>& parts) {
-  std::string joined;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) joined += '\x1f';
-    joined += parts[i];
-  }
-  return std::string(prefix) + "_" + blake2b_hex(joined, 16).substr(0, 16);
-}
-
 namespace {
 
 void write_data_quality(JsonWriter& w, const std::vector<uint64_t>& counts) {

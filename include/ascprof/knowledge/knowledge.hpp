@@ -3,7 +3,7 @@
 /// family needs no recompile). Every file is validated on load; errors name file, line and reason.
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
-/// pipeline.rules, name_key.rules.
+/// pipeline.rules, name_key.rules, segmentation.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -135,6 +135,25 @@ class NameKeyRules {
   RoleSet shape_roles_;
 };
 
+/// segmentation.rules: the knobs of the segment stage (reference §2.2).
+struct AnchorFallback {
+  int role = -1;      ///< events with this role...
+  int category = -1;  ///< ...and, when >= 0, this category
+};
+
+class SegmentationRules {
+ public:
+  Status load(const RuleFile& file, const Vocabulary& vocab);
+  RoleSet boundary_roles;         ///< a layer starts at the latest such row before its anchor
+  RoleSet anchor_boundary_roles;  ///< such a row between two anchors splits the anchor group
+  RoleSet selection_roles;        ///< step delimiters (argmax)
+  RoleSet structural_roles;       ///< events that must lie inside a layer
+  std::vector<int> mla_first_categories;  ///< tried in order
+  CategorySet companion_only;     ///< explicit categories plus every category under a prefix
+  std::vector<AnchorFallback> fallbacks;
+  std::vector<std::string> backward_name_tokens;  ///< folded-name tokens of backward attention
+};
+
 /// Everything in knowledge/, loaded and cross-validated.
 struct Knowledge {
   std::filesystem::path dir;
@@ -143,6 +162,7 @@ struct Knowledge {
   OpTypeRules op_types;
   PipelineRules pipeline;
   NameKeyRules names;
+  SegmentationRules segmentation;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
 
@@ -67,8 +68,6 @@ struct RootSummary {
 /// order). Files are written atomically. Returns the summary; write failures make it "failed".
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes);
 
-/// Stage-style id as the reference builds it: prefix + "_" + first 16 hex chars of
-/// BLAKE2b-128 over the parts joined with 0x1F.
-std::string stable_id(std::string_view prefix, const std::vector<std::string>& parts);
+using ascprof::stable_id;  ///< ids as the reference builds them (common/stable_id.hpp)
 
 }  // namespace ascprof::pipeline

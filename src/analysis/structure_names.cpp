@@ -1,0 +1,48 @@
+#include "ascprof/model/structure.hpp"
+
+namespace ascprof::model {
+
+const char* segment_type_name(SegmentType t) {
+  switch (t) {
+    case SegmentType::kStep: return "step";
+    case SegmentType::kHead: return "head";
+    case SegmentType::kTail: return "tail";
+    case SegmentType::kUnclassifiedIsland: return "unclassified_island";
+    case SegmentType::kPiecewiseInterleavedWindow: return "piecewise_interleaved_window";
+    case SegmentType::kRunnerWindow: return "runner_window";
+    case SegmentType::kPartialBodyWindow: return "partial_body_window";
+  }
+  return "step";
+}
+
+const char* layer_role_name(LayerRole r) {
+  switch (r) {
+    case LayerRole::kMain: return "main";
+    case LayerRole::kSpeculative: return "speculative";
+    case LayerRole::kForward: return "forward";
+    case LayerRole::kBackward: return "backward";
+  }
+  return "main";
+}
+
+const char* step_source_name(StepSource s) {
+  switch (s) {
+    case StepSource::kStructural: return "structural";
+    case StepSource::kProfilerStep: return "profiler_step";
+    case StepSource::kStepId: return "step_id";
+  }
+  return "structural";
+}
+
+const char* block_kind_name(BlockKind k) {
+  switch (k) {
+    case BlockKind::kAttention: return "attention";
+    case BlockKind::kFfn: return "ffn";
+    case BlockKind::kMoe: return "moe";
+    case BlockKind::kAicpu: return "aicpu";
+    case BlockKind::kOther: return "other";
+  }
+  return "other";
+}
+
+}  // namespace ascprof::model

@@ -1,0 +1,417 @@
+// The segment stage entry point: structural plans (reference rules) materialised as segments, then
+// declared steps (Step Id / ProfilerStep) and training phases on top.
+#include "ascprof/analysis/segment.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include "ascprof/common/stable_id.hpp"
+#include "segment_internal.hpp"
+
+namespace ascprof::analysis {
+
+namespace {
+
+using model::LayerRole;
+using model::SegmentType;
+using model::StepSource;
+using seg::Ctx;
+using seg::Layer;
+using seg::Plan;
+
+struct LayerRef {
+  const Layer* layer;
+  LayerRole role;
+  int32_t microbatch;
+  uint32_t start;  // possibly clipped to a declared window
+};
+
+std::string step_family(const Ctx& c, uint32_t a, uint32_t b) {
+  knowledge::RoleSet roles;
+  for (uint32_t r = a; r <= b; ++r) roles |= c.n.taxa[c.n.taxon[r]].roles;
+  auto has = [&](int i) { return i >= 0 && roles.test(static_cast<size_t>(i)); };
+  const bool attention = has(c.role_attention), moe = has(c.role_moe), compute = has(c.role_compute);
+  if (attention && moe) return "attention_moe_workload";
+  if (attention && compute) return "attention_dense_workload";
+  if (attention) return "attention_workload";
+  if (moe) return "moe_or_dummy_workload";
+  if (has(c.role_communication) && !compute) return "communication_or_dummy_workload";
+  if (compute) return "compute_workload";
+  return "unclassified_workload";
+}
+
+std::string period_text(const Ctx& c, const std::vector<int>& regimes) {
+  const size_t p = seg::minimal_period(regimes);
+  std::string s;
+  for (size_t i = 0; i < p; ++i) {
+    if (i) s += "||";
+    s += c.strings.name(regimes[i]);
+  }
+  return s;
+}
+
+class Builder {
+ public:
+  Builder(Ctx& c, model::RankStructure& out, std::string rank_id) : c_(c), out_(out), rank_id_(std::move(rank_id)) {}
+
+  void window(SegmentType type, uint32_t a, uint32_t b, std::vector<std::string> reasons, std::vector<std::string> tags) {
+    model::StepSegment s = base(a, b);
+    s.type = type;
+    s.complete = false;
+    s.frame_reasons = std::move(reasons);
+    s.frame_tags = std::move(tags);
+    push(std::move(s));
+  }
+
+  void step(uint32_t a, uint32_t b, const std::vector<LayerRef>& layers, StepSource source, int64_t declared,
+            std::string phase, std::vector<std::string> reasons, std::vector<std::string> tags) {
+    model::StepSegment s = base(a, b);
+    s.type = SegmentType::kStep;
+    s.complete = true;
+    s.source = source;
+    s.declared_step = declared;
+    s.phase = std::move(phase);
+    s.step_family = step_family(c_, a, b);
+    std::vector<int> main, spec;
+    int32_t max_mb = -1;
+    uint32_t forward = 0, backward = 0;
+    for (const auto& l : layers) {
+      if (l.role == LayerRole::kSpeculative) spec.push_back(l.layer->regime);
+      else main.push_back(l.layer->regime);
+      forward += l.role == LayerRole::kForward;
+      backward += l.role == LayerRole::kBackward;
+      max_mb = std::max(max_mb, l.microbatch);
+    }
+    s.main_layer_count = static_cast<uint32_t>(main.size());
+    s.speculative_layer_count = static_cast<uint32_t>(spec.size());
+    s.microbatch_count = static_cast<uint32_t>(max_mb + 1);
+    if (s.phase == "training") {
+      s.structure_signature = "forward_len=" + std::to_string(forward) + " ; backward_len=" + std::to_string(backward) +
+                              " ; microbatches=" + std::to_string(s.microbatch_count) + " ; main_period=" + period_text(c_, main);
+    } else {
+      s.structure_signature = "main_len=" + std::to_string(main.size()) + " ; main_period=" + period_text(c_, main);
+      if (!spec.empty())
+        s.structure_signature += " ; spec_len=" + std::to_string(spec.size()) + " ; spec_period=" + period_text(c_, spec);
+    }
+    s.cluster_id = stable_id_n("cluster",
+                               {rank_id_, s.step_family, std::to_string(main.size()), std::to_string(spec.size()), s.structure_signature},
+                               12);
+    s.frame_reasons = std::move(reasons);
+    s.frame_tags = std::move(tags);
+    s.first_layer = static_cast<uint32_t>(out_.layers.size());
+    s.layer_count = static_cast<uint32_t>(layers.size());
+    const uint32_t seg_index = static_cast<uint32_t>(out_.segments.size());
+    push(std::move(s));
+    const std::string& seg_id = out_.segments.back().segment_id;
+    for (size_t j = 0; j < layers.size(); ++j) {
+      model::LayerSegment l;
+      l.segment = seg_index;
+      l.layer_index = static_cast<uint32_t>(j);
+      l.layer_id = stable_id("layer", {seg_id, std::to_string(j)});
+      l.row_start = layers[j].start;
+      l.row_end = j + 1 < layers.size() ? layers[j + 1].start - 1 : b;
+      l.first_anchor_row = layers[j].layer->anchors.empty() ? l.row_start : layers[j].layer->anchors.front();
+      l.role = layers[j].role;
+      l.microbatch = layers[j].microbatch;
+      l.boundary_source = source == StepSource::kStructural ? "exact_structural_anchor"
+                          : l.role == LayerRole::kForward || l.role == LayerRole::kBackward ? "training_anchor"
+                                                                                             : "declared_step_window";
+      l.structure_signature = c_.strings.name(layers[j].layer->signature);
+      times(l.row_start, l.row_end, l.start_ns, l.end_ns);
+      out_.layers.push_back(std::move(l));
+    }
+  }
+
+ private:
+  void times(uint32_t a, uint32_t b, int64_t& start, int64_t& end) const {
+    start = INT64_MAX;
+    end = INT64_MIN;
+    for (uint32_t r = a; r <= b; ++r) {
+      start = std::min(start, c_.k.start_ns[r]);
+      end = std::max(end, c_.k.start_ns[r] + std::max<int64_t>(0, c_.k.dur_ns[r]));
+    }
+  }
+  model::StepSegment base(uint32_t a, uint32_t b) const {
+    model::StepSegment s;
+    s.row_start = a;
+    s.row_end = b;
+    times(a, b, s.start_ns, s.end_ns);
+    return s;
+  }
+  void push(model::StepSegment s) {
+    s.segment_id = stable_id("seg", {rank_id_, std::to_string(out_.segments.size()), std::to_string(s.row_start),
+                                     std::to_string(s.row_end)});
+    out_.segments.push_back(std::move(s));
+  }
+
+  Ctx& c_;
+  model::RankStructure& out_;
+  std::string rank_id_;
+};
+
+// The reference's materialisation: head rows, then every plan up to the next plan's first row.
+std::vector<int32_t> materialise_structural(Ctx& c, const std::vector<Plan>& plans, Builder& b) {
+  std::vector<int32_t> plan_segment(plans.size(), -1);
+  const uint32_t last_row = static_cast<uint32_t>(c.rows - 1);
+  if (plans.front().first_row() > 0) b.window(SegmentType::kHead, 0, plans.front().first_row() - 1, {"edge_window"}, {});
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    const uint32_t a = p.first_row();
+    const uint32_t e = i + 1 < plans.size() ? plans[i + 1].first_row() - 1 : last_row;
+    std::vector<std::string> tags;
+    for (const auto& f : p.frames)
+      for (const auto& t : f.tags)
+        if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
+    plan_segment[i] = 0;  // set below from the segment count
+    if (!p.complete) {
+      b.window(p.type, a, e, {p.reason}, std::move(tags));
+    } else {
+      std::vector<LayerRef> refs;
+      for (size_t f = 0; f < p.frames.size(); ++f)
+        for (const auto& l : p.frames[f].layers) refs.push_back({&l, f == 0 ? LayerRole::kMain : LayerRole::kSpeculative, -1, l.start});
+      b.step(a, e, refs, StepSource::kStructural, -1, "inference", {p.reason}, std::move(tags));
+    }
+  }
+  return plan_segment;
+}
+
+struct Window {
+  uint32_t a, b;
+  int64_t step;
+};
+
+// Declared steps: consecutive rows with one Step Id value; else rows whose start falls in a
+// ProfilerStep#N range (how torch_npu itself assigns Step Id).
+std::vector<Window> declared_windows(const Ctx& c, const model::StepMarkerTable* steps, StepSource& source) {
+  std::vector<Window> w;
+  const auto& k = c.k;
+  bool have_ids = false;
+  for (size_t r = 0; r < k.step_id.size() && !have_ids; ++r) have_ids = k.step_id[r] != model::kAbsentI32;
+  std::vector<int64_t> id(c.rows, -1);
+  if (have_ids) {
+    source = StepSource::kStepId;
+    for (size_t r = 0; r < c.rows; ++r) id[r] = k.step_id[r] == model::kAbsentI32 ? -1 : k.step_id[r];
+  } else if (steps != nullptr && steps->size() > 0) {
+    source = StepSource::kProfilerStep;
+    std::vector<size_t> order(steps->size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return steps->start_ns[x] < steps->start_ns[y]; });
+    size_t s = 0;
+    for (size_t r = 0; r < c.rows; ++r) {
+      const int64_t t = k.start_ns[r];
+      while (s < order.size() && steps->end_ns[order[s]] < t) ++s;
+      if (s < order.size() && steps->start_ns[order[s]] <= t) id[r] = steps->step[order[s]];
+    }
+  } else {
+    return w;
+  }
+  for (uint32_t r = 0; r < c.rows; ++r) {
+    if (id[r] < 0) continue;
+    if (!w.empty() && w.back().step == id[r] && w.back().b + 1 == r) w.back().b = r;
+    else w.push_back({r, r, id[r]});
+  }
+  return w;
+}
+
+// Training: one layer per attention anchor, forward or backward by kernel name; microbatches are
+// the runs of one phase cut into units of the gcd of the run lengths.
+std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vector<Layer>& storage) {
+  std::vector<uint32_t> anchors;
+  for (const uint32_t r : c.anchors)
+    if (r >= a && r <= b) anchors.push_back(r);
+  std::vector<LayerRef> refs;
+  if (anchors.empty()) return refs;
+  const size_t base = storage.size();
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    Layer l;
+    const uint32_t lower = i == 0 ? a : anchors[i - 1] + 1;
+    l.start = std::max(a, c.layer_start(lower, anchors[i]));
+    l.anchors = {anchors[i]};
+    storage.push_back(std::move(l));
+  }
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    Layer& l = storage[base + i];
+    l.end = i + 1 < anchors.size() ? storage[base + i + 1].start - 1 : b;
+    seg::finalize_layer(c, l);
+  }
+  std::vector<bool> backward(anchors.size());
+  for (size_t i = 0; i < anchors.size(); ++i) backward[i] = c.tv(anchors[i]).backward;
+  std::vector<size_t> runs;  // run lengths
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    if (i == 0 || backward[i] != backward[i - 1]) runs.push_back(0);
+    ++runs.back();
+  }
+  size_t unit = 0;
+  for (const size_t r : runs) unit = std::gcd(unit, r);
+  int32_t fwd_mb = 0, bwd_mb = 0;
+  size_t pos_in_run = 0;
+  for (size_t i = 0; i < anchors.size(); ++i) {
+    if (i > 0 && backward[i] != backward[i - 1]) pos_in_run = 0;
+    int32_t& counter = backward[i] ? bwd_mb : fwd_mb;
+    const int32_t mb = counter + static_cast<int32_t>(pos_in_run / unit);
+    ++pos_in_run;
+    const bool run_ends = i + 1 == anchors.size() || backward[i + 1] != backward[i];
+    if (run_ends) counter += static_cast<int32_t>(pos_in_run / unit);
+    refs.push_back({&storage[base + i], backward[i] ? LayerRole::kBackward : LayerRole::kForward, mb, storage[base + i].start});
+  }
+  return refs;
+}
+
+}  // namespace
+
+model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowledge& kb) {
+  model::RankStructure out;
+  out.rank_id = in.rank_id;
+  const model::KernelTable& k = *in.kernels;
+  out.event_count = k.size();
+  if (k.size() == 0) {
+    out.anchor_family = "none";
+    return out;
+  }
+  Ctx c(k, *in.normalized, *in.pool, kb);
+  seg::prepare_rows(c);
+  std::vector<Layer> layers = seg::build_layers(c);
+  out.anchor_family = c.anchor_family;
+  const uint32_t last_row = static_cast<uint32_t>(c.rows - 1);
+  Builder builder(c, out, in.rank_id);
+
+  bool training = false;
+  for (const uint32_t a : c.anchors) training = training || c.tv(a).backward;
+
+  StepSource source = StepSource::kStructural;
+  std::vector<Window> windows;
+  if (in.use_declared_steps || training) windows = declared_windows(c, in.profiler_steps, source);
+
+  if (training) {
+    // The reference rules do not model backward passes; a training step is segmented per declared
+    // step (or as one window when the capture declares none).
+    if (windows.empty()) {
+      source = StepSource::kStructural;
+      windows.push_back({0, last_row, -1});
+    }
+    out.step_source = source;
+    std::vector<Layer> storage;
+    storage.reserve(c.anchors.size());
+    uint32_t next = 0;
+    for (size_t w = 0; w < windows.size(); ++w) {
+      const Window& win = windows[w];
+      if (win.a > next) builder.window(w == 0 ? SegmentType::kHead : SegmentType::kRunnerWindow, next, win.a - 1, {"outside_declared_steps"}, {});
+      const auto refs = training_layers(c, win.a, win.b, storage);
+      if (refs.empty()) builder.window(SegmentType::kRunnerWindow, win.a, win.b, {"declared_step_without_layers"}, {});
+      else builder.step(win.a, win.b, refs, source, win.step, "training", {"training_forward_backward"}, {});
+      next = win.b + 1;
+    }
+    if (next <= last_row) builder.window(SegmentType::kTail, next, last_row, {"outside_declared_steps"}, {});
+    return out;
+  }
+
+  if (layers.empty()) {  // no anchors at all: one island covering every row, no error by itself
+    builder.window(SegmentType::kUnclassifiedIsland, 0, last_row, {"no_layer_anchors"}, {});
+    return out;
+  }
+  std::vector<Layer> observations = layers;  // every layer seen, for the structural-middle check
+  std::vector<seg::Frame> frames = seg::frames_from_selection(c, std::move(layers));
+  frames = seg::split_composite_frames(c, std::move(frames));
+  std::vector<Plan> plans = seg::compose_plans(c, std::move(frames));
+  seg::check_hard_errors(c, plans, observations, out.hard_errors);
+
+  if (windows.empty()) {
+    materialise_structural(c, plans, builder);
+    // map plan-based error segments to segment indices (a head segment shifts them by one)
+    const int32_t shift = plans.front().first_row() > 0 ? 1 : 0;
+    for (auto& e : out.hard_errors)
+      if (e.segment >= 0) e.segment += shift;
+  } else {
+    out.step_source = source;
+    // Declared steps decide the boundaries; the structural layers are placed inside them and each
+    // declaration is checked against the structural plans.
+    struct PlanLayer {
+      const Layer* layer;
+      LayerRole role;
+      size_t plan;
+    };
+    std::vector<PlanLayer> all;
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].complete)
+        for (size_t f = 0; f < plans[i].frames.size(); ++f)
+          for (const auto& l : plans[i].frames[f].layers) all.push_back({&l, f == 0 ? LayerRole::kMain : LayerRole::kSpeculative, i});
+    size_t li = 0;
+    uint32_t next = 0;
+    for (auto& e : out.hard_errors) e.segment = -1;
+    for (size_t w = 0; w < windows.size(); ++w) {
+      const Window& win = windows[w];
+      if (win.a > next) builder.window(w == 0 ? SegmentType::kHead : SegmentType::kRunnerWindow, next, win.a - 1, {"outside_declared_steps"}, {});
+      while (li < all.size() && all[li].layer->anchors.front() < win.a) ++li;
+      std::vector<LayerRef> refs;
+      std::vector<size_t> plan_ids;
+      for (size_t j = li; j < all.size() && all[j].layer->anchors.front() <= win.b; ++j) {
+        refs.push_back({all[j].layer, all[j].role, -1, std::max(win.a, all[j].layer->start)});
+        if (plan_ids.empty() || plan_ids.back() != all[j].plan) plan_ids.push_back(all[j].plan);
+      }
+      model::StepBoundaryCheck check;
+      check.declared_step = win.step;
+      check.source = source;
+      check.row_start = win.a;
+      check.row_end = win.b;
+      check.structural_steps = static_cast<uint32_t>(plan_ids.size());
+      if (plan_ids.size() == 1) {
+        const Plan& p = plans[plan_ids[0]];
+        bool inside = true;
+        for (const auto& f : p.frames)
+          for (const auto& l : f.layers) inside = inside && l.anchors.front() >= win.a && l.anchors.back() <= win.b;
+        check.agrees = inside;
+        if (!inside) check.note = "the structural step's layers extend beyond the declared step";
+      } else {
+        check.note = std::to_string(plan_ids.size()) + " structural steps have layers in this declared step";
+      }
+      out.boundary_checks.push_back(check);
+      if (refs.empty()) {
+        builder.window(SegmentType::kRunnerWindow, win.a, win.b, {"declared_step_without_layers"}, {});
+      } else {
+        std::vector<std::string> tags;
+        for (const size_t pid : plan_ids)
+          for (const auto& f : plans[pid].frames)
+            for (const auto& t : f.tags)
+              if (std::find(tags.begin(), tags.end(), t) == tags.end()) tags.push_back(t);
+        builder.step(win.a, win.b, refs, source, win.step, "inference",
+                     {plan_ids.size() == 1 ? plans[plan_ids[0]].reason : std::string("declared_step")}, std::move(tags));
+      }
+      next = win.b + 1;
+    }
+    if (next <= last_row) builder.window(SegmentType::kTail, next, last_row, {"outside_declared_steps"}, {});
+  }
+
+  // interior_unclassified_island: islands strictly between the first and the last step segment
+  int64_t first_step = -1, last_step = -1;
+  for (size_t i = 0; i < out.segments.size(); ++i)
+    if (out.segments[i].type == SegmentType::kStep) {
+      if (first_step < 0) first_step = static_cast<int64_t>(i);
+      last_step = static_cast<int64_t>(i);
+    }
+  // With declared steps an island plan lives inside a declared step: count the structural islands
+  // between the first and last complete plan instead.
+  if (windows.empty()) {
+    for (int64_t i = first_step + 1; i < last_step; ++i) {
+      const auto& s = out.segments[static_cast<size_t>(i)];
+      if (s.type == SegmentType::kUnclassifiedIsland)
+        out.hard_errors.push_back({"interior_unclassified_island", s.row_start, s.row_end, static_cast<int32_t>(i),
+                                   "unclassified island between complete steps"});
+    }
+  } else {
+    int64_t fp = -1, lp = -1;
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (plans[i].complete) {
+        if (fp < 0) fp = static_cast<int64_t>(i);
+        lp = static_cast<int64_t>(i);
+      }
+    for (int64_t i = fp + 1; i < lp; ++i) {
+      const Plan& p = plans[static_cast<size_t>(i)];
+      if (!p.complete && p.type == SegmentType::kUnclassifiedIsland)
+        out.hard_errors.push_back({"interior_unclassified_island", p.first_row(), p.last_row(), -1,
+                                   "unclassified island between complete structural steps"});
+    }
+  }
+  return out;
+}
+
+}  // namespace ascprof::analysis

@@ -72,18 +72,16 @@ std::string NameKeyRules::name_key(std::string_view name) const {
       i = j;
     }
   }
-  // 3. digit runs -> '#'; 4. other non-[a-z_#] runs -> '_'; 5. collapse '_'
+  // 3. digit runs -> '#'; 4. every run outside [a-z_] -> '_' (so the '#' of step 3 becomes '_' too,
+  // exactly as the reference's two regex substitutions do: MatMulV3 -> matmulv); 5. collapse '_'
   std::string c;
   for (size_t i = 0; i < b.size();) {
     const char ch = b[i];
-    if (ch >= '0' && ch <= '9') {
-      while (i < b.size() && b[i] >= '0' && b[i] <= '9') ++i;
-      c += '#';
-    } else if ((ch >= 'a' && ch <= 'z') || ch == '#') {
+    if ((ch >= 'a' && ch <= 'z') || ch == '_') {
       c += ch;
       ++i;
     } else {
-      while (i < b.size() && !((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '#')) ++i;
+      while (i < b.size() && !((b[i] >= 'a' && b[i] <= 'z') || b[i] == '_')) ++i;
       if (c.empty() || c.back() != '_') c += '_';
     }
   }

@@ -192,28 +192,36 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     t = Clock::now();
     std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
     size_t outcome_count = 0;
+    double segment_cpu = 0, classify_cpu = 0;
     for (auto& per_process : all)
       for (auto& o : per_process) {
         ++outcome_count;
+        segment_cpu += o.segment_seconds;
+        classify_cpu += o.classify_seconds;
         by_root[o.root_index].push_back(std::move(o));
       }
     std::vector<pipeline::RootSummary> summaries;
     for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index])));
     const double outputs_seconds = since(t);
 
-    uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0;
+    uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
     for (const auto& s : summaries) {
       ranks_ok += s.ranks_ok;
       ranks_failed += s.ranks_failed;
       events += s.event_count;
       trace_events += s.trace_events;
+      hard_errors += s.structure.hard_error_count;
+      islands += s.structure.interior_island_total;
       ++status_counts[s.status];
       if (s.status == "ok") ++roots_ok;
     }
     const bool nothing = ranks_ok == 0;
     const bool partial = !nothing && (ranks_failed > 0 || roots_ok != summaries.size());
-    result.exit_code = nothing ? 3 : (partial ? 1 : 0);
+    // Like the reference's wrapper, a structure with hard errors is not a clean result: everything is
+    // written (segment_manifest.json lists the errors) but the exit code says so.
+    const bool structure_errors = !nothing && !partial && (hard_errors > 0 || islands > 0);
+    result.exit_code = nothing ? 3 : (partial ? 1 : (structure_errors ? 4 : 0));
 
     uint64_t payload_total = 0;
     for (uint64_t b : payloads) payload_total += b;
@@ -222,7 +230,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
 
     JsonWriter w;
     w.begin_object();
-    w.kv("status", nothing ? "failed" : (partial ? "partial" : "ok"));
+    w.kv("status", nothing ? "failed" : (partial ? "partial" : (structure_errors ? "structure_errors" : "ok")));
     w.kv("command", "analyze");
     w.kv("processes", static_cast<int64_t>(world.size()));
     w.kv("root_count", static_cast<uint64_t>(summaries.size()));
@@ -230,18 +238,22 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("ranks_failed", ranks_failed);
     w.kv("event_count", events);
     w.kv("trace_event_count", trace_events);
+    w.kv("hard_error_count", hard_errors);
+    w.kv("interior_island_total", islands);
     w.key("stages_executed");
     w.begin_array();
-    w.value("normalize");
+    for (const char* s : {"normalize", "segment", "classify"}) w.value(s);
     w.end_array();
     w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
     w.begin_array();
-    for (const char* s : {"segment", "classify", "summarize", "cross_rank", "diagnostics", "report"}) w.value(s);
+    for (const char* s : {"summarize", "cross_rank", "diagnostics", "report"}) w.value(s);
     w.end_array();
     w.key("stage_timings");
     w.begin_object();
     w.kv("discover", discover_seconds);
-    w.kv("normalize", work_max);
+    w.kv("rank_jobs", work_max);         // slowest process: ingest + normalize + segment + classify + HDF5
+    w.kv("segment_cpu", segment_cpu);    // summed over ranks
+    w.kv("classify_cpu", classify_cpu);  // summed over ranks
     w.kv("gather", gather_seconds);
     w.kv("root_outputs", outputs_seconds);
     w.kv("total", since(t_start));
@@ -268,6 +280,14 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.kv("ranks_ok", s.ranks_ok);
       w.kv("ranks_failed", s.ranks_failed);
       w.kv("event_count", s.event_count);
+      w.kv("step_count", s.structure.step_count);
+      w.kv("layer_count", s.structure.layer_count);
+      w.kv("block_count", s.structure.block_count);
+      w.kv("hard_error_count", s.structure.hard_error_count);
+      w.kv("interior_island_total", s.structure.interior_island_total);
+      w.kv("step_classes", s.structure.step_classes);
+      w.kv("layer_classes", s.structure.layer_classes);
+      w.kv("block_classes", s.structure.block_classes);
       w.key("failed_ranks");
       w.begin_array();
       for (const auto& f : s.failed_ranks) w.value(f);

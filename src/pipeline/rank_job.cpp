@@ -1,10 +1,13 @@
 #include "ascprof/pipeline/rank_job.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <filesystem>
 #include <optional>
 
+#include "ascprof/analysis/classify.hpp"
+#include "ascprof/analysis/segment.hpp"
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
@@ -13,6 +16,7 @@
 #include "ascprof/store/fingerprint.hpp"
 #include "ascprof/store/stats_table.hpp"
 #include "rank_store.hpp"
+#include "structure_store.hpp"
 
 namespace ascprof::pipeline {
 
@@ -50,9 +54,9 @@ class RankJob {
     auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
     if (!created.ok()) return created.status();
     writer_.emplace(std::move(created).value());
-    ASCPROF_RETURN_IF_ERROR(kernels());
     ASCPROF_RETURN_IF_ERROR(capture_info());
-    ASCPROF_RETURN_IF_ERROR(trace());
+    ASCPROF_RETURN_IF_ERROR(trace());  // first: segmentation needs its ProfilerStep ranges
+    ASCPROF_RETURN_IF_ERROR(kernels());
     ASCPROF_RETURN_IF_ERROR(communication());
     ASCPROF_RETURN_IF_ERROR(step_trace());
     Timer t(&out_.write_seconds);
@@ -103,8 +107,60 @@ class RankJob {
     out_.end_ns = norm->end_ns;
     out_.header_era = k.header.era;
     if (!k.device_id.empty() && k.device_id[0] >= 0) out_.device_id = k.device_id[0];
+    {
+      Timer t(&out_.write_seconds);
+      ASCPROF_RETURN_IF_ERROR(write_kernel_tables(*writer_, k, *norm, kb_));
+    }
+    return structure(k, *norm);
+  }
+
+  // Segment and classify while the kernel table is in memory; only counts leave the process.
+  Status structure(const model::KernelTable& k, const analysis::NormalizedKernels& norm) {
+    model::RankStructure s;
+    {
+      Timer t(&out_.segment_seconds);
+      analysis::SegmentInput in;
+      in.kernels = &k;
+      in.normalized = &norm;
+      in.pool = &pool_;
+      in.profiler_steps = &steps_;
+      in.rank_id = task_.rank_id;
+      s = analysis::segment_rank(in, kb_);
+    }
+    model::RankClasses c;
+    {
+      Timer t(&out_.classify_seconds);
+      c = analysis::classify_rank(s, k, norm, pool_, kb_);
+    }
+    summarise_structure(s, c);
     Timer t(&out_.write_seconds);
-    return write_kernel_tables(*writer_, k, *norm, kb_);
+    return write_structure_tables(*writer_, s, c);
+  }
+
+  void summarise_structure(const model::RankStructure& s, const model::RankClasses& c) {
+    out_.segment_count = s.segments.size();
+    out_.step_count = s.step_count();
+    out_.layer_count = s.layers.size();
+    out_.block_count = c.blocks.size();
+    out_.hard_error_count = s.hard_errors.size();
+    for (const auto& e : s.hard_errors) {
+      if (e.error_type == "interior_unclassified_island") ++out_.interior_island_count;
+      if (out_.hard_errors.size() < 16)
+        out_.hard_errors.push_back(e.error_type + " rows " + std::to_string(e.row_start) + "-" + std::to_string(e.row_end) +
+                                   ": " + e.detail);
+    }
+    out_.declared_steps = s.boundary_checks.size();
+    for (const auto& b : s.boundary_checks) out_.declared_steps_agreeing += b.agrees ? 1 : 0;
+    out_.step_source = model::step_source_name(s.step_source);
+    out_.anchor_family = s.anchor_family;
+    for (const auto& seg : s.segments)
+      if (seg.type == model::SegmentType::kStep) out_.layer_inventory.push_back(seg.main_layer_count);
+    std::sort(out_.layer_inventory.begin(), out_.layer_inventory.end());
+    out_.layer_inventory.erase(std::unique(out_.layer_inventory.begin(), out_.layer_inventory.end()), out_.layer_inventory.end());
+    for (const auto& cls : c.step_classes) {
+      out_.step_class_ids.push_back(cls.class_id);
+      out_.step_class_members.push_back(static_cast<uint32_t>(cls.members.size()));
+    }
   }
 
   Status capture_info() {
@@ -143,7 +199,9 @@ class RankJob {
     out_.profiler_steps = tr.steps.size();
     out_.damaged_spans = tr.damaged_spans.size();
     Timer t(&out_.write_seconds);
-    return write_trace_tables(*writer_, tr);
+    ASCPROF_RETURN_IF_ERROR(write_trace_tables(*writer_, tr));
+    steps_ = std::move(tr.steps);
+    return {};
   }
 
   Status communication() {
@@ -178,6 +236,7 @@ class RankJob {
   StringPool pool_;
   Stats stats_;
   model::ProfilerMetadata meta_;
+  model::StepMarkerTable steps_;  // ProfilerStep#N ranges, kept for segmentation
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;
   std::optional<store::H5Writer> writer_;  // created in run(); destroyed without commit on error: no half file

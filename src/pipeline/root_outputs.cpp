@@ -7,6 +7,8 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stats.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/pipeline/structure_outputs.hpp"
+#include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 
 namespace ascprof::pipeline {
@@ -199,6 +201,31 @@ Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& o
   return w.commit("normalize");
 }
 
+
+// The segment and classify root files, composed from the ranks' HDF5 files one rank at a time (the
+// gathered outcomes carry only counts; the tables stay on disk next to the outputs).
+void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+  auto fail = [&s](const Status& st) {
+    s.status = "failed";
+    s.error = st.to_string();
+  };
+  StructureOutputOptions options;
+  options.root = plan.root;
+  auto writer = StructureOutputWriter::create(plan.out_dir, options);
+  if (!writer.ok()) return fail(writer.status());
+  for (const auto& o : outcomes) {
+    if (!o.ok) continue;
+    auto stored = read_structure_tables((fs::path(plan.out_dir) / o.h5_file).string());
+    if (!stored.ok()) return fail(stored.status());
+    const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure, stored->classes);
+    if (!st.ok()) return fail(st);
+  }
+  const Status st = writer->finish();
+  if (!st.ok()) return fail(st);
+  for (const auto& p : writer->outputs()) s.outputs.push_back(p.string());
+  s.structure = writer->totals();
+}
+
 }  // namespace
 
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes) {
@@ -240,6 +267,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
   record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
+  if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   return s;
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-/// One profiling rank through the normalize stage, as a plain function (no MPI): read every file
-/// of the rank folder, normalize, write `<root out>/ranks/<rank_id>.h5` atomically, and return a
-/// compact outcome that the coordinator gathers. A rank that cannot be analysed comes back failed
+/// One profiling rank through the rank-local stages, as a plain function (no MPI): read every file
+/// of the rank folder, normalize, segment and classify, write `<root out>/ranks/<rank_id>.h5`
+/// atomically, and return a compact outcome that the coordinator gathers. A rank that cannot be analysed comes back failed
 /// with error class and message (file, place, reason); it never throws.
 #include <cstdint>
 #include <string>
@@ -70,8 +70,18 @@ struct RankOutcome {
   std::vector<uint64_t> stat_counts;  ///< per counter of stats.def, for merging across ranks
   uint64_t data_loss_records = 0, warning_records = 0;
   std::vector<SourceRef> sources;
+  // structure (segment + classify), compact: counts, inventories and hard errors only
+  uint64_t segment_count = 0, step_count = 0, layer_count = 0, block_count = 0;
+  uint64_t hard_error_count = 0, interior_island_count = 0;
+  uint64_t declared_steps = 0, declared_steps_agreeing = 0;
+  std::string step_source, anchor_family;
+  std::vector<uint32_t> layer_inventory;   ///< sorted distinct main_layer_count of the steps
+  std::vector<std::string> hard_errors;    ///< "<error_type> rows A-B: detail", first 16
+  std::vector<std::string> step_class_ids; ///< distinct step classes of the rank...
+  std::vector<uint32_t> step_class_members;  ///< ...and how many steps each has
   // timings (seconds), for stage_timings and the payload report
   double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
+  double segment_seconds = 0, classify_seconds = 0;
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -80,12 +90,15 @@ struct RankOutcome {
         h5_file & input_bytes & kernel_rows & pipeline_event_count & trace_events & host_ops & device_tasks &
         comm_ops & comm_plane_tasks & overlap_intervals & flows & profiler_steps & damaged_spans & comm_stat_rows &
         step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level &
-        stats_json & stat_counts & data_loss_records & warning_records & sources & ingest_seconds & normalize_seconds &
-        write_seconds & process;
+        stats_json & stat_counts & data_loss_records & warning_records & sources & segment_count & step_count &
+        layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
+        declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
+        step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
+        classify_seconds & process;
   }
 };
 
-/// Runs ingest + normalize for one rank and writes its HDF5 file. Never throws.
+/// Runs ingest, normalize, segment and classify for one rank and writes its HDF5 file. Never throws.
 RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb);
 
 }  // namespace ascprof::pipeline

@@ -9,6 +9,7 @@
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
+#include "ascprof/pipeline/structure_outputs.hpp"
 
 namespace ascprof::pipeline {
 
@@ -62,10 +63,13 @@ struct RootSummary {
   uint64_t event_count = 0, pipeline_event_count = 0, trace_events = 0;
   std::vector<std::string> failed_ranks;  ///< "rank_dir: error"
   std::vector<std::string> outputs;       ///< files written for this root
+  StructureTotals structure;              ///< segment + classify totals (hard errors, classes)
 };
 
-/// Writes the root-level normalize outputs from the gathered outcomes (of this root only, any
-/// order). Files are written atomically. Returns the summary; write failures make it "failed".
+/// Writes the root-level outputs of the rank-local stages from the gathered outcomes (of this root
+/// only, any order): normalize_manifest.json, source_index.json, analysis.h5, and the segment and
+/// classify files (structure_outputs.hpp, read back from the ranks' HDF5 files one at a time).
+/// Files are written atomically. Returns the summary; write failures make it "failed".
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes);
 
 using ascprof::stable_id;  ///< ids as the reference builds them (common/stable_id.hpp)

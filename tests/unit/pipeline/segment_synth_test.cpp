@@ -185,3 +185,46 @@ TEST(SegmentSynth, TrainingForwardBackwardPerMicrobatch) {
 
 }  // namespace
 }  // namespace ascprof::pipeline
+
+namespace ascprof::pipeline {
+namespace {
+
+// Real captures: no LLM among them, so what the rules find is documented here.
+// - e2-cnn-level{0,1,2} (a CNN training step, 191 rows, Step Id column): no attention, no MoE, so the
+//   matmul fallback anchors; no block_head between the matmuls, so they form one anchor group: one
+//   declared step holding one layer that covers all rows. No hard error.
+// - e1-2023-two-rank (trimmed 2023 files, no Step Id, no trace): rank 0 has one attention anchor
+//   (one structural step of one layer over its 21 rows); rank 1 has no anchor-bearing kernel at all,
+//   so it is a single unclassified_island covering every row, which is not an error by itself.
+TEST(SegmentReal, RealFixturesGiveTheDocumentedStructure) {
+  ASCPROF_REQUIRE_REAL_FIXTURES();
+  for (const char* f : {"e2-cnn-level0", "e2-cnn-level1", "e2-cnn-level2"}) {
+    const auto res = segment_capture(ascprof::testing::real_fixtures_dir() / f);
+    ASSERT_EQ(res.size(), 2u) << f;
+    for (const auto& r : res) {
+      SCOPED_TRACE(std::string(f) + " " + describe(r.s));
+      EXPECT_EQ(r.s.anchor_family, "category:compute.matmul@compute");
+      EXPECT_EQ(r.s.step_source, model::StepSource::kStepId);
+      ASSERT_EQ(r.s.segments.size(), 1u);
+      EXPECT_EQ(r.s.segments[0].type, SegmentType::kStep);
+      EXPECT_EQ(r.s.segments[0].row_start, 0u);
+      EXPECT_EQ(r.s.segments[0].row_end, 190u);
+      EXPECT_EQ(r.s.layers.size(), 1u);
+      EXPECT_TRUE(r.s.hard_errors.empty());
+    }
+  }
+  const auto res = segment_capture(ascprof::testing::real_fixtures_dir() / "e1-2023-two-rank");
+  ASSERT_EQ(res.size(), 2u);
+  SCOPED_TRACE(describe(res[0].s) + " | " + describe(res[1].s));
+  EXPECT_EQ(res[0].s.anchor_family, "attention");
+  EXPECT_EQ(steps_of(res[0].s).size(), 1u);
+  EXPECT_EQ(res[1].s.anchor_family, "none");
+  ASSERT_EQ(res[1].s.segments.size(), 1u);
+  EXPECT_EQ(res[1].s.segments[0].type, SegmentType::kUnclassifiedIsland);
+  EXPECT_EQ(res[1].s.segments[0].row_end + 1, res[1].s.event_count);
+  EXPECT_TRUE(res[0].s.hard_errors.empty());
+  EXPECT_TRUE(res[1].s.hard_errors.empty());
+}
+
+}  // namespace
+}  // namespace ascprof::pipeline

@@ -1,0 +1,97 @@
+#pragma once
+/// Root-level JSON outputs of the segment and classify stages (reference-analysis.md §2.2.6, §2.2.7,
+/// §2.4), written for one capture root from the ranks' RankStructure / RankClasses:
+///
+///   segment stage:  step_segments.json, layer_segments.json, structure_evidence_graph.json,
+///                   segment_manifest.json (the stage marker)
+///   classify stage: block_segments.json, class_signatures.json, classify_manifest.json (marker)
+///
+/// Streaming: the coordinator feeds ranks one at a time in rank order; segment, layer, block,
+/// evidence and observation rows go straight to temporary files (`<file>.tmp.<pid>` and
+/// `structure_evidence_graph.json.{observations,evidence}.tmp.<pid>` in the output folder), so a
+/// 1000-rank root never holds all ranks in memory. Kept in memory: the classes merged by class_id
+/// (with their "<rank_id>:<member id>" member lists), one summary per rank, hard errors and
+/// boundary-check disagreements.
+///
+/// Atomicity: nothing appears under a final name before finish() has written every file
+/// completely; finish() then checks that no final name is taken by a non-file, and renames the data
+/// files first and the two manifests (stage markers) last. Any failure (or destruction without
+/// finish()) removes every temporary file; a final file is then either absent or the previous one.
+///
+/// Conventions: times are µs from ns with exactly 3 decimals (1234.567); `-1` sentinels become
+/// null; event ids are "evt_<rank ordinal>_<kernel_details row>"; evidence ids are
+/// stable_id("evd", {segment or layer id, kind}) and, for the rank window, {rank_id, "rank_window"}.
+/// Evidence windows carry the window's first <= 64 event ids and its row count (event_count); the
+/// §2.5.1 event metrics are not included (they need the kernel table; summarize computes them).
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+#include "ascprof/model/structure.hpp"
+
+namespace ascprof::pipeline {
+
+/// Which files a StructureOutputWriter produces.
+struct StructureOutputOptions {
+  bool segment_files = true;   ///< step_segments, layer_segments, structure_evidence_graph, segment_manifest
+  bool classify_files = true;  ///< block_segments, class_signatures, classify_manifest
+  std::string root;            ///< capture root as given, recorded in the manifests ("" to omit)
+};
+
+/// Totals over all ranks added so far (for the final stdout JSON and sweep summaries).
+struct StructureTotals {
+  uint64_t rank_count = 0, segment_count = 0, step_count = 0, layer_count = 0, block_count = 0;
+  uint64_t evidence_count = 0, structure_observation_count = 0;
+  uint64_t hard_error_count = 0;       ///< sum of the ranks' hard_errors
+  uint64_t interior_island_total = 0;  ///< sum of the ranks' interior_unclassified_count
+  uint64_t step_classes = 0, layer_classes = 0, block_classes = 0;  ///< merged across ranks by class_id
+};
+
+/// Rank `s`'s unclassified_island segments strictly between its first and last `step` segment
+/// (§2.2.7 interior_unclassified_island), or its interior_unclassified_island hard errors when those
+/// are more (with declared steps an island sits inside a declared step).
+uint64_t interior_unclassified_count(const model::RankStructure& s);
+
+/// Streaming writer of one capture root's structure outputs (see the file comment). Move-only.
+class StructureOutputWriter {
+ public:
+  /// Creates `out_dir` if missing and opens the temporary files. kIo error naming the path if the
+  /// folder cannot be created or a temporary file cannot be opened.
+  static Result<StructureOutputWriter> create(const std::filesystem::path& out_dir,
+                                              StructureOutputOptions options = {});
+
+  StructureOutputWriter(StructureOutputWriter&& o) noexcept;
+  StructureOutputWriter& operator=(StructureOutputWriter&& o) noexcept;
+  StructureOutputWriter(const StructureOutputWriter&) = delete;
+  StructureOutputWriter& operator=(const StructureOutputWriter&) = delete;
+  /// Without a successful finish(): removes every temporary file.
+  ~StructureOutputWriter();
+
+  /// Appends one rank. `rank_ordinal` (the rank's position in the root, used in event ids) must
+  /// increase from call to call; `rank_id` is written into every row (s.rank_id is not used).
+  /// `c` may be empty (all vectors empty) when the rank was not classified. kInternal error,
+  /// with nothing of the rank written, if the ordinal does not increase or `s`/`c` are inconsistent
+  /// (structure_inconsistency); kIo on a temporary-file write failure. After any error the writer
+  /// is failed: later calls return the first error.
+  Status add_rank(uint32_t rank_ordinal, const std::string& rank_id, const model::RankStructure& s,
+                  const model::RankClasses& c);
+
+  /// Completes and publishes the files (see the file comment). Returns the first error of any call;
+  /// on error no temporary file is left. May be called once; later calls return kInternal.
+  Status finish();
+
+  /// Totals of the ranks added so far.
+  const StructureTotals& totals() const;
+  /// Final paths published by a successful finish() (empty before).
+  const std::vector<std::filesystem::path>& outputs() const;
+
+ private:
+  struct Impl;
+  explicit StructureOutputWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ascprof::pipeline

@@ -1,0 +1,899 @@
+#include "ascprof/pipeline/structure_outputs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+#include "ascprof/store/h5_writer.hpp"
+#include "structure_store.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kMaxEventIds = 64;
+
+// µs with exactly 3 decimals from integer ns: exact (no binary rounding), as the spec shows times.
+std::string us_text(int64_t ns) {
+  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(a / 1000),
+                static_cast<unsigned long long>(a % 1000));
+  return buf;
+}
+
+void kv_us(JsonWriter& w, std::string_view key, int64_t ns) {
+  w.key(key);
+  w.raw(us_text(ns));
+}
+
+void kv_strings(JsonWriter& w, std::string_view key, const std::vector<std::string>& v) {
+  w.key(key);
+  w.begin_array();
+  for (const auto& s : v) w.value(s);
+  w.end_array();
+}
+
+uint64_t row_count(uint32_t row_start, uint32_t row_end) {
+  return row_end >= row_start ? uint64_t{row_end} - row_start + 1 : 0;
+}
+
+// The first <= kMaxEventIds event ids of the rows [row_start, row_end], appended to an open array.
+void append_event_ids(JsonWriter& w, uint32_t ordinal, uint32_t row_start, uint32_t row_end, size_t* budget) {
+  const std::string prefix = "evt_" + std::to_string(ordinal) + "_";
+  for (uint64_t r = row_start; r <= row_end && *budget > 0; ++r, --*budget) w.value(prefix + std::to_string(r));
+}
+
+// One JSON array streamed to a temporary file: "[", rows separated by ",\n", "]".
+class TempArray {
+ public:
+  TempArray() = default;
+  TempArray(const TempArray&) = delete;
+  TempArray& operator=(const TempArray&) = delete;
+  ~TempArray() { discard(); }
+
+  Status open(const fs::path& tmp) {
+    tmp_ = tmp;
+    f_ = std::fopen(tmp.c_str(), "wb");
+    if (f_ == nullptr) return st_ = file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+    write("[");
+    return st_;
+  }
+  void add(std::string_view row) {
+    write(count_ ? ",\n" : "\n");
+    write(row);
+    ++count_;
+  }
+  void write(std::string_view s) {
+    if (!st_.ok() || f_ == nullptr) return;
+    if (std::fwrite(s.data(), 1, s.size(), f_) != s.size())
+      st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
+  }
+  /// Ends the array (and the file, with `trailer`) and closes it.
+  Status close(std::string_view trailer) {
+    if (f_ == nullptr) return st_;
+    write(count_ ? "\n]" : "]");
+    write(trailer);
+    const bool flushed = std::fflush(f_) == 0;
+    const int e = errno;
+    const bool closed = std::fclose(f_) == 0;
+    f_ = nullptr;
+    if (st_.ok() && (!flushed || !closed))
+      st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(e));
+    return st_;
+  }
+  void discard() {
+    if (f_ != nullptr) std::fclose(f_);
+    f_ = nullptr;
+    if (!tmp_.empty()) {
+      std::error_code ec;
+      fs::remove(tmp_, ec);
+    }
+    tmp_.clear();
+  }
+  /// The file was renamed to its final name: forget it (a later writer may reuse the temporary name).
+  void release() { tmp_.clear(); }
+  const Status& status() const { return st_; }
+  const fs::path& path() const { return tmp_; }
+  uint64_t count() const { return count_; }
+
+ private:
+  fs::path tmp_;
+  std::FILE* f_ = nullptr;
+  uint64_t count_ = 0;
+  Status st_;
+};
+
+// A class merged across ranks by class_id: the first rank's metadata, every rank's members.
+// Members are kept as one pre-escaped JSON text per class ("\"0:seg_..\",\"1:seg_..\"") rather than a
+// string per member: about a third of the memory for a 1000-rank root's block classes.
+struct MergedClass {
+  model::ShapeClass meta;  // members left empty
+  std::string members_json;  // escaped "<rank_id>:<member id>" strings, comma-separated
+  uint64_t member_count = 0;
+
+  void add_member(const std::string& rank_id, const std::string& id) {
+    if (member_count++) members_json += ',';
+    members_json += '"';
+    json_escape_append(members_json, rank_id);
+    members_json += ':';
+    json_escape_append(members_json, id);
+    members_json += '"';
+  }
+};
+
+struct ClassMap {
+  std::vector<MergedClass> classes;  // first-seen order
+  std::unordered_map<std::string, size_t> index;
+
+  MergedClass& get(const model::ShapeClass& c) {
+    auto [it, inserted] = index.emplace(c.class_id, classes.size());
+    if (inserted) {
+      MergedClass m;
+      m.meta = c;
+      m.meta.members = std::vector<uint32_t>{};  // frees the copied buffer (clear() would keep it)
+      classes.push_back(std::move(m));
+    }
+    return classes[it->second];
+  }
+};
+
+enum class Scope { kStep, kLayer, kBlock };
+
+void write_class_meta(JsonWriter& w, const MergedClass& m, Scope scope, bool with_id) {
+  const auto& c = m.meta;
+  w.begin_object();
+  if (with_id) w.kv("class_id", c.class_id);
+  switch (scope) {
+    case Scope::kStep:
+      w.kv("structure_signature", c.structure_signature);
+      w.kv("main_layer_count", uint64_t{c.main_layer_count});
+      w.kv("step_family", c.step_family);
+      w.kv("layer_count", uint64_t{c.layer_count});
+      kv_strings(w, "layer_class_ids", c.child_class_ids);
+      break;
+    case Scope::kLayer:
+      w.kv("structure_signature", c.structure_signature);
+      kv_strings(w, "block_kinds", c.block_kinds);
+      kv_strings(w, "block_class_ids", c.child_class_ids);
+      w.kv("companion_layer", c.companion_layer);
+      break;
+    case Scope::kBlock:
+      w.kv("block_kind", model::block_kind_name(c.block_kind));
+      w.kv("companion_layer", c.companion_layer);
+      break;
+  }
+  w.kv("scope_label", c.scope_label);
+  w.key("members");
+  w.raw("[" + m.members_json + "]");
+  w.kv("member_count", m.member_count);
+  w.kv("has_unknown_shape", c.has_unknown_shape);
+  w.kv("shape_pairs_count", uint64_t{c.shape_pairs_count});
+  w.end_object();
+}
+
+Status write_temp_file(const fs::path& tmp, std::string_view content) {
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+  const bool ok = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0;
+  const int e = errno;
+  const bool closed = std::fclose(f) == 0;
+  if (!ok || !closed) return file_error(ErrorCode::kIo, tmp.string(), "", std::string("write failed: ") + std::strerror(e));
+  return {};
+}
+
+Status append_file(std::FILE* out, const fs::path& out_path, const fs::path& in_path) {
+  std::FILE* in = std::fopen(in_path.c_str(), "rb");
+  if (in == nullptr) return file_error(ErrorCode::kIo, in_path.string(), "", std::strerror(errno));
+  std::vector<char> buf(1 << 20);
+  Status st;
+  for (;;) {
+    const size_t n = std::fread(buf.data(), 1, buf.size(), in);
+    if (n > 0 && std::fwrite(buf.data(), 1, n, out) != n) {
+      st = file_error(ErrorCode::kIo, out_path.string(), "", std::string("write failed: ") + std::strerror(errno));
+      break;
+    }
+    if (n < buf.size()) {
+      if (std::ferror(in)) st = file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
+      break;
+    }
+  }
+  std::fclose(in);
+  return st;
+}
+
+}  // namespace
+
+uint64_t interior_unclassified_count(const model::RankStructure& s) {
+  size_t first = s.segments.size(), last = 0;
+  for (size_t i = 0; i < s.segments.size(); ++i) {
+    if (s.segments[i].type != model::SegmentType::kStep) continue;
+    first = std::min(first, i);
+    last = i;
+  }
+  uint64_t n = 0;
+  for (size_t i = first + 1; i < last; ++i) n += s.segments[i].type == model::SegmentType::kUnclassifiedIsland ? 1 : 0;
+  // With declared steps an island lies inside a declared step (no island segment of its own); the
+  // segment stage reports it as an interior_unclassified_island hard error instead.
+  uint64_t reported = 0;
+  for (const auto& e : s.hard_errors) reported += e.error_type == "interior_unclassified_island" ? 1 : 0;
+  return std::max(n, reported);
+}
+
+struct StructureOutputWriter::Impl {
+  fs::path out;
+  StructureOutputOptions options;
+  Status failed;
+  bool finished = false;
+  bool any_rank = false;
+  uint32_t last_ordinal = 0;
+  StructureTotals totals;
+  std::vector<fs::path> outputs;
+
+  // segment stage
+  TempArray steps, layers, observations, evidence;
+  std::vector<std::string> rank_summaries, hard_errors, disagreements;
+  uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
+  // classify stage
+  TempArray blocks;
+  ClassMap step_classes, layer_classes, block_classes;
+  uint64_t layers_with_blocks = 0, companion_layers = 0;
+  uint64_t kind_counts[5] = {0, 0, 0, 0, 0};
+  // temporaries written by finish() before the renames
+  std::vector<fs::path> finish_temps;
+
+  ~Impl() {
+    if (!finished) discard();
+  }
+
+  void discard() {
+    steps.discard();
+    layers.discard();
+    observations.discard();
+    evidence.discard();
+    blocks.discard();
+    std::error_code ec;
+    for (const auto& p : finish_temps) fs::remove(p, ec);
+    finish_temps.clear();
+  }
+
+  Status fail(Status st) {
+    if (failed.ok()) failed = st;
+    return failed;
+  }
+
+  Status io_status() const {
+    for (const TempArray* t : {&steps, &layers, &observations, &evidence, &blocks})
+      if (!t->status().ok()) return t->status();
+    return {};
+  }
+
+  void add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
+                    const std::vector<std::string>& layer_evd);
+  void add_classes(const std::string& rank_id, const model::RankStructure& s, const model::RankClasses& c,
+                   const std::vector<std::string>& layer_evd);
+  Status write_class_signatures(const fs::path& tmp);
+  Status prepare(std::vector<std::pair<fs::path, fs::path>>* publish);
+  std::string segment_manifest() const;
+  std::string classify_manifest() const;
+};
+
+void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
+                                               const std::vector<std::string>& layer_evd) {
+  const size_t nseg = s.segments.size();
+  // rank window
+  {
+    JsonWriter w;
+    w.begin_object();
+    w.kv("evidence_id", stable_id("evd", {rank_id, "rank_window"}));
+    w.kv("rank_id", rank_id);
+    w.kv("kind", "rank_window");
+    w.key("segment_id");
+    w.null();
+    w.key("layer_id");
+    w.null();
+    if (s.event_count > 0) {
+      w.kv("row_start", uint64_t{0});
+      w.kv("row_end", s.event_count - 1);
+    } else {
+      w.key("row_start");
+      w.null();
+      w.key("row_end");
+      w.null();
+    }
+    if (nseg > 0) {
+      int64_t lo = s.segments[0].start_ns, hi = s.segments[0].end_ns;
+      for (const auto& g : s.segments) {
+        lo = std::min(lo, g.start_ns);
+        hi = std::max(hi, g.end_ns);
+      }
+      kv_us(w, "start_us", lo);
+      kv_us(w, "end_us", hi);
+    } else {
+      w.key("start_us");
+      w.null();
+      w.key("end_us");
+      w.null();
+    }
+    w.key("event_ids");
+    w.begin_array();
+    size_t budget = kMaxEventIds;
+    if (s.event_count > 0)
+      append_event_ids(w, ord, 0, static_cast<uint32_t>(std::min<uint64_t>(s.event_count - 1, UINT32_MAX)), &budget);
+    w.end_array();
+    w.kv("event_count", s.event_count);
+    kv_strings(w, "frame_reasons", {});
+    kv_strings(w, "frame_tags", {});
+    w.end_object();
+    evidence.add(w.str());
+  }
+
+  for (size_t i = 0; i < nseg; ++i) {
+    const auto& g = s.segments[i];
+    const bool step = g.type == model::SegmentType::kStep;
+    const char* kind = step ? "step_window" : "edge_window";
+    const std::string evd = stable_id("evd", {g.segment_id, kind});
+    {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("segment_id", g.segment_id);
+      w.kv("rank_id", rank_id);
+      w.kv("segment_type", model::segment_type_name(g.type));
+      w.kv("complete", g.complete);
+      w.kv("row_start", uint64_t{g.row_start});
+      w.kv("row_end", uint64_t{g.row_end});
+      kv_us(w, "start_us", g.start_ns);
+      kv_us(w, "end_us", g.end_ns);
+      w.kv("step_family", g.step_family);
+      w.kv("main_layer_count", uint64_t{g.main_layer_count});
+      w.kv("speculative_layer_count", uint64_t{g.speculative_layer_count});
+      w.kv("layer_count", uint64_t{g.layer_count});
+      w.kv("structure_signature", g.structure_signature);
+      w.kv("cluster_id", g.cluster_id);
+      w.key("layer_ids");
+      w.begin_array();
+      for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count; ++l) w.value(s.layers[l].layer_id);
+      w.end_array();
+      w.key("evidence_ids");
+      w.begin_array();
+      w.value(evd);
+      w.end_array();
+      kv_strings(w, "frame_reasons", g.frame_reasons);
+      kv_strings(w, "frame_tags", g.frame_tags);
+      w.kv("step_source", model::step_source_name(g.source));
+      w.key("declared_step");
+      if (g.declared_step < 0) w.null();
+      else w.value(g.declared_step);
+      w.kv("phase", g.phase);
+      w.kv("microbatch_count", uint64_t{g.microbatch_count});
+      w.end_object();
+      steps.add(w.str());
+    }
+    {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("evidence_id", evd);
+      w.kv("rank_id", rank_id);
+      w.kv("kind", kind);
+      w.kv("segment_id", g.segment_id);
+      w.key("layer_id");
+      w.null();
+      w.kv("row_start", uint64_t{g.row_start});
+      w.kv("row_end", uint64_t{g.row_end});
+      kv_us(w, "start_us", g.start_ns);
+      kv_us(w, "end_us", g.end_ns);
+      w.key("event_ids");
+      w.begin_array();
+      size_t budget = kMaxEventIds;
+      append_event_ids(w, ord, g.row_start, g.row_end, &budget);
+      w.end_array();
+      w.kv("event_count", row_count(g.row_start, g.row_end));
+      kv_strings(w, "frame_reasons", g.frame_reasons);
+      kv_strings(w, "frame_tags", g.frame_tags);
+      w.end_object();
+      evidence.add(w.str());
+    }
+    if (!step) continue;
+    // One structure observation per layer role of the step, roles in first-seen order.
+    std::vector<model::LayerRole> roles;
+    for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count; ++l)
+      if (std::find(roles.begin(), roles.end(), s.layers[l].role) == roles.end()) roles.push_back(s.layers[l].role);
+    for (model::LayerRole role : roles) {
+      uint64_t count = 0, events = 0;
+      uint32_t lo = UINT32_MAX, hi = 0;
+      for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count; ++l) {
+        const auto& ly = s.layers[l];
+        if (ly.role != role) continue;
+        ++count;
+        events += row_count(ly.row_start, ly.row_end);
+        lo = std::min(lo, ly.row_start);
+        hi = std::max(hi, ly.row_end);
+      }
+      JsonWriter w;
+      w.begin_object();
+      w.kv("rank_id", rank_id);
+      w.kv("segment_id", g.segment_id);
+      w.kv("layer_role", model::layer_role_name(role));
+      w.kv("layer_count", count);
+      w.kv("row_start", uint64_t{lo});
+      w.kv("row_end", uint64_t{hi});
+      w.key("layer_ids");
+      w.begin_array();
+      for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count; ++l)
+        if (s.layers[l].role == role) w.value(s.layers[l].layer_id);
+      w.end_array();
+      w.key("event_ids");
+      w.begin_array();
+      size_t budget = kMaxEventIds;
+      for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count && budget > 0; ++l)
+        if (s.layers[l].role == role) append_event_ids(w, ord, s.layers[l].row_start, s.layers[l].row_end, &budget);
+      w.end_array();
+      w.kv("event_count", events);
+      w.end_object();
+      observations.add(w.str());
+    }
+  }
+
+  for (size_t i = 0; i < s.layers.size(); ++i) {
+    const auto& l = s.layers[i];
+    const std::string& seg_id = s.segments[l.segment].segment_id;
+    {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("layer_id", l.layer_id);
+      w.kv("segment_id", seg_id);
+      w.kv("rank_id", rank_id);
+      w.kv("layer_index", uint64_t{l.layer_index});
+      w.kv("layer_role", model::layer_role_name(l.role));
+      w.kv("boundary_source", l.boundary_source);
+      w.kv("row_start", uint64_t{l.row_start});
+      w.kv("row_end", uint64_t{l.row_end});
+      kv_us(w, "start_us", l.start_ns);
+      kv_us(w, "end_us", l.end_ns);
+      w.kv("structure_signature", l.structure_signature);
+      w.kv("first_anchor_row", uint64_t{l.first_anchor_row});
+      w.key("microbatch");
+      if (l.microbatch < 0) w.null();
+      else w.value(int64_t{l.microbatch});
+      w.key("evidence_ids");
+      w.begin_array();
+      w.value(layer_evd[i]);
+      w.end_array();
+      w.end_object();
+      layers.add(w.str());
+    }
+    {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("evidence_id", layer_evd[i]);
+      w.kv("rank_id", rank_id);
+      w.kv("kind", "layer_window");
+      w.kv("segment_id", seg_id);
+      w.kv("layer_id", l.layer_id);
+      w.kv("row_start", uint64_t{l.row_start});
+      w.kv("row_end", uint64_t{l.row_end});
+      kv_us(w, "start_us", l.start_ns);
+      kv_us(w, "end_us", l.end_ns);
+      w.key("event_ids");
+      w.begin_array();
+      size_t budget = kMaxEventIds;
+      append_event_ids(w, ord, l.row_start, l.row_end, &budget);
+      w.end_array();
+      w.kv("event_count", row_count(l.row_start, l.row_end));
+      kv_strings(w, "frame_reasons", {});
+      kv_strings(w, "frame_tags", {});
+      w.end_object();
+      evidence.add(w.str());
+    }
+  }
+
+  // Manifest parts (small: one summary per rank, errors and disagreements only).
+  std::set<uint32_t> inventory;
+  for (const auto& g : s.segments)
+    if (g.type == model::SegmentType::kStep) inventory.insert(g.main_layer_count);
+  const uint64_t interior = interior_unclassified_count(s);
+  const size_t step_count = s.step_count();
+  {
+    JsonWriter w;
+    w.begin_object();
+    w.kv("rank_id", rank_id);
+    w.kv("event_count", s.event_count);
+    w.kv("segment_count", static_cast<uint64_t>(nseg));
+    w.kv("step_count", static_cast<uint64_t>(step_count));
+    w.kv("layer_count", static_cast<uint64_t>(s.layers.size()));
+    w.kv("interior_unclassified_count", interior);
+    w.key("layer_count_inventory");
+    w.begin_array();
+    for (uint32_t v : inventory) w.value(uint64_t{v});
+    w.end_array();
+    w.kv("hard_error_count", static_cast<uint64_t>(s.hard_errors.size()));
+    w.kv("step_source", model::step_source_name(s.step_source));
+    w.kv("anchor_family", s.anchor_family);
+    w.end_object();
+    rank_summaries.push_back(w.take());
+  }
+  for (const auto& h : s.hard_errors) {
+    JsonWriter w;
+    w.begin_object();
+    w.kv("rank_id", rank_id);
+    w.kv("error_type", h.error_type);
+    w.kv("row_start", uint64_t{h.row_start});
+    w.kv("row_end", uint64_t{h.row_end});
+    w.key("segment_id");
+    if (h.segment < 0) w.null();
+    else w.value(s.segments[static_cast<size_t>(h.segment)].segment_id);
+    w.kv("detail", h.detail);
+    w.end_object();
+    hard_errors.push_back(w.take());
+  }
+  if (!s.boundary_checks.empty()) ++ranks_with_declared;
+  for (const auto& b : s.boundary_checks) {
+    ++declared_steps;
+    if (b.agrees) {
+      ++agreeing;
+      continue;
+    }
+    JsonWriter w;
+    w.begin_object();
+    w.kv("rank_id", rank_id);
+    w.kv("declared_step", b.declared_step);
+    w.kv("step_source", model::step_source_name(b.source));
+    if (b.row_end >= b.row_start) {
+      w.kv("row_start", uint64_t{b.row_start});
+      w.kv("row_end", uint64_t{b.row_end});
+    } else {
+      w.key("row_start");
+      w.null();
+      w.key("row_end");
+      w.null();
+    }
+    w.kv("structural_steps", uint64_t{b.structural_steps});
+    w.kv("note", b.note);
+    w.end_object();
+    disagreements.push_back(w.take());
+  }
+  totals.segment_count += nseg;
+  totals.step_count += step_count;
+  totals.layer_count += s.layers.size();
+  totals.hard_error_count += s.hard_errors.size();
+  totals.interior_island_total += interior;
+}
+
+void StructureOutputWriter::Impl::add_classes(const std::string& rank_id, const model::RankStructure& s,
+                                              const model::RankClasses& c, const std::vector<std::string>& layer_evd) {
+  std::vector<uint8_t> layer_seen(s.layers.size(), 0);
+  for (const auto& b : c.blocks) {
+    const auto& l = s.layers[b.layer];
+    {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("block_id", b.block_id);
+      w.kv("rank_id", rank_id);
+      w.kv("segment_id", s.segments[l.segment].segment_id);
+      w.kv("layer_id", l.layer_id);
+      w.kv("layer_index", uint64_t{l.layer_index});
+      w.kv("block_index", uint64_t{b.block_index});
+      w.kv("block_kind", model::block_kind_name(b.kind));
+      w.kv("companion_layer", b.companion_layer);
+      w.kv("row_start", uint64_t{b.row_start});
+      w.kv("row_end", uint64_t{b.row_end});
+      kv_us(w, "start_us", b.start_ns);
+      kv_us(w, "end_us", b.end_ns);
+      w.kv("event_count", uint64_t{b.event_count});
+      w.kv("block_class_id", c.block_classes[b.block_class].class_id);
+      w.key("evidence_ids");
+      w.begin_array();
+      w.value(layer_evd[b.layer]);
+      w.end_array();
+      w.end_object();
+      blocks.add(w.str());
+    }
+    const size_t k = static_cast<size_t>(b.kind);
+    if (k < std::size(kind_counts)) ++kind_counts[k];
+    if (!layer_seen[b.layer]) {
+      layer_seen[b.layer] = 1;
+      ++layers_with_blocks;
+    }
+    if (b.companion_layer && layer_seen[b.layer] == 1) {
+      layer_seen[b.layer] = 2;
+      ++companion_layers;
+    }
+  }
+  totals.block_count += c.blocks.size();
+  for (const auto& cls : c.block_classes) {
+    MergedClass& m = block_classes.get(cls);
+    for (uint32_t i : cls.members) m.add_member(rank_id, c.blocks[i].block_id);
+  }
+  for (const auto& cls : c.layer_classes) {
+    MergedClass& m = layer_classes.get(cls);
+    for (uint32_t i : cls.members) m.add_member(rank_id, s.layers[i].layer_id);
+  }
+  for (const auto& cls : c.step_classes) {
+    MergedClass& m = step_classes.get(cls);
+    for (uint32_t i : cls.members) m.add_member(rank_id, s.segments[i].segment_id);
+  }
+  totals.step_classes = step_classes.classes.size();
+  totals.layer_classes = layer_classes.classes.size();
+  totals.block_classes = block_classes.classes.size();
+}
+
+Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) {
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+  bool ok = true;
+  auto put = [&](std::string_view s) { ok = ok && std::fwrite(s.data(), 1, s.size(), f) == s.size(); };
+  struct Part {
+    const char* by_id;
+    const char* list;
+    const ClassMap* map;
+    Scope scope;
+  };
+  const Part parts[] = {{"step_class_by_id", "step_classes", &step_classes, Scope::kStep},
+                        {"layer_class_by_id", "layer_classes", &layer_classes, Scope::kLayer},
+                        {"block_class_by_id", "block_classes", &block_classes, Scope::kBlock}};
+  put("{");
+  bool first_key = true;
+  for (bool as_list : {false, true}) {
+    for (const Part& p : parts) {
+      put(first_key ? "\n  \"" : ",\n  \"");
+      first_key = false;
+      put(as_list ? p.list : p.by_id);
+      put(as_list ? "\": [" : "\": {");
+      for (size_t i = 0; i < p.map->classes.size() && ok; ++i) {
+        JsonWriter w;
+        if (!as_list) {
+          std::string k = "\"";
+          json_escape_append(k, p.map->classes[i].meta.class_id);
+          k += "\": ";
+          w.raw(k);  // a bare prefix; JsonWriter has no open container here
+        }
+        write_class_meta(w, p.map->classes[i], p.scope, as_list);
+        put(i ? ",\n    " : "\n    ");
+        put(w.str());
+      }
+      put(p.map->classes.empty() ? "" : "\n  ");
+      put(as_list ? "]" : "}");
+    }
+  }
+  put("\n}\n");
+  ok = ok && std::fflush(f) == 0;
+  const int e = errno;
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok) return file_error(ErrorCode::kIo, tmp.string(), "", std::string("write failed: ") + std::strerror(e));
+  return {};
+}
+
+std::string StructureOutputWriter::Impl::segment_manifest() const {
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("stage", "segment");
+  w.kv("schema_version", int64_t{1});
+  w.kv("tool_version", store::tool_version());
+  if (!options.root.empty()) w.kv("root", options.root);
+  w.kv("rank_count", totals.rank_count);
+  w.kv("segment_count", totals.segment_count);
+  w.kv("step_count", totals.step_count);
+  w.kv("layer_count", totals.layer_count);
+  w.kv("structure_observation_count", totals.structure_observation_count);
+  w.kv("evidence_count", totals.evidence_count);
+  w.kv("hard_error_count", totals.hard_error_count);
+  w.kv("interior_island_total", totals.interior_island_total);
+  w.key("hard_errors");
+  w.begin_array();
+  for (const auto& h : hard_errors) w.raw(h);
+  w.end_array();
+  w.key("rank_summaries");
+  w.begin_array();
+  for (const auto& r : rank_summaries) w.raw(r);
+  w.end_array();
+  w.key("boundary_checks");
+  w.begin_object();
+  w.kv("ranks_with_declared_steps", ranks_with_declared);
+  w.kv("declared_steps", declared_steps);
+  w.kv("agreeing", agreeing);
+  w.kv("disagreeing", declared_steps - agreeing);
+  w.key("disagreements");
+  w.begin_array();
+  for (const auto& d : disagreements) w.raw(d);
+  w.end_array();
+  w.end_object();
+  w.end_object();
+  return w.take() + "\n";
+}
+
+std::string StructureOutputWriter::Impl::classify_manifest() const {
+  auto with_shape = [](const ClassMap& m) {
+    uint64_t n = 0;
+    for (const auto& c : m.classes) n += c.meta.has_unknown_shape ? 0 : 1;
+    return n;
+  };
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("stage", "classify");
+  w.kv("schema_version", int64_t{1});
+  w.kv("tool_version", store::tool_version());
+  if (!options.root.empty()) w.kv("root", options.root);
+  w.kv("rank_count", totals.rank_count);
+  w.key("counts");
+  w.begin_object();
+  w.kv("blocks", totals.block_count);
+  w.kv("layers_with_blocks", layers_with_blocks);
+  w.kv("companion_layers", companion_layers);
+  w.kv("step_classes", totals.step_classes);
+  w.kv("layer_classes", totals.layer_classes);
+  w.kv("block_classes", totals.block_classes);
+  w.key("block_kind_counts");
+  w.begin_object();
+  for (size_t k = 0; k < std::size(kind_counts); ++k) {
+    const auto kind = static_cast<model::BlockKind>(k);
+    if (kind == model::BlockKind::kOther && kind_counts[k] == 0) continue;  // never emitted (§2.4)
+    w.kv(model::block_kind_name(kind), kind_counts[k]);
+  }
+  w.end_object();
+  w.end_object();
+  w.key("shape_coverage");
+  w.begin_object();
+  w.kv("step_classes_with_shape", with_shape(step_classes));
+  w.kv("step_classes_total", totals.step_classes);
+  w.kv("layer_classes_with_shape", with_shape(layer_classes));
+  w.kv("layer_classes_total", totals.layer_classes);
+  w.kv("block_classes_with_shape", with_shape(block_classes));
+  w.kv("block_classes_total", totals.block_classes);
+  w.end_object();
+  w.end_object();
+  return w.take() + "\n";
+}
+
+Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::path>>* publish) {
+  std::vector<std::pair<fs::path, fs::path>> markers;
+  if (options.segment_files) {
+    ASCPROF_RETURN_IF_ERROR(steps.close("\n"));
+    publish->emplace_back(out / "step_segments.json", steps.path());
+    ASCPROF_RETURN_IF_ERROR(layers.close("\n"));
+    publish->emplace_back(out / "layer_segments.json", layers.path());
+    ASCPROF_RETURN_IF_ERROR(observations.close(""));
+    ASCPROF_RETURN_IF_ERROR(evidence.close(""));
+    const fs::path graph_final = out / "structure_evidence_graph.json";
+    const fs::path graph = temp_sibling(graph_final);
+    finish_temps.push_back(graph);
+    std::FILE* f = std::fopen(graph.c_str(), "wb");
+    if (f == nullptr) return file_error(ErrorCode::kIo, graph.string(), "", std::strerror(errno));
+    auto put = [f](std::string_view s) { return std::fwrite(s.data(), 1, s.size(), f) == s.size(); };
+    bool ok = put("{\n\"structure_observations\": ");
+    Status st = ok ? append_file(f, graph, observations.path()) : Status{};
+    ok = ok && st.ok() && put(",\n\"evidence\": ");
+    if (ok) st = append_file(f, graph, evidence.path());
+    ok = ok && st.ok() && put("\n}\n") && std::fflush(f) == 0;
+    const int e = errno;
+    ok = std::fclose(f) == 0 && ok;
+    ASCPROF_RETURN_IF_ERROR(st);
+    if (!ok) return file_error(ErrorCode::kIo, graph.string(), "", std::string("write failed: ") + std::strerror(e));
+    observations.discard();
+    evidence.discard();
+    publish->emplace_back(graph_final, graph);
+    const fs::path manifest = out / "segment_manifest.json";
+    finish_temps.push_back(temp_sibling(manifest));
+    ASCPROF_RETURN_IF_ERROR(write_temp_file(temp_sibling(manifest), segment_manifest()));
+    markers.emplace_back(manifest, temp_sibling(manifest));
+  }
+  if (options.classify_files) {
+    ASCPROF_RETURN_IF_ERROR(blocks.close("\n"));
+    publish->emplace_back(out / "block_segments.json", blocks.path());
+    const fs::path sigs = out / "class_signatures.json";
+    finish_temps.push_back(temp_sibling(sigs));
+    ASCPROF_RETURN_IF_ERROR(write_class_signatures(temp_sibling(sigs)));
+    publish->emplace_back(sigs, temp_sibling(sigs));
+    const fs::path manifest = out / "classify_manifest.json";
+    finish_temps.push_back(temp_sibling(manifest));
+    ASCPROF_RETURN_IF_ERROR(write_temp_file(temp_sibling(manifest), classify_manifest()));
+    markers.emplace_back(manifest, temp_sibling(manifest));
+  }
+  publish->insert(publish->end(), markers.begin(), markers.end());
+  return {};
+}
+
+StructureOutputWriter::StructureOutputWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+StructureOutputWriter::StructureOutputWriter(StructureOutputWriter&& o) noexcept = default;
+StructureOutputWriter& StructureOutputWriter::operator=(StructureOutputWriter&& o) noexcept = default;
+StructureOutputWriter::~StructureOutputWriter() = default;
+
+Result<StructureOutputWriter> StructureOutputWriter::create(const fs::path& out_dir, StructureOutputOptions options) {
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, out_dir.string(), "", "cannot create output folder: " + ec.message());
+  if (!fs::is_directory(out_dir, ec))
+    return file_error(ErrorCode::kIo, out_dir.string(), "", "output path is not a folder");
+  auto impl = std::make_unique<Impl>();
+  impl->out = out_dir;
+  impl->options = std::move(options);
+  Impl& m = *impl;
+  if (m.options.segment_files) {
+    ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / "step_segments.json")));
+    ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / "layer_segments.json")));
+    ASCPROF_RETURN_IF_ERROR(m.observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.observations")));
+    ASCPROF_RETURN_IF_ERROR(m.evidence.open(temp_sibling(out_dir / "structure_evidence_graph.json.evidence")));
+  }
+  if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / "block_segments.json")));
+  return StructureOutputWriter(std::move(impl));
+}
+
+Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string& rank_id,
+                                       const model::RankStructure& s, const model::RankClasses& c) {
+  Impl& m = *impl_;
+  if (m.finished) return file_error(ErrorCode::kInternal, m.out.string(), "", "add_rank after finish");
+  if (!m.failed.ok()) return m.failed;
+  if (m.any_rank && rank_ordinal <= m.last_ordinal)
+    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), "rank " + rank_id,
+                             "rank ordinal " + std::to_string(rank_ordinal) + " does not follow " +
+                                 std::to_string(m.last_ordinal)));
+  if (auto e = structure_inconsistency(s, c); !e.empty())
+    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), "rank " + rank_id, "inconsistent structure: " + e));
+  m.any_rank = true;
+  m.last_ordinal = rank_ordinal;
+  ++m.totals.rank_count;
+
+  std::vector<std::string> layer_evd(s.layers.size());
+  for (size_t i = 0; i < s.layers.size(); ++i) layer_evd[i] = stable_id("evd", {s.layers[i].layer_id, "layer_window"});
+  if (m.options.segment_files) {
+    const uint64_t ev0 = m.evidence.count(), ob0 = m.observations.count();
+    m.add_segments(rank_ordinal, rank_id, s, layer_evd);
+    m.totals.evidence_count += m.evidence.count() - ev0;
+    m.totals.structure_observation_count += m.observations.count() - ob0;
+  } else {
+    // Totals still describe the structure when only the classify files are written.
+    m.totals.segment_count += s.segments.size();
+    m.totals.step_count += s.step_count();
+    m.totals.layer_count += s.layers.size();
+    m.totals.hard_error_count += s.hard_errors.size();
+    m.totals.interior_island_total += interior_unclassified_count(s);
+  }
+  if (m.options.classify_files) m.add_classes(rank_id, s, c, layer_evd);
+  ASCPROF_RETURN_IF_ERROR(m.fail(m.io_status()));
+  return {};
+}
+
+Status StructureOutputWriter::finish() {
+  Impl& m = *impl_;
+  if (m.finished) return file_error(ErrorCode::kInternal, m.out.string(), "", "finish called twice");
+  m.finished = true;
+  auto abort = [&m](Status st) {
+    m.discard();
+    return st;
+  };
+  if (!m.failed.ok()) return abort(m.failed);
+
+  std::vector<std::pair<fs::path, fs::path>> publish;  // (final, temporary) in publication order
+  Status st = m.prepare(&publish);
+  if (!st.ok()) return abort(st);
+  // Check every target before renaming any, so a taken name cannot leave a partial set behind.
+  for (const auto& [final_path, tmp] : publish) {
+    std::error_code ec;
+    if (fs::exists(final_path, ec) && !fs::is_regular_file(final_path, ec))
+      return abort(file_error(ErrorCode::kIo, final_path.string(), "", "exists and is not a regular file"));
+  }
+  for (const auto& [final_path, tmp] : publish) {
+    std::error_code ec;
+    fs::rename(tmp, final_path, ec);
+    if (ec) return abort(file_error(ErrorCode::kIo, final_path.string(), "", "rename failed: " + ec.message()));
+    m.outputs.push_back(final_path);
+  }
+  m.steps.release();
+  m.layers.release();
+  m.blocks.release();
+  m.finish_temps.clear();
+  return {};
+}
+
+const StructureTotals& StructureOutputWriter::totals() const { return impl_->totals; }
+const std::vector<fs::path>& StructureOutputWriter::outputs() const { return impl_->outputs; }
+
+}  // namespace ascprof::pipeline

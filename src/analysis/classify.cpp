@@ -396,10 +396,10 @@ model::RankClasses classify_rank(const model::RankStructure& structure, const mo
     layer_ids.add_range(clamp_range(layer.row_start, layer.row_end, rows));
     const uint32_t n_pairs = layer_ids.pairs();
     out.layer_class[l] = static_cast<int32_t>(layer_index.add(
-        out.layer_classes, layer_ids.finish_id(layer.structure_signature, label, layer.layer_id),
+        out.layer_classes, layer_ids.finish_id(structure.signature(layer), label, layer.layer_id),
         static_cast<uint32_t>(l), n_pairs,
         [&](model::ShapeClass& c) {
-          c.structure_signature = layer.structure_signature;
+          c.structure_signature = structure.signature(layer);
           c.scope_label = label;
           c.companion_layer = companion;
           c.block_kinds = kinds;

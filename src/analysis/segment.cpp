@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 #include "ascprof/common/stable_id.hpp"
 #include "segment_internal.hpp"
@@ -110,13 +111,13 @@ class Builder {
       l.layer_id = stable_id("layer", {seg_id, std::to_string(j)});
       l.row_start = layers[j].start;
       l.row_end = j + 1 < layers.size() ? layers[j + 1].start - 1 : b;
-      l.first_anchor_row = layers[j].layer->anchors.empty() ? l.row_start : layers[j].layer->anchors.front();
+      l.first_anchor_row = layers[j].layer->first_anchor;
       l.role = layers[j].role;
       l.microbatch = layers[j].microbatch;
       l.boundary_source = source == StepSource::kStructural ? "exact_structural_anchor"
                           : l.role == LayerRole::kForward || l.role == LayerRole::kBackward ? "training_anchor"
                                                                                              : "declared_step_window";
-      l.structure_signature = c_.strings.name(layers[j].layer->signature);
+      l.signature = signature_index(layers[j].layer->signature);
       times(l.row_start, l.row_end, l.start_ns, l.end_ns);
       out_.layers.push_back(std::move(l));
     }
@@ -138,6 +139,11 @@ class Builder {
     times(a, b, s.start_ns, s.end_ns);
     return s;
   }
+  uint32_t signature_index(int interned) {
+    auto [it, inserted] = signature_index_.try_emplace(interned, static_cast<uint32_t>(out_.layer_signatures.size()));
+    if (inserted) out_.layer_signatures.push_back(c_.strings.name(interned));
+    return it->second;
+  }
   void push(model::StepSegment s) {
     s.segment_id = stable_id("seg", {rank_id_, std::to_string(out_.segments.size()), std::to_string(s.row_start),
                                      std::to_string(s.row_end)});
@@ -147,6 +153,7 @@ class Builder {
   Ctx& c_;
   model::RankStructure& out_;
   std::string rank_id_;
+  std::unordered_map<int, uint32_t> signature_index_;  // interned signature -> layer_signatures index
 };
 
 // The reference's materialisation: head rows, then every plan up to the next plan's first row.
@@ -187,28 +194,25 @@ std::vector<Window> declared_windows(const Ctx& c, const model::StepMarkerTable*
   const auto& k = c.k;
   bool have_ids = false;
   for (size_t r = 0; r < k.step_id.size() && !have_ids; ++r) have_ids = k.step_id[r] != model::kAbsentI32;
-  std::vector<int64_t> id(c.rows, -1);
+  auto add = [&w](uint32_t r, int64_t step) {
+    if (!w.empty() && w.back().step == step && w.back().b + 1 == r) w.back().b = r;
+    else w.push_back({r, r, step});
+  };
   if (have_ids) {
     source = StepSource::kStepId;
-    for (size_t r = 0; r < c.rows; ++r) id[r] = k.step_id[r] == model::kAbsentI32 ? -1 : k.step_id[r];
+    for (uint32_t r = 0; r < c.rows; ++r)
+      if (k.step_id[r] != model::kAbsentI32) add(r, k.step_id[r]);
   } else if (steps != nullptr && steps->size() > 0) {
     source = StepSource::kProfilerStep;
     std::vector<size_t> order(steps->size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](size_t x, size_t y) { return steps->start_ns[x] < steps->start_ns[y]; });
     size_t s = 0;
-    for (size_t r = 0; r < c.rows; ++r) {
+    for (uint32_t r = 0; r < c.rows; ++r) {
       const int64_t t = k.start_ns[r];
       while (s < order.size() && steps->end_ns[order[s]] < t) ++s;
-      if (s < order.size() && steps->start_ns[order[s]] <= t) id[r] = steps->step[order[s]];
+      if (s < order.size() && steps->start_ns[order[s]] <= t) add(r, steps->step[order[s]]);
     }
-  } else {
-    return w;
-  }
-  for (uint32_t r = 0; r < c.rows; ++r) {
-    if (id[r] < 0) continue;
-    if (!w.empty() && w.back().step == id[r] && w.back().b + 1 == r) w.back().b = r;
-    else w.push_back({r, r, id[r]});
   }
   return w;
 }
@@ -216,9 +220,9 @@ std::vector<Window> declared_windows(const Ctx& c, const model::StepMarkerTable*
 // Training: one layer per attention anchor, forward or backward by kernel name; microbatches are
 // the runs of one phase cut into units of the gcd of the run lengths.
 std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vector<Layer>& storage) {
-  std::vector<uint32_t> anchors;
-  for (const uint32_t r : c.anchors)
-    if (r >= a && r <= b) anchors.push_back(r);
+  const uint32_t lo = static_cast<uint32_t>(std::lower_bound(c.anchors.begin(), c.anchors.end(), a) - c.anchors.begin());
+  const uint32_t hi = static_cast<uint32_t>(std::upper_bound(c.anchors.begin(), c.anchors.end(), b) - c.anchors.begin());
+  std::vector<uint32_t> anchors(c.anchors.begin() + lo, c.anchors.begin() + hi);
   std::vector<LayerRef> refs;
   if (anchors.empty()) return refs;
   const size_t base = storage.size();
@@ -226,8 +230,9 @@ std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vecto
     Layer l;
     const uint32_t lower = i == 0 ? a : anchors[i - 1] + 1;
     l.start = std::max(a, c.layer_start(lower, anchors[i]));
-    l.anchors = {anchors[i]};
-    storage.push_back(std::move(l));
+    l.anchor_begin = lo + static_cast<uint32_t>(i);
+    l.anchor_end = l.anchor_begin + 1;
+    storage.push_back(l);
   }
   for (size_t i = 0; i < anchors.size(); ++i) {
     Layer& l = storage[base + i];
@@ -309,7 +314,9 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
     builder.window(SegmentType::kUnclassifiedIsland, 0, last_row, {"no_layer_anchors"}, {});
     return out;
   }
-  std::vector<Layer> observations = layers;  // every layer seen, for the structural-middle check
+  std::vector<std::pair<uint32_t, uint32_t>> observations;  // every layer's rows, for the structural-middle check
+  observations.reserve(layers.size());
+  for (const auto& l : layers) observations.emplace_back(l.start, l.end);
   std::vector<seg::Frame> frames = seg::frames_from_selection(c, std::move(layers));
   frames = seg::split_composite_frames(c, std::move(frames));
   std::vector<Plan> plans = seg::compose_plans(c, std::move(frames));
@@ -341,10 +348,10 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
     for (size_t w = 0; w < windows.size(); ++w) {
       const Window& win = windows[w];
       if (win.a > next) builder.window(w == 0 ? SegmentType::kHead : SegmentType::kRunnerWindow, next, win.a - 1, {"outside_declared_steps"}, {});
-      while (li < all.size() && all[li].layer->anchors.front() < win.a) ++li;
+      while (li < all.size() && all[li].layer->first_anchor < win.a) ++li;
       std::vector<LayerRef> refs;
       std::vector<size_t> plan_ids;
-      for (size_t j = li; j < all.size() && all[j].layer->anchors.front() <= win.b; ++j) {
+      for (size_t j = li; j < all.size() && all[j].layer->first_anchor <= win.b; ++j) {
         refs.push_back({all[j].layer, all[j].role, -1, std::max(win.a, all[j].layer->start)});
         if (plan_ids.empty() || plan_ids.back() != all[j].plan) plan_ids.push_back(all[j].plan);
       }
@@ -358,7 +365,7 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
         const Plan& p = plans[plan_ids[0]];
         bool inside = true;
         for (const auto& f : p.frames)
-          for (const auto& l : f.layers) inside = inside && l.anchors.front() >= win.a && l.anchors.back() <= win.b;
+          for (const auto& l : f.layers) inside = inside && l.first_anchor >= win.a && l.last_anchor <= win.b;
         check.agrees = inside;
         if (!inside) check.note = "the structural step's layers extend beyond the declared step";
       } else {

@@ -52,19 +52,6 @@ bool fits_within(const RoleCounts& a, const RoleCounts& b) {
   return true;
 }
 
-bool repeated_key(const std::vector<int>& s, size_t first, size_t last) {
-  std::vector<int> v(s.begin() + static_cast<std::ptrdiff_t>(first), s.begin() + static_cast<std::ptrdiff_t>(last) + 1);
-  std::sort(v.begin(), v.end());
-  return std::adjacent_find(v.begin(), v.end()) != v.end();
-}
-
-// "exactly structured": more than one layer and either a proper periodic repeat or a repeated key
-bool exactly_structured(const std::vector<int>& s, size_t first, size_t last) {
-  if (last <= first) return false;
-  std::vector<int> v(s.begin() + static_cast<std::ptrdiff_t>(first), s.begin() + static_cast<std::ptrdiff_t>(last) + 1);
-  return minimal_period(v) < v.size() || repeated_key(s, first, last);
-}
-
 bool subset(const std::vector<int>& a, const std::vector<int>& b) {  // both sorted
   return std::includes(b.begin(), b.end(), a.begin(), a.end());
 }
@@ -119,7 +106,7 @@ bool merge_exact_attention_subunits(Ctx& c, Frame& f) {
 }
 
 // The dense-prefix + MoE-suffix and shared-family exceptions of split_frame_by_regime.
-bool prefix_variant(const Frame& f, size_t k) {
+bool prefix_variant(const Ctx& c, const Frame& f, size_t k) {
   const size_t n = f.layers.size();
   auto any = [&](size_t a, size_t b, auto pred) {
     for (size_t i = a; i < b; ++i)
@@ -133,11 +120,12 @@ bool prefix_variant(const Frame& f, size_t k) {
       !left_moe && right_moe) {
     std::vector<int> prefix_attention;
     for (size_t i = 0; i < k; ++i)
-      prefix_attention.insert(prefix_attention.end(), f.layers[i].attention_categories.begin(), f.layers[i].attention_categories.end());
+      prefix_attention.insert(prefix_attention.end(), c.kind(f.layers[i]).attention_categories.begin(),
+                              c.kind(f.layers[i]).attention_categories.end());
     std::sort(prefix_attention.begin(), prefix_attention.end());
     prefix_attention.erase(std::unique(prefix_attention.begin(), prefix_attention.end()), prefix_attention.end());
     bool every = true;
-    for (size_t i = k; i < n && every; ++i) every = subset(prefix_attention, f.layers[i].attention_categories);
+    for (size_t i = k; i < n && every; ++i) every = subset(prefix_attention, c.kind(f.layers[i]).attention_categories);
     if (every) return true;
   }
   if (left_moe && right_moe) {  // shared or nested core-role family
@@ -156,23 +144,45 @@ bool prefix_variant(const Frame& f, size_t k) {
 }
 
 // Splits where two exactly structured sides have disjoint regime sets (e.g. a VL body + an LLM body).
-bool split_frame_by_regime(const Frame& f, std::vector<Frame>& out) {
+// "Exactly structured" = more than one layer and a proper periodic repeat or a repeated key; a proper
+// period implies a repeated key, so it is "a repeated key". All cuts are checked in one O(n) pass.
+bool split_frame_by_regime(const Ctx& c, const Frame& f, std::vector<Frame>& out) {
   const size_t n = f.layers.size();
   if (n < 4) return false;
-  const std::vector<int> s = regime_seq(f);
-  for (size_t k = 2; k + 2 <= n; ++k) {
-    if (!exactly_structured(s, 0, k - 1) || !exactly_structured(s, k, n - 1)) continue;
-    std::vector<int> a(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(k)), b(s.begin() + static_cast<std::ptrdiff_t>(k), s.end());
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    std::vector<int> common;
-    std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(common));
-    if (!common.empty() || prefix_variant(f, k)) continue;
-    Frame left = piece(f, 0, k - 1, true, false), right = piece(f, k, n - 1, false, true);
-    add_tag(left, "exact_regime_split");
-    add_tag(right, "exact_regime_split");
-    out.push_back(std::move(left));
-    out.push_back(std::move(right));
+  std::vector<int> s = regime_seq(f);
+  // dense ids for the keys of this frame
+  std::vector<int> sorted = s;
+  std::sort(sorted.begin(), sorted.end());
+  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  for (auto& x : s) x = static_cast<int>(std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+  std::vector<uint32_t> total(sorted.size(), 0), left(sorted.size(), 0);
+  for (const int x : s) ++total[static_cast<size_t>(x)];
+  // right side [k, n): repeated key?
+  std::vector<uint8_t> right_repeat(n + 1, 0);
+  {
+    std::vector<uint8_t> seen(sorted.size(), 0);
+    bool rep = false;
+    for (size_t k = n; k-- > 0;) {
+      rep = rep || seen[static_cast<size_t>(s[k])];
+      seen[static_cast<size_t>(s[k])] = 1;
+      right_repeat[k] = rep;
+    }
+  }
+  size_t shared = 0;  // keys present on both sides
+  bool left_repeat = false;
+  for (size_t k = 1; k < n; ++k) {
+    const size_t x = static_cast<size_t>(s[k - 1]);
+    left_repeat = left_repeat || left[x] > 0;
+    if (left[x] == 0 && total[x] > 1) ++shared;           // x now on the left, and still on the right
+    ++left[x];
+    if (left[x] == total[x] && total[x] > 1) --shared;    // its last copy moved left
+    if (k < 2 || n - k < 2 || !left_repeat || !right_repeat[k] || shared != 0) continue;
+    if (prefix_variant(c, f, k)) continue;
+    Frame l = piece(f, 0, k - 1, true, false), r = piece(f, k, n - 1, false, true);
+    add_tag(l, "exact_regime_split");
+    add_tag(r, "exact_regime_split");
+    out.push_back(std::move(l));
+    out.push_back(std::move(r));
     return true;
   }
   return false;
@@ -275,7 +285,7 @@ void merge_adjacent_same_core_frames(std::vector<Frame>& frames) {
   frames = std::move(out);
 }
 
-void merge_dense_prefix_with_moe_suffix(std::vector<Frame>& frames) {
+void merge_dense_prefix_with_moe_suffix(const Ctx& c, std::vector<Frame>& frames) {
   std::vector<Frame> out;
   for (auto& f : frames) {
     if (!out.empty() && !out.back().selection_after && !f.selection_before) {
@@ -286,11 +296,12 @@ void merge_dense_prefix_with_moe_suffix(std::vector<Frame>& frames) {
       if (!prev_moe && next_moe) {
         std::vector<int> prefix_attention;
         for (const auto& l : prev.layers)
-          prefix_attention.insert(prefix_attention.end(), l.attention_categories.begin(), l.attention_categories.end());
+          prefix_attention.insert(prefix_attention.end(), c.kind(l).attention_categories.begin(),
+                                  c.kind(l).attention_categories.end());
         std::sort(prefix_attention.begin(), prefix_attention.end());
         prefix_attention.erase(std::unique(prefix_attention.begin(), prefix_attention.end()), prefix_attention.end());
         bool every = true;
-        for (const auto& l : f.layers) every = every && subset(prefix_attention, l.attention_categories);
+        for (const auto& l : f.layers) every = every && subset(prefix_attention, c.kind(l).attention_categories);
         if (every) {
           concat_into(prev, std::move(f));
           add_tag(prev, "dense_prefix_moe_suffix");
@@ -487,18 +498,36 @@ bool split_frames_by_exact_templates(const Frame& f, const Templates& t, std::ve
 
 // A no-attention frame cut into chunks of an observed attention frame's length, when each chunk's
 // coarse role counts fit within that frame's.
-bool split_no_attention_frames_by_observed_main_lengths(const Frame& f, const std::vector<Frame>& frames,
+struct ObservedMain {
+  size_t length;
+  RoleCounts roles;
+};
+
+// The attention frames' lengths and coarse role counts, distinct, in first-seen order.
+std::vector<ObservedMain> observed_mains(const std::vector<Frame>& frames) {
+  std::vector<ObservedMain> out;
+  for (const auto& f : frames) {
+    bool attention = false;
+    for (const auto& l : f.layers) attention = attention || l.primary_attention;
+    if (!attention || f.layers.empty()) continue;
+    ObservedMain m{f.layers.size(), coarse_counts(f.layers, 0, f.layers.size() - 1)};
+    bool seen = false;
+    for (const auto& o : out) seen = seen || (o.length == m.length && o.roles == m.roles);
+    if (!seen) out.push_back(m);
+  }
+  return out;
+}
+
+bool split_no_attention_frames_by_observed_main_lengths(const Frame& f, const std::vector<ObservedMain>& mains,
                                                         std::vector<Frame>& out) {
   const size_t n = f.layers.size();
   for (const auto& l : f.layers)
     if (l.primary_attention) return false;
   if (n < 2) return false;
-  for (const auto& ref : frames) {
-    const size_t len = ref.layers.size();
-    bool attention = false;
-    for (const auto& l : ref.layers) attention = attention || l.primary_attention;
-    if (!attention || len < 1 || len >= n || n % len != 0) continue;
-    const RoleCounts rc = coarse_counts(ref.layers, 0, len - 1);
+  for (const auto& ref : mains) {
+    const size_t len = ref.length;
+    if (len < 1 || len >= n || n % len != 0) continue;
+    const RoleCounts& rc = ref.roles;
     bool fits = true;
     for (size_t i = 0; i < n && fits; i += len) fits = fits_within(coarse_counts(f.layers, i, i + len - 1), rc);
     if (!fits) continue;
@@ -510,14 +539,6 @@ bool split_no_attention_frames_by_observed_main_lengths(const Frame& f, const st
   return false;
 }
 
-bool same_frames(const std::vector<Frame>& a, const std::vector<Frame>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].first_row() != b[i].first_row() || a[i].last_row() != b[i].last_row() || a[i].layers.size() != b[i].layers.size())
-      return false;
-  return true;
-}
-
 }  // namespace
 
 std::vector<Frame> frames_from_selection(Ctx& c, std::vector<Layer> layers) {
@@ -527,11 +548,11 @@ std::vector<Frame> frames_from_selection(Ctx& c, std::vector<Layer> layers) {
     return !c.selection_rows.empty() && c.selection_rows.front() < first_anchor;
   };
   frames.emplace_back();
-  frames.back().selection_before = sel_before_first(layers.front().anchors.front());
+  frames.back().selection_before = sel_before_first(layers.front().first_anchor);
   uint32_t prev_last_anchor = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
-    const uint32_t last_anchor = layers[i].anchors.back();
-    if (i > 0 && c.selection_between(prev_last_anchor, layers[i].anchors.front())) {
+    const uint32_t last_anchor = layers[i].last_anchor;
+    if (i > 0 && c.selection_between(prev_last_anchor, layers[i].first_anchor)) {
       frames.back().selection_after = true;
       frames.emplace_back();
       frames.back().selection_before = true;
@@ -540,7 +561,7 @@ std::vector<Frame> frames_from_selection(Ctx& c, std::vector<Layer> layers) {
     prev_last_anchor = last_anchor;
   }
   frames.back().selection_after =
-      !c.selection_rows.empty() && c.selection_rows.back() > frames.back().layers.back().anchors.back();
+      !c.selection_rows.empty() && c.selection_rows.back() > frames.back().layers.back().last_anchor;
   return frames;
 }
 
@@ -550,7 +571,7 @@ std::vector<Frame> split_composite_frames(Ctx& c, std::vector<Frame> frames) {
   for (auto& f : frames) {
     merge_exact_attention_subunits(c, f);
     std::vector<Frame> parts;
-    if (!split_frame_by_regime(f, parts)) parts.push_back(std::move(f));
+    if (!split_frame_by_regime(c, f, parts)) parts.push_back(std::move(f));
     for (auto& p : parts) {
       if (!merge_adjacent_attention_pair_single_moe(c, p) && !merge_exact_moe_subunits(c, p)) merge_moe_phase_groups(c, p);
       stage1.push_back(std::move(p));
@@ -560,29 +581,32 @@ std::vector<Frame> split_composite_frames(Ctx& c, std::vector<Frame> frames) {
   std::vector<Frame> stage2;
   for (auto& f : stage1) {
     std::vector<Frame> parts;
-    if (!split_frame_by_regime(f, parts)) parts.push_back(std::move(f));
+    if (!split_frame_by_regime(c, f, parts)) parts.push_back(std::move(f));
     for (auto& p : parts) split_attention_prefix_moe_suffix(p, stage2);
   }
   // 3-4. merges of neighbours without a selection row between them
   merge_adjacent_same_core_frames(stage2);
-  merge_dense_prefix_with_moe_suffix(stage2);
+  merge_dense_prefix_with_moe_suffix(c, stage2);
   // 5. until stable
   for (int round = 0; round < 16; ++round) {
     std::vector<Frame> next;
+    next.reserve(stage2.size());
     const Templates templates = collect_templates(stage2);
+    const std::vector<ObservedMain> mains = observed_mains(stage2);
+    bool changed = false;
     for (auto& f : stage2) {
       std::vector<Frame> parts;
-      if (split_frame_by_regime(f, parts) || split_frame_by_repeated_body_runs(f, parts) ||
+      if (split_frame_by_regime(c, f, parts) || split_frame_by_repeated_body_runs(f, parts) ||
           split_frames_by_exact_templates(f, templates, parts) ||
-          split_no_attention_frames_by_observed_main_lengths(f, stage2, parts)) {
+          split_no_attention_frames_by_observed_main_lengths(f, mains, parts)) {
+        changed = true;
         for (auto& p : parts) next.push_back(std::move(p));
       } else {
-        next.push_back(f);
+        next.push_back(std::move(f));
       }
     }
-    const bool stable = same_frames(next, stage2);
     stage2 = std::move(next);
-    if (stable) break;
+    if (!changed) break;
   }
   return stage2;
 }

@@ -45,20 +45,30 @@ struct TaxonView {
   int anchor_signature = -1;   // interned "<kind>:<name_key>"
 };
 
-/// One layer observation with its derived keys (§2.2.3).
-struct Layer {
-  uint32_t start = 0, end = 0;  // rows, inclusive
-  std::vector<uint32_t> anchors;
+/// The derived keys of a layer (§2.2.3). Layers with the same anchors, category counts and roles
+/// share one entry, so the strings are built once per distinct layer shape, not once per layer.
+struct LayerKind {
   int signature = -1, regime = -1, role_key = -1, core = -1, boundary = -1, anchor_seq = -1;
   int attention_set = -1;       // interned sorted set of primary attention categories ("" = none)
   std::vector<int> terms;       // interned terms of core ∪ boundary keys, sorted (subset checks)
   std::vector<int> attention_categories;  // sorted attention.* category ids present
-  uint32_t role_presence = 0;   // bit per structural role present in the layer (coarse role counts)
+  uint32_t role_presence = 0;   // bit per structural role present (coarse role counts)
+  bool primary_attention = false, has_moe = false, dense_compute = false, selection = false;
+};
+
+/// One layer observation.
+struct Layer {
+  uint32_t start = 0, end = 0;  // rows, inclusive
+  uint32_t anchor_begin = 0, anchor_end = 0;  // its anchors: Ctx::anchors[anchor_begin, anchor_end)
+  uint32_t first_anchor = 0, last_anchor = 0;  // rows of its first and last anchor
+  int kind = -1;                // index into Ctx::kinds
+  // copies of the kind's scalars, read everywhere
+  int signature = -1, regime = -1, role_key = -1, core = -1, boundary = -1, anchor_seq = -1, attention_set = -1;
+  uint32_t role_presence = 0;
   bool primary_attention = false, has_moe = false, dense_compute = false, selection = false;
   uint16_t gating = 0, moe_anchor_count = 0;
   bool moe_phase = false;
   int32_t attention_stream = -1;
-  bool speculative = false;     // set when materialised as part of a speculative frame
 };
 
 struct Frame {
@@ -106,12 +116,16 @@ struct Ctx {
   std::vector<TaxonView> taxa;
   Interner strings;
   std::vector<uint32_t> boundary_rows, selection_rows;  // adjacent duplicates removed, sorted
-  std::vector<uint32_t> anchor_boundary_before;         // prefix count: anchor-boundary rows < r (size rows+1)
+  std::vector<uint32_t> anchor_boundary_rows;           // adjacent duplicates removed, sorted
   std::vector<uint32_t> anchors;                        // chosen anchor rows, sorted
   std::string anchor_family;
-  // scratch for layer signatures
+  // layer kinds (memoised derived keys) and scratch for building them
+  std::vector<LayerKind> kinds;
+  std::unordered_map<uint64_t, std::vector<int>> kind_index;  // content hash -> kinds with that hash
+  std::vector<std::vector<uint32_t>> kind_content;            // per kind: the content it was built from
   std::vector<uint32_t> cat_count;
   std::vector<int> touched;
+  std::vector<uint32_t> content;
   // vocabulary indices
   int role_attention = -1, role_attention_aux = -1, role_moe = -1, role_compute = -1, role_communication = -1;
   int role_normalization = -1, role_block_head = -1, role_selection = -1, role_aicpu = -1;
@@ -121,10 +135,9 @@ struct Ctx {
       : k(kt), n(nk), pool(p), kb(kbase), rows(kt.size()) {}
 
   const TaxonView& tv(uint32_t row) const { return taxa[n.taxon[row]]; }
+  const LayerKind& kind(const Layer& l) const { return kinds[static_cast<size_t>(l.kind)]; }
   bool duplicate(uint32_t a, uint32_t b) const;   // §2.2.1 adjacent-duplicate rule
-  bool anchor_boundary_between(uint32_t a, uint32_t b) const {  // strictly between rows a < b
-    return b > a + 1 && anchor_boundary_before[b] - anchor_boundary_before[a + 1] > 0;
-  }
+  bool anchor_boundary_between(uint32_t a, uint32_t b) const;  // an anchor-boundary row strictly between a < b
   /// Layer start for an anchor group whose first anchor is `first_anchor` (§2.2.3).
   uint32_t layer_start(uint32_t lower, uint32_t first_anchor) const;
   bool selection_between(uint32_t a, uint32_t b) const;  // a selection row strictly between a < b
@@ -133,6 +146,8 @@ struct Ctx {
 // segment_layers.cpp
 void prepare_rows(Ctx& c);
 std::vector<Layer> build_layers(Ctx& c);
+/// Computes a layer's keys from its rows [start, end] and its anchors (anchor_begin/end, or
+/// first_anchor when the range is empty).
 void finalize_layer(Ctx& c, Layer& l);
 Layer merge_layers(Ctx& c, const std::vector<Layer>& src, size_t first, size_t last);
 
@@ -147,7 +162,7 @@ std::vector<int> boundary_seq(const Frame& f);
 
 // segment_plans.cpp
 std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames);
-void check_hard_errors(Ctx& c, const std::vector<Plan>& plans, const std::vector<Layer>& all_layers,
-                       std::vector<model::HardError>& out);
+void check_hard_errors(Ctx& c, const std::vector<Plan>& plans,
+                       const std::vector<std::pair<uint32_t, uint32_t>>& layer_rows, std::vector<model::HardError>& out);
 
 }  // namespace ascprof::analysis::seg

@@ -29,6 +29,12 @@ bool Ctx::duplicate(uint32_t a, uint32_t b) const {
          k.dur_ns[a] == k.dur_ns[b] && ta.roles == tb.roles && ta.categories == tb.categories;
 }
 
+bool Ctx::anchor_boundary_between(uint32_t a, uint32_t b) const {
+  if (b <= a + 1) return false;
+  auto it = std::upper_bound(anchor_boundary_rows.begin(), anchor_boundary_rows.end(), a);
+  return it != anchor_boundary_rows.end() && *it < b;
+}
+
 bool Ctx::selection_between(uint32_t a, uint32_t b) const {
   if (b <= a + 1) return false;
   auto it = std::upper_bound(selection_rows.begin(), selection_rows.end(), a);
@@ -129,24 +135,20 @@ void prepare_rows(Ctx& c) {
   // Row lists with the adjacent-duplicate rule: a row is dropped when it duplicates the row right
   // before it; a row in between that fails the predicate resets the comparison.
   const uint32_t rows = static_cast<uint32_t>(c.rows);
-  c.anchor_boundary_before.assign(c.rows + 1, 0);
   bool prev_boundary = false, prev_selection = false, prev_anchor_boundary = false;
-  uint32_t ab_count = 0;
   for (uint32_t r = 0; r < rows; ++r) {
     const TaxonView& v = c.tv(r);
-    c.anchor_boundary_before[r] = ab_count;
     if (v.boundary) {
       if (!(prev_boundary && c.duplicate(r - 1, r))) c.boundary_rows.push_back(r);
     }
     if (v.selection) {
       if (!(prev_selection && c.duplicate(r - 1, r))) c.selection_rows.push_back(r);
     }
-    if (v.anchor_boundary && !(prev_anchor_boundary && c.duplicate(r - 1, r))) ++ab_count;
+    if (v.anchor_boundary && !(prev_anchor_boundary && c.duplicate(r - 1, r))) c.anchor_boundary_rows.push_back(r);
     prev_boundary = v.boundary;
     prev_selection = v.selection;
     prev_anchor_boundary = v.anchor_boundary;
   }
-  c.anchor_boundary_before[c.rows] = ab_count;
 }
 
 namespace {
@@ -219,55 +221,41 @@ std::string join(const std::vector<std::string>& v, char sep) {
 
 }  // namespace
 
-void finalize_layer(Ctx& c, Layer& l) {
-  const auto& cats = c.kb.vocab.categories();
-  c.touched.clear();
-  uint32_t roles = 0;
-  bool any_block_head_cat = false;
-  l.gating = 0;
-  l.moe_phase = false;
-  l.attention_stream = -1;
-  for (uint32_t r = l.start; r <= l.end; ++r) {
-    const TaxonEntry& e = c.n.taxa[c.n.taxon[r]];
-    const TaxonView& v = c.taxa[c.n.taxon[r]];
-    roles |= static_cast<uint32_t>(e.roles.to_ulong());
-    any_block_head_cat = any_block_head_cat || v.has_block_head_category;
-    if (v.gating) ++l.gating;
-    l.moe_phase = l.moe_phase || v.moe_phase;
-    if (!e.categories.any()) continue;
-    for (size_t ci = e.categories._Find_first(); ci < e.categories.size(); ci = e.categories._Find_next(ci))
-      if (c.cat_count[ci]++ == 0) c.touched.push_back(static_cast<int>(ci));
-  }
-  // MoE anchors in the layer (role moe with a moe.* category), adjacent duplicates removed
-  l.moe_anchor_count = 0;
-  {
-    int64_t last = -1;
-    for (uint32_t r = l.start; r <= l.end; ++r) {
-      if (!c.tv(r).moe_anchor) continue;
-      if (last >= 0 && c.duplicate(static_cast<uint32_t>(last), r)) continue;
-      last = r;
-      ++l.moe_anchor_count;
-    }
-  }
-  if (!l.anchors.empty()) l.attention_stream = c.k.stream_id[l.anchors.front()];
-  std::sort(c.touched.begin(), c.touched.end(), [&](int a, int b) { return cats[static_cast<size_t>(a)] < cats[static_cast<size_t>(b)]; });
-  auto has_role = [&](int r) { return r >= 0 && (roles >> r) & 1u; };
+namespace {
 
+uint64_t hash_content(const std::vector<uint32_t>& v) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (const uint32_t x : v) {
+    h ^= x;
+    h *= 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+// Builds the strings of a layer kind (only for a layer shape not seen before).
+LayerKind make_kind(Ctx& c, const Layer& l, uint32_t roles, bool any_block_head_cat) {
+  const auto& cats = c.kb.vocab.categories();
+  LayerKind k;
   std::vector<std::string> anchor_sigs;
-  for (const uint32_t a : l.anchors) anchor_sigs.push_back(c.strings.name(c.tv(a).anchor_signature));
+  if (l.anchor_end > l.anchor_begin) {
+    for (uint32_t i = l.anchor_begin; i < l.anchor_end; ++i)
+      anchor_sigs.push_back(c.strings.name(c.tv(c.anchors[i]).anchor_signature));
+  } else {
+    anchor_sigs.push_back(c.strings.name(c.tv(l.first_anchor).anchor_signature));
+  }
   std::vector<std::string> attention, moe;
-  l.attention_categories.clear();
   for (const int ci : c.touched) {
     const std::string& name = cats[static_cast<size_t>(ci)];
     const std::string counted = name + "x" + std::to_string(c.cat_count[static_cast<size_t>(ci)]);
     if (starts_with(name, "attention.") && name.find(".metadata") == std::string::npos) {
       attention.push_back(counted);
-      l.attention_categories.push_back(ci);
+      k.attention_categories.push_back(ci);
     } else if (starts_with(name, "moe.")) {
       moe.push_back(counted);
     }
-    c.cat_count[static_cast<size_t>(ci)] = 0;
   }
+  auto has_role = [&](int r) { return r >= 0 && (roles >> r) & 1u; };
   // Terms in the reference's order (§2.2.3); attention_aux (attention.csa.*) is dead at HEAD and
   // no such category is declared, so the term never appears.
   const std::string t_anchors = "anchors:" + join(anchor_sigs, '+');
@@ -286,43 +274,121 @@ void finalize_layer(Ctx& c, Layer& l) {
   for (const std::string* t : std::initializer_list<const std::string*>{&t_attention, &t_moe, &t_head})
     if (!t->empty()) role_terms.push_back(*t);
   for (const auto& t : role_terms) all.push_back(t);
-  std::vector<std::string> regime = all;
+  const std::vector<std::string> regime = all;
   if (selection) all.push_back("selection");
   if (communication) all.push_back("communication");
-  const std::string signature = l.anchors.empty() && role_terms.empty() && !selection && !communication
-                                    ? "no_structural_role"
-                                    : join(all, '|');
-  l.signature = c.strings.id(signature);
-  l.regime = c.strings.id(join(regime, '|'));
-  l.role_key = c.strings.id(join(role_terms, '|'));
+  k.signature = c.strings.id(join(all, '|'));
+  k.regime = c.strings.id(join(regime, '|'));
+  k.role_key = c.strings.id(join(role_terms, '|'));
   std::vector<std::string> core_terms = role_terms;
   std::sort(core_terms.begin(), core_terms.end());
-  l.core = c.strings.id(join(core_terms, '|'));
+  k.core = c.strings.id(join(core_terms, '|'));
   std::vector<std::string> attention_set;
-  for (const int ci : l.attention_categories) attention_set.push_back(cats[static_cast<size_t>(ci)]);
-  l.attention_set = c.strings.id(join(attention_set, ','));
+  for (const int ci : k.attention_categories) attention_set.push_back(cats[static_cast<size_t>(ci)]);
+  k.attention_set = c.strings.id(join(attention_set, ','));
   const std::string boundary = attention_set.empty() ? join(core_terms, '|') : "attention:" + join(attention_set, ',');
-  l.boundary = c.strings.id(boundary);
-  l.anchor_seq = c.strings.id(t_anchors);
-  l.terms.clear();
-  for (const auto& t : core_terms) l.terms.push_back(c.strings.id(t));
-  l.terms.push_back(c.strings.id("boundary=" + boundary));
-  std::sort(l.terms.begin(), l.terms.end());
-  l.terms.erase(std::unique(l.terms.begin(), l.terms.end()), l.terms.end());
+  k.boundary = c.strings.id(boundary);
+  k.anchor_seq = c.strings.id(t_anchors);
+  for (const auto& t : core_terms) k.terms.push_back(c.strings.id(t));
+  k.terms.push_back(c.strings.id("boundary=" + boundary));
+  std::sort(k.terms.begin(), k.terms.end());
+  k.terms.erase(std::unique(k.terms.begin(), k.terms.end()), k.terms.end());
   // "coarse" role counts compare structure only: communication, selection, sampling, quant and
   // aicpu rows (a step's leading collective, the argmax) must not make a speculative layer look foreign
-  l.role_presence = roles & static_cast<uint32_t>(c.kb.segmentation.structural_roles.to_ulong());
-  l.primary_attention = !attention.empty();
-  l.has_moe = !moe.empty();
-  l.dense_compute = has_role(c.role_compute) && moe.empty();
-  l.selection = selection;
+  k.role_presence = roles & static_cast<uint32_t>(c.kb.segmentation.structural_roles.to_ulong());
+  k.primary_attention = !attention.empty();
+  k.has_moe = !moe.empty();
+  k.dense_compute = has_role(c.role_compute) && moe.empty();
+  k.selection = selection;
+  return k;
+}
+
+}  // namespace
+
+void finalize_layer(Ctx& c, Layer& l) {
+  const auto& cats = c.kb.vocab.categories();
+  c.touched.clear();
+  uint32_t roles = 0;
+  bool any_block_head_cat = false;
+  l.gating = 0;
+  l.moe_phase = false;
+  l.moe_anchor_count = 0;
+  int64_t last_moe = -1;
+  for (uint32_t r = l.start; r <= l.end; ++r) {
+    const uint32_t t = c.n.taxon[r];
+    const TaxonEntry& e = c.n.taxa[t];
+    const TaxonView& v = c.taxa[t];
+    roles |= static_cast<uint32_t>(e.roles.to_ulong());
+    any_block_head_cat = any_block_head_cat || v.has_block_head_category;
+    if (v.gating) ++l.gating;
+    l.moe_phase = l.moe_phase || v.moe_phase;
+    // MoE anchors in the layer (role moe with a moe.* category), adjacent duplicates removed
+    if (v.moe_anchor && !(last_moe >= 0 && c.duplicate(static_cast<uint32_t>(last_moe), r))) {
+      last_moe = r;
+      ++l.moe_anchor_count;
+    }
+    if (!e.categories.any()) continue;
+    for (size_t ci = e.categories._Find_first(); ci < e.categories.size(); ci = e.categories._Find_next(ci))
+      if (c.cat_count[ci]++ == 0) c.touched.push_back(static_cast<int>(ci));
+  }
+  if (l.anchor_end > l.anchor_begin) {
+    l.first_anchor = c.anchors[l.anchor_begin];
+    l.last_anchor = c.anchors[l.anchor_end - 1];
+  }
+  l.attention_stream = c.k.stream_id[l.first_anchor];
+  std::sort(c.touched.begin(), c.touched.end(), [&](int a, int b) { return cats[static_cast<size_t>(a)] < cats[static_cast<size_t>(b)]; });
+
+  // the layer's shape: anchor signatures, category counts, roles
+  auto& key = c.content;
+  key.clear();
+  if (l.anchor_end > l.anchor_begin)
+    for (uint32_t i = l.anchor_begin; i < l.anchor_end; ++i) key.push_back(static_cast<uint32_t>(c.tv(c.anchors[i]).anchor_signature));
+  else
+    key.push_back(static_cast<uint32_t>(c.tv(l.first_anchor).anchor_signature));
+  key.push_back(0xFFFFFFFFu);
+  for (const int ci : c.touched) {
+    key.push_back(static_cast<uint32_t>(ci));
+    key.push_back(c.cat_count[static_cast<size_t>(ci)]);
+  }
+  key.push_back(0xFFFFFFFFu);
+  key.push_back(roles);
+  key.push_back(any_block_head_cat ? 1u : 0u);
+  auto& bucket = c.kind_index[hash_content(key)];
+  int kind = -1;
+  for (const int k : bucket)
+    if (c.kind_content[static_cast<size_t>(k)] == key) kind = k;
+  if (kind < 0) {
+    kind = static_cast<int>(c.kinds.size());
+    c.kinds.push_back(make_kind(c, l, roles, any_block_head_cat));
+    c.kind_content.push_back(key);
+    bucket.push_back(kind);
+  }
+  for (const int ci : c.touched) c.cat_count[static_cast<size_t>(ci)] = 0;
+  const LayerKind& k = c.kinds[static_cast<size_t>(kind)];
+  l.kind = kind;
+  l.signature = k.signature;
+  l.regime = k.regime;
+  l.role_key = k.role_key;
+  l.core = k.core;
+  l.boundary = k.boundary;
+  l.anchor_seq = k.anchor_seq;
+  l.attention_set = k.attention_set;
+  l.role_presence = k.role_presence;
+  l.primary_attention = k.primary_attention;
+  l.has_moe = k.has_moe;
+  l.dense_compute = k.dense_compute;
+  l.selection = k.selection;
 }
 
 Layer merge_layers(Ctx& c, const std::vector<Layer>& src, size_t first, size_t last) {
   Layer m;
   m.start = src[first].start;
   m.end = src[last].end;
-  for (size_t i = first; i <= last; ++i) m.anchors.insert(m.anchors.end(), src[i].anchors.begin(), src[i].anchors.end());
+  // consecutive layers hold consecutive anchor ranges
+  m.anchor_begin = src[first].anchor_begin;
+  m.anchor_end = src[last].anchor_end;
+  m.first_anchor = src[first].first_anchor;
+  m.last_anchor = src[last].last_anchor;
   finalize_layer(c, m);
   return m;
 }
@@ -365,12 +431,18 @@ void split_by_moe(Ctx& c, std::vector<Layer>& layers) {
       Layer part;
       part.start = starts[i];
       part.end = i + 1 < starts.size() ? starts[i + 1] - 1 : l.end;
-      for (const uint32_t a : l.anchors)
-        if (a >= part.start && a <= part.end) part.anchors.push_back(a);
-      if (part.anchors.empty())  // a MoE group split off an attention layer: its MoE anchors anchor it
+      part.anchor_begin = l.anchor_begin;
+      while (part.anchor_begin < l.anchor_end && c.anchors[part.anchor_begin] < part.start) ++part.anchor_begin;
+      part.anchor_end = part.anchor_begin;
+      while (part.anchor_end < l.anchor_end && c.anchors[part.anchor_end] <= part.end) ++part.anchor_end;
+      if (part.anchor_end == part.anchor_begin) {  // a MoE group split off an attention layer: its MoE anchor anchors it
+        part.first_anchor = part.last_anchor = part.start;
         for (const auto& g : groups)
-          if (g.first >= part.start && g.first <= part.end) part.anchors.push_back(g.first);
-      if (part.anchors.empty()) part.anchors.push_back(part.start);
+          if (g.first >= part.start && g.first <= part.end) {
+            part.first_anchor = part.last_anchor = g.first;
+            break;
+          }
+      }
       finalize_layer(c, part);
       out.push_back(std::move(part));
     }
@@ -385,23 +457,24 @@ std::vector<Layer> build_layers(Ctx& c) {
   std::vector<Layer> layers;
   if (c.anchors.empty()) return layers;
   // anchor grouping: same kind and no anchor-boundary row strictly between
-  std::vector<std::vector<uint32_t>> groups;
-  for (const uint32_t a : c.anchors) {
-    if (!groups.empty()) {
-      const uint32_t prev = groups.back().back();
+  for (uint32_t i = 0; i < c.anchors.size(); ++i) {
+    const uint32_t a = c.anchors[i];
+    if (!layers.empty()) {
+      const uint32_t prev = c.anchors[i - 1];
       if (c.tv(prev).anchor_kind == c.tv(a).anchor_kind && !c.anchor_boundary_between(prev, a)) {
-        groups.back().push_back(a);
+        layers.back().anchor_end = i + 1;
         continue;
       }
     }
-    groups.push_back({a});
+    Layer l;
+    l.anchor_begin = i;
+    l.anchor_end = i + 1;
+    layers.push_back(l);
   }
-  layers.resize(groups.size());
-  for (size_t g = 0; g < groups.size(); ++g) {
-    const uint32_t lower = g == 0 ? 0u : groups[g - 1].back() + 1;
-    layers[g].start = c.layer_start(lower, groups[g].front());
+  for (size_t g = 0; g < layers.size(); ++g) {
+    const uint32_t lower = g == 0 ? 0u : c.anchors[layers[g - 1].anchor_end - 1] + 1;
+    layers[g].start = c.layer_start(lower, c.anchors[layers[g].anchor_begin]);
   }
-  for (size_t g = 0; g < groups.size(); ++g) layers[g].anchors = std::move(groups[g]);
   for (size_t g = 0; g < layers.size(); ++g) {
     layers[g].end = g + 1 < layers.size() ? layers[g + 1].start - 1 : static_cast<uint32_t>(c.rows - 1);
     finalize_layer(c, layers[g]);

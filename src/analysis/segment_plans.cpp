@@ -109,7 +109,6 @@ bool piecewise_interleaved(const Plan& p, const std::vector<Seq>& templates) {
 }  // namespace
 
 std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
-  (void)c;
   std::vector<Plan> plans;
   // 1. compose: each frame starts a plan; speculative frames attach while the rules hold
   for (auto& f : frames) {
@@ -180,7 +179,8 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
         for (const auto& l : f.layers) {
           bool inside = false;
           for (const Layer* t : template_layers)
-            if (std::includes(t->terms.begin(), t->terms.end(), l.terms.begin(), l.terms.end())) inside = true;
+            if (std::includes(c.kind(*t).terms.begin(), c.kind(*t).terms.end(), c.kind(l).terms.begin(), c.kind(l).terms.end()))
+              inside = true;
           partial = partial && inside;
         }
       if (partial || residual_core[plan_seq(p, core_seq)] >= 2) p.type = SegmentType::kPartialBodyWindow;
@@ -303,8 +303,8 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
   return plans;
 }
 
-void check_hard_errors(Ctx& c, const std::vector<Plan>& plans, const std::vector<Layer>& all_layers,
-                       std::vector<model::HardError>& out) {
+void check_hard_errors(Ctx& c, const std::vector<Plan>& plans,
+                       const std::vector<std::pair<uint32_t, uint32_t>>& layer_rows, std::vector<model::HardError>& out) {
   if (plans.empty()) return;
   auto err = [&](const char* type, uint32_t a, uint32_t b, int32_t seg, std::string detail) {
     model::HardError e;
@@ -322,8 +322,8 @@ void check_hard_errors(Ctx& c, const std::vector<Plan>& plans, const std::vector
     size_t li = 0;
     uint32_t reported = 0;
     for (uint32_t r = first; r <= last && reported < 16; ++r) {
-      while (li < all_layers.size() && all_layers[li].end < r) ++li;
-      const bool inside = li < all_layers.size() && all_layers[li].start <= r;
+      while (li < layer_rows.size() && layer_rows[li].second < r) ++li;
+      const bool inside = li < layer_rows.size() && layer_rows[li].first <= r;
       if (!inside && c.tv(r).structural) {
         err("unexplained_structural_middle", r, r, -1, "structural row outside every layer");
         ++reported;

@@ -459,7 +459,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("row_end", uint64_t{l.row_end});
       kv_us(w, "start_us", l.start_ns);
       kv_us(w, "end_us", l.end_ns);
-      w.kv("structure_signature", l.structure_signature);
+      w.kv("structure_signature", s.signature(l));
       w.kv("first_anchor_row", uint64_t{l.first_anchor_row});
       w.key("microbatch");
       if (l.microbatch < 0) w.null();

@@ -265,9 +265,12 @@ std::string structure_inconsistency(const model::RankStructure& s, const model::
       return at("segment", i) + ": layers " + std::to_string(g.first_layer) + "+" + std::to_string(g.layer_count) +
              " exceed the " + std::to_string(nlay) + " layers";
   }
-  for (size_t i = 0; i < nlay; ++i)
+  for (size_t i = 0; i < nlay; ++i) {
     if (s.layers[i].segment >= nseg)
       return at("layer", i) + ": segment " + std::to_string(s.layers[i].segment) + " out of range";
+    if (s.layers[i].signature >= s.layer_signatures.size())
+      return at("layer", i) + ": signature " + std::to_string(s.layers[i].signature) + " out of range";
+  }
   for (size_t i = 0; i < s.hard_errors.size(); ++i) {
     const int32_t g = s.hard_errors[i].segment;
     if (g < -1 || (g >= 0 && static_cast<size_t>(g) >= nseg))
@@ -361,8 +364,8 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
   }
   {
     const size_t n = s.layers.size();
-    std::vector<std::string> id(n), role(n), bsrc(n), sig(n);
-    std::vector<uint32_t> seg(n), idx(n), rs(n), re(n), anchor(n);
+    std::vector<std::string> id(n), role(n), bsrc(n);
+    std::vector<uint32_t> seg(n), idx(n), rs(n), re(n), anchor(n), sig(n);
     std::vector<int64_t> start(n), end(n);
     std::vector<int32_t> micro(n);
     for (size_t i = 0; i < n; ++i) {
@@ -378,7 +381,12 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
       role[i] = model::layer_role_name(l.role);
       micro[i] = l.microbatch;
       bsrc[i] = l.boundary_source;
-      sig[i] = l.structure_signature;
+      sig[i] = l.signature;
+    }
+    {
+      store::TableWriter sigs(w, "/structure/layer_signatures", s.layer_signatures.size());
+      sigs.string_column("signature", s.layer_signatures);
+      ASCPROF_RETURN_IF_ERROR(sigs.finish());
     }
     store::TableWriter t(w, "/structure/layers", n);
     t.string_column("layer_id", id);
@@ -392,7 +400,7 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
     t.string_column("layer_role", role);
     t.column("microbatch", micro);
     t.string_column("boundary_source", bsrc);
-    t.string_column("structure_signature", sig);
+    t.column("signature", sig);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {
@@ -559,6 +567,12 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     }
   }
   {
+    TableReader t(r, "/structure/layer_signatures");
+    auto sigs = t.str("signature");
+    if (!t.ok()) return t.status();
+    s.layer_signatures = std::move(sigs);
+  }
+  {
     TableReader t(r, "/structure/layers");
     auto id = t.str("layer_id");
     auto seg = t.num<uint32_t>("segment");
@@ -571,7 +585,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     auto role = t.enums<LayerRole>("layer_role", model::layer_role_name, kLayerRoles);
     auto micro = t.num<int32_t>("microbatch");
     auto bsrc = t.str("boundary_source");
-    auto sig = t.str("structure_signature");
+    auto sig = t.num<uint32_t>("signature");
     if (!t.ok()) return t.status();
     s.layers.resize(t.rows());
     for (size_t i = 0; i < t.rows(); ++i) {
@@ -587,7 +601,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
       l.role = role[i];
       l.microbatch = micro[i];
       l.boundary_source = std::move(bsrc[i]);
-      l.structure_signature = std::move(sig[i]);
+      l.signature = sig[i];
     }
   }
   {

@@ -15,7 +15,8 @@
 //   /structure/layers          one row per LayerSegment:
 //       layer_id s, segment u32 (row of /structure/segments), layer_index u32, row_start u32,
 //       row_end u32, start_ns i64, end_ns i64, first_anchor_row u32, layer_role s (layer_role_name),
-//       microbatch i32 (-1: none), boundary_source s, structure_signature s
+//       microbatch i32 (-1: none), boundary_source s, signature u32 (row of /structure/layer_signatures)
+//   /structure/layer_signatures  signature s: the distinct layer structure signatures
 //   /structure/hard_errors     error_type s, row_start u32, row_end u32, segment i32 (-1: none), detail s
 //   /structure/boundary_checks declared_step i64, step_source s, row_start u32, row_end u32,
 //       structural_steps u32, agrees u8, note s

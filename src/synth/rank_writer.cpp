@@ -153,7 +153,7 @@ class RankWriter {
  public:
   RankWriter(const Scenario& sc, const SyncTable& table, const RankLayout& layout, RankCounts* counts)
       : sc_(sc), table_(table), lay_(layout), c_(*counts), pids_(trace_pids(layout.host_pid, layout.device)),
-        toff_(layout.clock_offset_ns) {
+        toff_(layout.clock_offset_ns), stage_(sc.topo.stage[static_cast<size_t>(layout.rank)]) {
     for (const KernelSpec& k : sc.kernels) {
       dims_.push_back(dims_json(k.in_shapes));
       types_.push_back(types_json(k.in_dtypes));
@@ -490,6 +490,12 @@ class RankWriter {
   const SyncSpec& sync_of(const OpRec& op, int prog) const {
     return sc_.programs[static_cast<size_t>(prog)].segments[static_cast<size_t>(op.seg)].sync;
   }
+  /// The op's kind on this rank: a P2P transfer is a send on the sender and a receive on the receiver.
+  CommKind op_kind(const OpRec& op, int prog) const {
+    const SyncSpec& s = sync_of(op, prog);
+    if (s.p2p_from < 0) return s.comm;
+    return s.p2p_from == stage_ ? CommKind::kSend : CommKind::kReceive;
+  }
 
   void plane_task(uint64_t tid, const char* name, const char* task_type, int64_t start, int64_t dur, int src, int dst,
                   const char* transport, int64_t bytes, const char* link, double bw, uint32_t task_id) {
@@ -711,7 +717,23 @@ class RankWriter {
     if (comm_steps_++) cm_.put(", ");
     cm_.put("\"step");
     cm_.i64(step_number);
-    cm_.put("\": {\"p2p\": {}, \"collective\": {");
+    p2p_ops_.clear();
+    coll_ops_.clear();
+    for (const size_t i : comm_ops) (sync_of(rec.ops[i], prog).p2p_from >= 0 ? p2p_ops_ : coll_ops_).push_back(i);
+    cm_.put("\": {\"p2p\": ");
+    write_comm_section(prog, p2p_ops_, rec);
+    cm_.put(", \"collective\": ");
+    write_comm_section(prog, coll_ops_, rec);
+    cm_.put('}');
+  }
+
+  // {"<op>@<hash>": {...}, ..., "Total Op Info": {...}} or {} when there are no ops
+  void write_comm_section(int prog, const std::vector<size_t>& comm_ops, const StepRec& rec) {
+    cm_.put('{');
+    if (comm_ops.empty()) {
+      cm_.put('}');
+      return;
+    }
     double tot[5] = {0, 0, 0, 0, 0};
     TransportAcc acc[5];  // RDMA, HCCS, PCIE, SDMA, SIO
     for (size_t n = 0; n < comm_ops.size(); ++n) {
@@ -720,7 +742,7 @@ class RankWriter {
       const CommGroup& g = sc_.topo.groups[static_cast<size_t>(op.group)];
       if (n) cm_.put(", ");
       cm_.put('"');
-      cm_.put(comm_name(op, s.comm));
+      cm_.put(comm_name(op, op_kind(op, prog)));
       cm_.put('@');
       cm_.u64(g.hash);
       cm_.put("\": ");
@@ -791,7 +813,7 @@ class RankWriter {
       cm_bins(acc[t].bins);
       cm_.put('}');
     }
-    cm_.put("}}}}");
+    cm_.put("}}}");
   }
 
   // ---- one step ----
@@ -819,7 +841,7 @@ class RankWriter {
       const OpRec& op = rec.ops[i];
       const auto row = static_cast<int64_t>(c_.kernel_rows);
       if (op.kind == OpRec::Kind::kComm) {
-        const CommKind kind = sync_of(op, prog).comm;
+        const CommKind kind = op_kind(op, prog);
         const std::string type = comm_type(kind);
         kd_comm_row(step_number, op, comm_name(op, kind), type);
         comm_ops_.push_back(i);
@@ -829,6 +851,11 @@ class RankWriter {
         }
       } else {
         kd_kernel_row(step_number, op);
+        if (op.island) {
+          if (cnt.island_first_row < 0) cnt.island_first_row = row;
+          cnt.island_last_row = row;
+          if (sc_.kernels[static_cast<size_t>(op.spec)].core == Core::kAiCpu) ++c_.island_aicpu_rows;
+        }
         if (layer_rows && op.layer >= 0) {
           auto& first = cnt.layer_first_row[static_cast<size_t>(op.layer)];
           if (first < 0) first = row;
@@ -885,8 +912,9 @@ class RankWriter {
         npu_flow(false, op.start, op.start, pids_.hardware, kComputeStream);
       } else {
         const SyncSpec& s = sync_of(op, prog);
-        const std::string type = comm_type(s.comm);
-        python_op(comm_torch_op(s.comm), op.host_start, op.host_dur, -1);
+        const CommKind kind = op_kind(op, prog);
+        const std::string type = comm_type(kind);
+        python_op(comm_torch_op(kind), op.host_start, op.host_dur, -1);
         cann_op("AscendCL@", type, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", type, "0", dev_cid);
         h2d_flow(true, dev_cid, acl_start, pids_.cann, htid);
         npu_flow(true, op.start, op.host_start, pids_.python, htid);
@@ -895,7 +923,7 @@ class RankWriter {
         ev(kX);
         ++c_.comm_ops;
         tv_.put("{\"name\": \"");
-        tv_.put(comm_name(op, s.comm));
+        tv_.put(comm_name(op, kind));
         tv_.put("\", \"pid\": ");
         tv_.u64(pids_.comm);
         tv_.put(", \"tid\": ");
@@ -922,7 +950,7 @@ class RankWriter {
         const int64_t move = std::max<int64_t>(20, op.transit * 85 / 100);
         const int64_t per_plane = s.bytes / np;
         const double bw = static_cast<double>(per_plane) / static_cast<double>(move);  // bytes/ns = GB/s
-        const bool reduce = s.comm == CommKind::kAllReduce || s.comm == CommKind::kReduceScatter;
+        const bool reduce = kind == CommKind::kAllReduce || kind == CommKind::kReduceScatter;
         for (int p = 0; p < np; ++p) {
           const uint64_t ptid = gtid + 1 + static_cast<uint64_t>(p);
           const int peer = (me + 1 + p) % n;
@@ -964,12 +992,32 @@ class RankWriter {
     st_.i64(lay_.device);
     st_.put(',');
     st_.i64(step_number);
-    for (const int64_t v : {computing, comm_no, comm - comm_no, comm, fr, w1 - w0}) {
+    // pipeline receives: Bubble = their time, Stage = span - Bubble, and they leave the last column
+    recv_.clear();
+    int64_t bubble = 0;
+    for (const size_t i : comm_ops_)
+      if (op_kind(rec.ops[i], prog) == CommKind::kReceive) {
+        recv_.push_back({rec.ops[i].start, rec.ops[i].start + rec.ops[i].dur});
+        bubble += rec.ops[i].dur;
+      }
+    int64_t comm_no_excl = comm_no;
+    if (!recv_.empty()) {
+      merge_sorted(recv_, recv_m_);
+      subtract(comm_no_, recv_m_, all_);
+      comm_no_excl = total(all_);
+    }
+    for (const int64_t v : {computing, comm_no, comm - comm_no, comm, fr, w1 - w0 - bubble}) {
       st_.put(',');
       st_.dbl(static_cast<double>(v) / 1000.0);
     }
-    st_.put(",0,");
-    st_.dbl(static_cast<double>(comm_no) / 1000.0);
+    if (recv_.empty()) {
+      st_.put(",0,");
+    } else {
+      st_.put(',');
+      st_.dbl(static_cast<double>(bubble) / 1000.0);
+      st_.put(',');
+    }
+    st_.dbl(static_cast<double>(comm_no_excl) / 1000.0);
     st_.put(',');
     st_.dbl(static_cast<double>(w0 - rec.host_start) / 1000.0);
     st_.put("\r\n");
@@ -994,8 +1042,9 @@ class RankWriter {
   std::string name_buf_;
   std::vector<std::string> dims_, types_;
   std::vector<int> group_tid_;
-  std::vector<size_t> order_, comm_ops_;
-  std::vector<Interval> comp_, comm_, comp_m_, comm_m_, comm_no_, all_, all_m_, free_;
+  std::vector<size_t> order_, comm_ops_, p2p_ops_, coll_ops_;
+  int stage_ = 0;
+  std::vector<Interval> comp_, comm_, comp_m_, comm_m_, comm_no_, all_, all_m_, free_, recv_, recv_m_;
 };
 
 void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
@@ -1082,7 +1131,7 @@ void write_metadata(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
   w.key("distributed_args");
   w.begin_object();
   w.kv("tensor_model_parallel_size", sc.topo.tp);
-  w.kv("pipeline_model_parallel_size", 1);
+  w.kv("pipeline_model_parallel_size", sc.topo.pp);
   w.kv("data_parallel_size", sc.topo.dp);
   w.kv("context_parallel_size", 1);
   w.kv("expert_model_parallel_size", sc.topo.ep);

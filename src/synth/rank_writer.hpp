@@ -44,6 +44,7 @@ struct StepCounts {
   int64_t start_ns = 0, end_ns = 0;  ///< ProfilerStep range as written (clock offset included)
   std::vector<int64_t> layer_first_row;   ///< 0-based kernel_details data row of each layer's first kernel
   std::vector<int64_t> layer_anchor_row;  ///< row of each layer's anchor kernel (-1 when none, e.g. dummy rank)
+  int64_t island_first_row = -1, island_last_row = -1;  ///< interior_island fragment rows (-1 = none)
 };
 
 /// Exact counts of everything written for one rank.
@@ -68,6 +69,7 @@ struct RankCounts {
   std::vector<StepCounts> steps;
   std::vector<std::string> slow_ops;  ///< first affected op names of a slow_collective fault on this rank
   uint64_t slow_op_count = 0;
+  uint64_t island_aicpu_rows = 0;     ///< AI_CPU rows of an interior_island fragment
   uint64_t bytes_kernel_details = 0, bytes_trace_view = 0, bytes_communication = 0, bytes_step_trace = 0,
            bytes_profiler_info = 0, bytes_metadata = 0;
   uint64_t total_bytes() const {

@@ -25,6 +25,8 @@ const char* comm_kind_name(CommKind k) {
     case CommKind::kReduceScatter: return "reduceScatter";
     case CommKind::kBroadcast: return "broadcast";
     case CommKind::kAllToAllV: return "alltoallv";
+    case CommKind::kSend: return "send";
+    case CommKind::kReceive: return "receive";
   }
   return "allReduce";
 }
@@ -36,6 +38,8 @@ const char* comm_torch_op(CommKind k) {
     case CommKind::kReduceScatter: return "c10d::_reduce_scatter_base_";
     case CommKind::kBroadcast: return "c10d::broadcast_";
     case CommKind::kAllToAllV: return "c10d::alltoall_base_";
+    case CommKind::kSend: return "c10d::send";
+    case CommKind::kReceive: return "c10d::recv_";
   }
   return "c10d::allreduce_";
 }
@@ -251,6 +255,83 @@ KernelSpec grouped_matmul(const MoeDims& d, int64_t k_, int64_t n, double us) {
   return k;
 }
 
+KernelSpec mla_prolog_v2(const MoeDims& d, double us) {  // split attention: the kv path as its own anchor
+  auto k = make_kernel("aclnnMlaProlog_MlaPrologV2_MlaPrologV2", "MlaPrologV2", "npu::npu_mla_prolog_v2", "aclnnMlaProlog",
+                       Core::kMixAic, us, S(d.t) + "," + S(d.h) + ";" + S(d.h) + ",576;2048,128,1,512;2048,128,1,64;" + S(d.t),
+                       "2048,128,1,512;2048,128,1,64", Profile::kMix);
+  k.in_dtypes = "DT_BF16;DT_BF16;DT_BF16;DT_BF16;INT64";
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+
+// ---- GLM5-like W8A8 vocabulary ----
+
+KernelSpec dynamic_quant(int64_t t, int64_t h, double us) {
+  auto k = make_kernel("aclnnDynamicQuant_DynamicQuant_DynamicQuant", "DynamicQuant", "npu::npu_dynamic_quant",
+                       "aclnnDynamicQuant", Core::kAiVectorCore, us, S(t) + "," + S(h), S(t) + "," + S(h) + ";" + S(t),
+                       Profile::kVector);
+  k.out_dtypes = "INT8;FLOAT";
+  return k;
+}
+KernelSpec quant_matmul(int64_t m, int64_t k_, int64_t n, double us) {
+  auto k = make_kernel("aclnnQuantMatmulV4_QuantBatchMatmulV3_QuantBatchMatmulV3", "QuantBatchMatmulV3",
+                       "npu::npu_quant_matmul", "aclnnQuantMatmulV4", Core::kAiCore, us,
+                       S(m) + "," + S(k_) + ";" + S(k_) + "," + S(n) + ";" + S(n) + ";" + S(m), S(m) + "," + S(n),
+                       Profile::kCube);
+  k.in_dtypes = "INT8;INT8;FLOAT;FLOAT";
+  k.matmul = true;
+  return k;
+}
+KernelSpec mla_prolog_v3(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnMlaPrologV3WeightNz_MlaPrologV3_MlaPrologV3", "MlaPrologV3", "npu::npu_mla_prolog_v3",
+                       "aclnnMlaPrologV3WeightNz", Core::kMixAic, us,
+                       S(d.t) + "," + S(d.h) + ";" + S(d.h) + ",2112;1536,24576;2048,128,1,512;2048,128,1,64;" + S(d.t),
+                       S(d.t) + ",64,512;" + S(d.t) + ",64,64;" + S(d.t) + ",64;" + S(d.t) + ",1536", Profile::kMix);
+  k.in_dtypes = "INT8;INT8;INT8;DT_BF16;DT_BF16;INT64";
+  k.attention = true;
+  k.anchor = true;
+  return k;
+}
+KernelSpec lightning_indexer(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnLightningIndexer_LightningIndexer_LightningIndexer", "LightningIndexer",
+                       "npu::npu_lightning_indexer", "aclnnLightningIndexer", Core::kMixAic, us,
+                       S(d.t) + ",64,128;2048,128,1,128;" + S(d.t) + ",64;" + S(d.t), S(d.t) + ",1,2048", Profile::kMix);
+  k.in_dtypes = "DT_BF16;DT_BF16;DT_BF16;INT32";
+  k.out_dtypes = "INT32";
+  k.attention = true;
+  return k;
+}
+KernelSpec kv_quant_sparse_fa(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnKvQuantSparseFlashAttention_KvQuantSparseFlashAttention_KvQuantSparseFlashAttention",
+                       "KvQuantSparseFlashAttention", "npu::npu_kv_quant_sparse_flash_attention",
+                       "aclnnKvQuantSparseFlashAttention", Core::kMixAic, us,
+                       S(d.t) + ",64,576;2048,128,1,656;" + S(d.t) + ",1,2048;" + S(d.t), S(d.t) + ",64,512", Profile::kMix);
+  k.in_dtypes = "DT_BF16;INT8;INT32;INT32";
+  k.attention = true;
+  return k;
+}
+// Named so that the folded text never contains "transposebatchmatmul" (that token would also add
+// attention.mla.v_up_proj): the category is attention.sparse_attn.v_up_proj only.
+KernelSpec bmm_transpose(const MoeDims& d, double us) {
+  auto k = make_kernel("aclnnBatchMatMulTransposeV2_BatchMatMulTransposeV2_BatchMatMulTransposeV2",
+                       "BatchMatMulTransposeV2", "npu::npu_batch_matmul_transpose", "aclnnBatchMatMulTransposeV2",
+                       Core::kAiCore, us, S(d.t) + ",64,512;64,512,128", S(d.t) + ",64,128", Profile::kCube);
+  k.attention = true;
+  k.matmul = true;
+  return k;
+}
+
+// ---- interior_island fragment kernels ----
+
+KernelSpec apply_top_k_top_p(int64_t t, int vocab, double us) {
+  auto k = make_kernel("aclnnApplyTopKTopP_ApplyTopKTopP_ApplyTopKTopP", "ApplyTopKTopP", "npu::npu_apply_top_k_top_p",
+                       "aclnnApplyTopKTopP", Core::kAiVectorCore, us, S(t) + "," + S(vocab) + ";" + S(t) + ";" + S(t),
+                       S(t) + "," + S(vocab), Profile::kVector);
+  k.in_dtypes = "DT_BF16;INT32;DT_BF16";
+  return k;
+}
+
 // ---- program builder ----
 
 class Builder {
@@ -303,6 +384,29 @@ class Builder {
     if (p_.segments.size() > 1 && p_.segments.back().kernels.empty() && !p_.segments.back().drain_comm)
       p_.segments.pop_back();
   }
+  /// Ends the segment with a pipeline P2P transfer from stage `from` to stage `to` (pp communicator).
+  void p2p(int from, int to, int64_t bytes, double transit_us) {
+    SyncSpec s;
+    s.kind = SyncSpec::Kind::kCollective;
+    s.group = GroupKind::kPp;
+    s.comm = CommKind::kSend;
+    s.bytes = bytes;
+    s.base_ns = std::llround(transit_us * kUs);
+    s.layer = layer_;
+    s.p2p_from = static_cast<int16_t>(from);
+    s.p2p_to = static_cast<int16_t>(to);
+    close(s);
+  }
+  /// Records the pipeline stage and model layer of the current layer.
+  void tag_layer(int stage, int model_layer) {
+    p_.layers.back().stage = stage;
+    p_.layers.back().model_layer = model_layer;
+  }
+  /// interior_island inserts its fragment here (before the next kernel added).
+  void island_point() {
+    p_.island_seg = static_cast<int>(p_.segments.size()) - 1;
+    p_.island_pos = static_cast<int>(p_.segments.back().kernels.size());
+  }
 
  private:
   void close(const SyncSpec& s) {
@@ -332,7 +436,15 @@ void build_moe_mla_decode(Scenario& sc, int layers) {
   auto attention = [&](bool first_layer) {
     if (first_layer) b.kernel(rms_norm(d.t, d.h, 6));
     else b.kernel(add_rms_norm(d.t, d.h, 7));
-    b.kernel(mla_preprocess(d, 42));
+    if (sc.split_attention) {  // kv path, then the q path behind its own block head
+      b.kernel(mla_prolog_v2(d, 18));
+      auto head = add_rms_norm(d.t, d.h, 5);
+      head.attention = true;
+      b.kernel(head);
+      b.kernel(mla_preprocess(d, 30));
+    } else {
+      b.kernel(mla_preprocess(d, 42));
+    }
     b.kernel(mla_attention(d, 31));
     b.kernel(transpose_bmm(d, 10));
     b.kernel(matmul(d.t, 16384, d.h, 24));
@@ -362,6 +474,7 @@ void build_moe_mla_decode(Scenario& sc, int layers) {
     moe_mlp();
   }
   // epilogue rows stay in the last main layer (the reference's layer-end rule)
+  b.island_point();
   b.kernel(add_rms_norm(d.t, d.h, 7));
   b.kernel(matmul(d.t, d.h, d.vocab, 70));
   b.kernel(argmax(d.t, d.vocab, 9));
@@ -370,6 +483,82 @@ void build_moe_mla_decode(Scenario& sc, int layers) {
     b.kernel(rms_norm(d.t, d.h, 5));
     b.kernel(rms_norm(d.t, d.h, 5));
     b.kernel(matmul(d.t, 2 * d.h, d.h, 20));
+    attention(true);
+    moe_mlp();
+    b.kernel(add_rms_norm(d.t, d.h, 7));
+    b.kernel(matmul(d.t, d.h, d.vocab, 70));
+    b.kernel(argmax(d.t, d.vocab, 9));
+  }
+  b.finish();
+  p.main_layers = n_dense + n_moe;
+  p.speculative_layers = n_mtp;
+  sc.programs.push_back(std::move(p));
+  sc.first_program = sc.rest_program = 0;
+}
+
+void build_glm5_mtp(Scenario& sc, int layers) {
+  const int n_dense = layers >= 8 ? 3 : layers / 5;
+  const int n_moe = layers - n_dense;
+  const int n_mtp = 3;
+  MoeDims d;
+  d.h = 6144;
+  d.vocab = 154880;
+  d.experts_local = std::max(1, 256 / std::max(1, sc.topo.ep));
+  StepProgram p;
+  p.kind = "decode";
+  Builder b(sc.kernels, p);
+  b.collective(GroupKind::kWorld, CommKind::kAllGather, 4096 * sc.topo.ranks, 18);  // DP metadata sync
+  b.kernel(embedding(d.t, d.h, d.vocab, 6));
+
+  auto attention = [&](bool first_layer) {
+    if (first_layer) b.kernel(rms_norm(d.t, d.h, 6));
+    else b.kernel(add_rms_norm(d.t, d.h, 7));
+    b.kernel(dynamic_quant(d.t, d.h, 4));
+    b.kernel(mla_prolog_v3(d, 45));
+    b.kernel(lightning_indexer(d, 18));
+    b.kernel(kv_quant_sparse_fa(d, 30));
+    b.kernel(bmm_transpose(d, 10));
+    b.kernel(dynamic_quant(d.t, 8192, 4));
+    b.kernel(quant_matmul(d.t, 8192, d.h, 20));  // o_proj
+    b.kernel(add_rms_norm(d.t, d.h, 7));
+  };
+  auto moe_mlp = [&]() {
+    b.kernel(moe_gating(d, 9));
+    b.sync_kernel(moe_dispatch(d), GroupKind::kEp, 26);  // quantises the tokens (W8A8)
+    b.kernel(grouped_matmul(d, d.h, 4096, 44));
+    b.kernel(swiglu(d.t * d.topk, 2048, 5));
+    b.kernel(dynamic_quant(d.t * d.topk, 2048, 4));
+    b.kernel(grouped_matmul(d, 2048, d.h, 32));
+    b.sync_kernel(moe_combine(d), GroupKind::kEp, 28);
+    b.kernel(dynamic_quant(d.t, d.h, 3));  // shared expert
+    b.kernel(quant_matmul(d.t, d.h, 4096, 10));
+    b.kernel(swiglu(d.t, 2048, 4));
+    b.kernel(dynamic_quant(d.t, 2048, 3));
+    b.kernel(quant_matmul(d.t, 2048, d.h, 8));
+  };
+  for (int l = 0; l < n_dense; ++l) {
+    b.begin_layer("main", "dense");
+    attention(l == 0);
+    b.kernel(dynamic_quant(d.t, d.h, 4));
+    b.kernel(quant_matmul(d.t, d.h, 24576, 40));
+    b.kernel(swiglu(d.t, 12288, 8));
+    b.kernel(dynamic_quant(d.t, 12288, 4));
+    b.kernel(quant_matmul(d.t, 12288, d.h, 30));
+  }
+  for (int l = 0; l < n_moe; ++l) {
+    b.begin_layer("main", "moe");
+    attention(n_dense == 0 && l == 0);
+    moe_mlp();
+  }
+  b.island_point();
+  b.kernel(add_rms_norm(d.t, d.h, 7));
+  b.kernel(matmul(d.t, d.h, d.vocab, 70));
+  b.kernel(argmax(d.t, d.vocab, 9));
+  for (int m = 0; m < n_mtp; ++m) {
+    b.begin_layer("speculative", "mtp");
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(matmul(d.t, 2 * d.h, d.h, 20));  // eh_proj
     attention(true);
     moe_mlp();
     b.kernel(add_rms_norm(d.t, d.h, 7));
@@ -412,6 +601,7 @@ void build_dense_program(Scenario& sc, int layers, bool prefill) {
     b.kernel(matmul(t, ffn, h, 20), s);
     b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
   }
+  b.island_point();
   b.kernel(add_rms_norm(t, h, 6), prefill ? 12.0 : 1.0);
   b.kernel(matmul(prefill ? 1 : t, h, vocab / tp, 45));
   b.kernel(argmax(prefill ? 1 : t, vocab / tp, 8));
@@ -420,35 +610,39 @@ void build_dense_program(Scenario& sc, int layers, bool prefill) {
   sc.programs.push_back(std::move(p));
 }
 
-void build_training(Scenario& sc, int layers, int microbatches) {
-  const int tp = sc.topo.tp;
-  const bool has_dp = sc.topo.dp > 1;
-  const int h = 4096, heads = 32 / tp, kv = std::max(1, 8 / tp), dim = 128, vocab = 151936;
-  const int64_t t = 4096, ffn = 11008 / tp;
-  const int64_t ar_bytes = t * h * 2;
-  const double ar_us = 40 + static_cast<double>(ar_bytes) / 1.0e6 * 22;  // ~45 GB/s effective
-  const int64_t bucket_bytes = int64_t{48} << 20;                            // gradient bucket per layer
-  StepProgram p;
-  p.kind = "train";
-  Builder b(sc.kernels, p);
-  for (int mb = 0; mb < microbatches; ++mb) {
-    b.outside_layers();
-    b.kernel(embedding(t, h, vocab, 60));
-    for (int l = 0; l < layers; ++l) {
-      b.begin_layer("forward", "train", mb);
-      if (l == 0) b.kernel(rms_norm(t, h, 70));
-      else b.kernel(add_rms_norm(t, h, 80));
-      b.kernel(matmul(t, h, (heads + 2 * kv) * dim, 420));
-      b.kernel(rope(t, heads + kv, dim, 60));
-      b.kernel(flash_attention(t, heads, kv, dim, 950));
-      b.kernel(matmul(t, heads * dim, h, 280));
-      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
-      b.kernel(add_rms_norm(t, h, 80));
-      b.kernel(matmul(t, h, 2 * ffn, 700));
-      b.kernel(swiglu(t, ffn, 120));
-      b.kernel(matmul(t, ffn, h, 650));
-      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
-    }
+// Training layer bodies shared by the plain and the pipeline-parallel programs.
+struct TrainModel {
+  int tp = 1;
+  bool has_dp = false;
+  int h = 4096, heads = 32, kv = 8, dim = 128, vocab = 151936;
+  int64_t t = 4096, ffn = 11008;
+  int64_t ar_bytes = 0;
+  double ar_us = 0;
+  int64_t bucket_bytes = int64_t{48} << 20;  // gradient bucket per layer
+
+  explicit TrainModel(const Topology& topo) : tp(topo.tp), has_dp(topo.dp > 1) {
+    heads = 32 / tp;
+    kv = std::max(1, 8 / tp);
+    ffn = 11008 / tp;
+    ar_bytes = t * h * 2;
+    ar_us = 40 + static_cast<double>(ar_bytes) / 1.0e6 * 22;  // ~45 GB/s effective
+  }
+  void embed(Builder& b) const { b.kernel(embedding(t, h, vocab, 60)); }
+  void forward_layer(Builder& b, bool first_layer) const {
+    if (first_layer) b.kernel(rms_norm(t, h, 70));
+    else b.kernel(add_rms_norm(t, h, 80));
+    b.kernel(matmul(t, h, (heads + 2 * kv) * dim, 420));
+    b.kernel(rope(t, heads + kv, dim, 60));
+    b.kernel(flash_attention(t, heads, kv, dim, 950));
+    b.kernel(matmul(t, heads * dim, h, 280));
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.kernel(add_rms_norm(t, h, 80));
+    b.kernel(matmul(t, h, 2 * ffn, 700));
+    b.kernel(swiglu(t, ffn, 120));
+    b.kernel(matmul(t, ffn, h, 650));
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+  }
+  void loss(Builder& b) const {  // final norm, lm head, loss and the lm head's gradients
     b.kernel(rms_norm(t, h, 70));
     b.kernel(matmul(t, h, vocab / tp, 900));
     b.kernel(make_kernel("aclnnCrossEntropyLoss_SoftmaxCrossEntropyWithLogits_SoftmaxCrossEntropyWithLogits",
@@ -457,56 +651,248 @@ void build_training(Scenario& sc, int layers, int microbatches) {
                          Profile::kVector));
     b.kernel(matmul(t, vocab / tp, h, 900));  // lm_head dgrad
     b.kernel(matmul(h, t, vocab / tp, 900));  // lm_head wgrad
+  }
+  KernelSpec rms_norm_grad() const {
+    return make_kernel("aclnnRmsNormGrad_RmsNormGrad_RmsNormGrad", "RmsNormGrad", "npu::npu_rms_norm_backward",
+                       "aclnnRmsNormGrad", Core::kAiVectorCore, 120,
+                       S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(t) + ";" + S(h), S(t) + "," + S(h) + ";" + S(h),
+                       Profile::kVector);
+  }
+  void backward_layer(Builder& b, bool reduce_bucket) const {
+    b.kernel(rms_norm(t, h, 30));  // recomputed norm input of the MLP block
+    b.kernel(matmul(t, h, ffn, 650));
+    b.kernel(matmul(ffn, t, h, 650));
+    b.kernel(make_kernel("aclnnSwiGluGrad_SwiGluGrad_SwiGluGrad", "SwiGluGrad", "npu::npu_swiglu_backward",
+                         "aclnnSwiGluGrad", Core::kAiVectorCore, 150, S(t) + "," + S(ffn) + ";" + S(t) + "," + S(2 * ffn),
+                         S(t) + "," + S(2 * ffn), Profile::kVector));
+    b.kernel(matmul(t, 2 * ffn, h, 700));
+    b.kernel(matmul(h, t, 2 * ffn, 700));
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.kernel(rms_norm_grad());
+    b.kernel(matmul(t, h, heads * dim, 280));
+    b.kernel(matmul(heads * dim, t, h, 280));
+    b.kernel(flash_attention_grad(t, heads, kv, dim, 1800));
+    auto rg = rope(t, heads + kv, dim, 60);
+    rg.name = "aclnnRotaryPositionEmbeddingGrad_RotaryMulGrad_RotaryMulGrad";
+    rg.type = "RotaryMulGrad";
+    rg.aten = "npu::npu_rotary_mul_backward";
+    rg.acl = "aclnnRotaryPositionEmbeddingGrad";
+    b.kernel(rg);
+    b.kernel(matmul(t, (heads + 2 * kv) * dim, h, 420));
+    b.kernel(matmul(h, t, (heads + 2 * kv) * dim, 420));
+    b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.kernel(rms_norm_grad());
+    if (reduce_bucket && has_dp)  // gradient bucket of this layer is ready: reduce it behind the next layers' backward
+      b.collective(GroupKind::kDp, CommKind::kReduceScatter, bucket_bytes, 60 + static_cast<double>(bucket_bytes) / 1.0e6 * 30,
+                   /*async=*/true);
+  }
+  void optimizer(Builder& b, int layers) const {
+    b.outside_layers();
+    b.drain();
+    for (int l = 0; l <= layers; ++l)
+      b.kernel(make_kernel("aclnnApplyAdamWV2_ApplyAdamWV2_ApplyAdamWV2", "ApplyAdamWV2", "npu::npu_apply_adam_w",
+                           "aclnnApplyAdamWV2", Core::kAiVectorCore, 260, "25165824;25165824;25165824;25165824;1",
+                           "25165824;25165824;25165824", Profile::kVector));
+    if (has_dp)
+      b.collective(GroupKind::kDp, CommKind::kAllGather, bucket_bytes * layers,
+                   80 + static_cast<double>(bucket_bytes * layers) / 1.0e6 * 25);
+  }
+};
+
+void build_training(Scenario& sc, int layers, int microbatches) {
+  const TrainModel m(sc.topo);
+  StepProgram p;
+  p.kind = "train";
+  Builder b(sc.kernels, p);
+  for (int mb = 0; mb < microbatches; ++mb) {
+    b.outside_layers();
+    m.embed(b);
+    for (int l = 0; l < layers; ++l) {
+      b.begin_layer("forward", "train", mb);
+      m.forward_layer(b, l == 0);
+    }
+    m.loss(b);
     const bool last_mb = mb + 1 == microbatches;
     for (int l = layers - 1; l >= 0; --l) {
       b.begin_layer("backward", "train", mb);
-      b.kernel(rms_norm(t, h, 30));  // recomputed norm input of the MLP block
-      b.kernel(matmul(t, h, ffn, 650));
-      b.kernel(matmul(ffn, t, h, 650));
-      b.kernel(make_kernel("aclnnSwiGluGrad_SwiGluGrad_SwiGluGrad", "SwiGluGrad", "npu::npu_swiglu_backward",
-                           "aclnnSwiGluGrad", Core::kAiVectorCore, 150, S(t) + "," + S(ffn) + ";" + S(t) + "," + S(2 * ffn),
-                           S(t) + "," + S(2 * ffn), Profile::kVector));
-      b.kernel(matmul(t, 2 * ffn, h, 700));
-      b.kernel(matmul(h, t, 2 * ffn, 700));
-      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
-      b.kernel(make_kernel("aclnnRmsNormGrad_RmsNormGrad_RmsNormGrad", "RmsNormGrad", "npu::npu_rms_norm_backward",
-                           "aclnnRmsNormGrad", Core::kAiVectorCore, 120,
-                           S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(t) + ";" + S(h), S(t) + "," + S(h) + ";" + S(h),
-                           Profile::kVector));
-      b.kernel(matmul(t, h, heads * dim, 280));
-      b.kernel(matmul(heads * dim, t, h, 280));
-      b.kernel(flash_attention_grad(t, heads, kv, dim, 1800));
-      auto rg = rope(t, heads + kv, dim, 60);
-      rg.name = "aclnnRotaryPositionEmbeddingGrad_RotaryMulGrad_RotaryMulGrad";
-      rg.type = "RotaryMulGrad";
-      rg.aten = "npu::npu_rotary_mul_backward";
-      rg.acl = "aclnnRotaryPositionEmbeddingGrad";
-      b.kernel(rg);
-      b.kernel(matmul(t, (heads + 2 * kv) * dim, h, 420));
-      b.kernel(matmul(h, t, (heads + 2 * kv) * dim, 420));
-      b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
-      b.kernel(make_kernel("aclnnRmsNormGrad_RmsNormGrad_RmsNormGrad", "RmsNormGrad", "npu::npu_rms_norm_backward",
-                           "aclnnRmsNormGrad", Core::kAiVectorCore, 120,
-                           S(t) + "," + S(h) + ";" + S(t) + "," + S(h) + ";" + S(t) + ";" + S(h), S(t) + "," + S(h) + ";" + S(h),
-                           Profile::kVector));
-      if (last_mb && has_dp)  // gradient bucket of this layer is ready: reduce it behind the next layers' backward
-        b.collective(GroupKind::kDp, CommKind::kReduceScatter, bucket_bytes, 60 + static_cast<double>(bucket_bytes) / 1.0e6 * 30,
-                     /*async=*/true);
+      m.backward_layer(b, last_mb);
     }
   }
-  b.outside_layers();
-  b.drain();
-  for (int l = 0; l <= layers; ++l)
-    b.kernel(make_kernel("aclnnApplyAdamWV2_ApplyAdamWV2_ApplyAdamWV2", "ApplyAdamWV2", "npu::npu_apply_adam_w",
-                         "aclnnApplyAdamWV2", Core::kAiVectorCore, 260, "25165824;25165824;25165824;25165824;1",
-                         "25165824;25165824;25165824", Profile::kVector));
-  if (has_dp)
-    b.collective(GroupKind::kDp, CommKind::kAllGather, bucket_bytes * layers,
-                 80 + static_cast<double>(bucket_bytes * layers) / 1.0e6 * 25);
+  m.optimizer(b, layers);
   b.finish();
   p.main_layers = 2 * layers * microbatches;
   sc.programs.push_back(std::move(p));
   sc.first_program = sc.rest_program = 0;
+}
+
+// Pipeline-parallel training (1F1B). Each stage's program is built on its own, in execution order,
+// with its P2P transfers as sync points; the stage programs are then merged into the one global
+// segment list the simulator runs (a segment belongs to one stage; a P2P segment to two), in an
+// order that respects every stage's own order and meets each transfer on both sides at once.
+// Combined ops (send_forward_recv_backward, send_backward_recv_forward) may complete in any order,
+// like the batched isend/irecv they are, which keeps the merge deadlock-free.
+Status build_training_pp(Scenario& sc, int layers, int microbatches) {
+  const TrainModel m(sc.topo);
+  const int P = sc.topo.pp, M = microbatches, L = layers / P;
+  const int64_t act_bytes = m.t * m.h * 2;
+  const double act_us = 30 + static_cast<double>(act_bytes) / 1.0e6 * 20;
+  struct Transfer {
+    int id = -1;     // F(s, mb) = (0 * P + s) * M + mb, B(s, mb) = (1 * P + s) * M + mb: the link s <-> s+1
+    int batch = -1;  // transfers of one combined op share a batch number
+  };
+  struct StageProgram {
+    StepProgram prog;
+    std::vector<Transfer> transfer;  // per segment
+  };
+  std::vector<StageProgram> stages(static_cast<size_t>(P));
+  for (int s = 0; s < P; ++s) {
+    StageProgram& st = stages[static_cast<size_t>(s)];
+    Builder b(sc.kernels, st.prog);
+    int batch = 0;
+    auto p2p = [&](bool forward, bool send, int mb, bool same_batch) {
+      const int from = forward ? (send ? s : s - 1) : (send ? s : s + 1);
+      const int to = forward ? from + 1 : from - 1;
+      const int link = std::min(from, to);
+      st.transfer.resize(st.prog.segments.size());
+      if (!same_batch) ++batch;
+      st.transfer.back() = {((forward ? 0 : 1) * P + link) * M + mb, batch};
+      b.p2p(from, to, act_bytes, act_us);
+    };
+    auto forward = [&](int mb) {
+      if (s == 0) {
+        b.outside_layers();
+        m.embed(b);
+      }
+      for (int l = s * L; l < (s + 1) * L; ++l) {
+        b.begin_layer("forward", "train", mb);
+        b.tag_layer(s, l);
+        m.forward_layer(b, l == 0);
+      }
+      if (s == P - 1) m.loss(b);
+    };
+    auto backward = [&](int mb) {
+      for (int l = (s + 1) * L - 1; l >= s * L; --l) {
+        b.begin_layer("backward", "train", mb);
+        b.tag_layer(s, l);
+        m.backward_layer(b, mb + 1 == M);
+      }
+    };
+    const bool first = s == 0, last = s == P - 1;
+    const int warmup = std::min(P - s - 1, M), remaining = M - warmup;
+    for (int i = 0; i < warmup; ++i) {
+      if (!first) p2p(true, false, i, false);  // recv_forward
+      forward(i);
+      if (!last) p2p(true, true, i, false);    // send_forward
+    }
+    if (remaining > 0 && !first) p2p(true, false, warmup, false);
+    for (int j = 0; j < remaining; ++j) {
+      forward(warmup + j);
+      if (!last) {  // send_forward_recv_backward
+        p2p(true, true, warmup + j, false);
+        p2p(false, false, j, true);
+      }
+      backward(j);
+      if (!first) {
+        p2p(false, true, j, false);                                          // send_backward ...
+        if (j + 1 < remaining) p2p(true, false, warmup + j + 1, true);       // ... recv_forward
+      }
+    }
+    for (int i = remaining; i < M; ++i) {
+      if (!last) p2p(false, false, i, false);  // recv_backward
+      backward(i);
+      if (!first) p2p(false, true, i, false);  // send_backward
+    }
+    m.optimizer(b, L);
+    b.finish();
+    st.transfer.resize(st.prog.segments.size());
+  }
+
+  // layer indices: stage-major, each stage's layers in its execution (= row) order
+  StepProgram p;
+  p.kind = "train";
+  std::vector<int> offset(static_cast<size_t>(P), 0);
+  for (int s = 0; s < P; ++s) {
+    offset[static_cast<size_t>(s)] = static_cast<int>(p.layers.size());
+    for (const LayerInfo& l : stages[static_cast<size_t>(s)].prog.layers) p.layers.push_back(l);
+  }
+  auto remap = [&](Segment& seg, int s) {
+    const auto off = static_cast<int16_t>(offset[static_cast<size_t>(s)]);
+    for (const int k : seg.kernels)
+      if (sc.kernels[static_cast<size_t>(k)].layer >= 0) sc.kernels[static_cast<size_t>(k)].layer += off;
+    if (seg.sync.kind == SyncSpec::Kind::kSyncKernel && sc.kernels[static_cast<size_t>(seg.sync.kernel)].layer >= 0)
+      sc.kernels[static_cast<size_t>(seg.sync.kernel)].layer += off;
+    if (seg.sync.layer >= 0) seg.sync.layer += off;
+  };
+  for (int s = 0; s < P; ++s)
+    for (Segment& seg : stages[static_cast<size_t>(s)].prog.segments) remap(seg, s);
+
+  std::vector<size_t> pos(static_cast<size_t>(P), 0);
+  auto is_p2p = [&](int s, size_t i) {
+    return stages[static_cast<size_t>(s)].transfer[i].id >= 0;
+  };
+  auto done = [&]() {
+    for (int s = 0; s < P; ++s)
+      if (pos[static_cast<size_t>(s)] < stages[static_cast<size_t>(s)].prog.segments.size()) return false;
+    return true;
+  };
+  while (!done()) {
+    bool progress = false;
+    for (int s = 0; s < P; ++s) {  // run every stage up to its next transfer
+      auto& segs = stages[static_cast<size_t>(s)].prog.segments;
+      size_t& i = pos[static_cast<size_t>(s)];
+      while (i < segs.size()) {
+        Segment& seg = segs[i];
+        if (!seg.kernels.empty() || (!is_p2p(s, i) && (seg.sync.kind != SyncSpec::Kind::kNone || seg.drain_comm))) {
+          Segment out = seg;
+          out.stage = static_cast<int16_t>(s);
+          if (is_p2p(s, i)) out.sync = SyncSpec{};
+          p.segments.push_back(std::move(out));
+          seg.kernels.clear();
+          seg.drain_comm = false;
+          progress = true;
+        }
+        if (is_p2p(s, i)) break;
+        ++i;
+      }
+    }
+    // fire one transfer both sides are waiting at (any member of a combined op)
+    bool fired = false;
+    for (int s = 0; s < P && !fired; ++s) {
+      auto& st = stages[static_cast<size_t>(s)];
+      const size_t i = pos[static_cast<size_t>(s)];
+      for (size_t c = i; !fired && c < st.prog.segments.size() && is_p2p(s, c) && st.transfer[c].batch == st.transfer[i].batch;
+           ++c) {
+        const SyncSpec& sync = st.prog.segments[c].sync;
+        const int q = sync.p2p_from == s ? sync.p2p_to : sync.p2p_from;
+        auto& pt = stages[static_cast<size_t>(q)];
+        const size_t j = pos[static_cast<size_t>(q)];
+        for (size_t d = j; d < pt.prog.segments.size() && is_p2p(q, d) && pt.transfer[d].batch == pt.transfer[j].batch; ++d) {
+          if (pt.transfer[d].id != st.transfer[c].id) continue;
+          Segment out;
+          out.sync = sync;
+          p.segments.push_back(std::move(out));
+          // take the fired transfer out of both stages' pending combined ops
+          std::rotate(st.prog.segments.begin() + static_cast<std::ptrdiff_t>(i), st.prog.segments.begin() + static_cast<std::ptrdiff_t>(c),
+                      st.prog.segments.begin() + static_cast<std::ptrdiff_t>(c) + 1);
+          std::rotate(st.transfer.begin() + static_cast<std::ptrdiff_t>(i), st.transfer.begin() + static_cast<std::ptrdiff_t>(c),
+                      st.transfer.begin() + static_cast<std::ptrdiff_t>(c) + 1);
+          std::rotate(pt.prog.segments.begin() + static_cast<std::ptrdiff_t>(j), pt.prog.segments.begin() + static_cast<std::ptrdiff_t>(d),
+                      pt.prog.segments.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+          std::rotate(pt.transfer.begin() + static_cast<std::ptrdiff_t>(j), pt.transfer.begin() + static_cast<std::ptrdiff_t>(d),
+                      pt.transfer.begin() + static_cast<std::ptrdiff_t>(d) + 1);
+          ++pos[static_cast<size_t>(s)];
+          ++pos[static_cast<size_t>(q)];
+          fired = true;
+          break;
+        }
+      }
+    }
+    if (!fired && !progress) return Status(ErrorCode::kInternal, "pipeline schedule deadlocked while merging stages");
+  }
+  p.main_layers = 2 * L * M;
+  sc.programs.push_back(std::move(p));
+  sc.first_program = sc.rest_program = 0;
+  return {};
 }
 
 // ---- topology ----
@@ -527,12 +913,15 @@ void add_group(Topology& t, GroupKind kind, const char* group_name, std::vector<
   t.groups.push_back(std::move(g));
 }
 
-Topology make_topology(int ranks, int tp, bool moe) {
+Topology make_topology(int ranks, int tp, bool moe, int pp = 1) {
   Topology t;
   t.ranks = ranks;
   t.tp = moe ? 1 : tp;
-  t.dp = ranks / t.tp;
+  t.pp = pp;
+  t.dp = ranks / (t.tp * pp);
   t.ep = moe ? ranks : 1;
+  t.stage.assign(static_cast<size_t>(ranks), 0);
+  for (int r = 0; r < ranks; ++r) t.stage[static_cast<size_t>(r)] = r / (t.tp * t.dp);
   for (auto& v : t.group_of) v.assign(static_cast<size_t>(ranks), -1);
   std::vector<int> all(static_cast<size_t>(ranks));
   for (int r = 0; r < ranks; ++r) all[static_cast<size_t>(r)] = r;
@@ -541,27 +930,67 @@ Topology make_topology(int ranks, int tp, bool moe) {
     add_group(t, GroupKind::kEp, "ep", all);
     return t;
   }
-  for (int d = 0; d < t.dp; ++d) {  // Megatron order: TP groups are consecutive ranks
-    std::vector<int> g;
-    for (int k = 0; k < t.tp; ++k) g.push_back(d * t.tp + k);
-    add_group(t, GroupKind::kTp, "tp", g);
-  }
-  for (int k = 0; k < t.tp; ++k) {
-    std::vector<int> g;
-    for (int d = 0; d < t.dp; ++d) g.push_back(d * t.tp + k);
-    add_group(t, GroupKind::kDp, "dp", g);
-  }
+  const int per_stage = t.tp * t.dp;  // Megatron order: TP fastest, then DP, then the pipeline stage
+  for (int s = 0; s < pp; ++s)
+    for (int d = 0; d < t.dp; ++d) {  // TP groups are consecutive ranks
+      std::vector<int> g;
+      for (int k = 0; k < t.tp; ++k) g.push_back(s * per_stage + d * t.tp + k);
+      add_group(t, GroupKind::kTp, "tp", g);
+    }
+  for (int s = 0; s < pp; ++s)
+    for (int k = 0; k < t.tp; ++k) {
+      std::vector<int> g;
+      for (int d = 0; d < t.dp; ++d) g.push_back(s * per_stage + d * t.tp + k);
+      add_group(t, GroupKind::kDp, "dp", g);
+    }
+  if (pp > 1)
+    for (int i = 0; i < per_stage; ++i) {
+      std::vector<int> g;
+      for (int s = 0; s < pp; ++s) g.push_back(s * per_stage + i);
+      add_group(t, GroupKind::kPp, "pp", g);
+    }
   return t;
 }
 
 Status invalid(std::string msg) { return Status(ErrorCode::kInvalidArgument, std::move(msg)); }
 
+// The interior_island fragment: a block head, an anchor of the rank's anchor kind, then kernels with
+// roles that no normal layer of the scenario has (sampling / aicpu, or aicpu / moe for dense_gqa).
+void add_island_kernels(Scenario& sc, bool moe) {
+  MoeDims d;
+  auto add = [&](KernelSpec k, std::vector<int>& to) {
+    k.layer = -1;
+    sc.kernels.push_back(std::move(k));
+    to.push_back(static_cast<int>(sc.kernels.size() - 1));
+  };
+  for (int dummy = 0; dummy < 2; ++dummy) {
+    std::vector<int>& to = dummy ? sc.island_kernels_dummy : sc.island_kernels;
+    if (moe) {
+      add(add_rms_norm(d.t, d.h, 7), to);
+      if (dummy) add(moe_gating(d, 9), to);
+      else add(mla_preprocess(d, 42), to);
+      add(apply_top_k_top_p(d.t, d.vocab, 15), to);
+      to.push_back(sc.aicpu_kernel);
+    } else {
+      const int64_t t = 32;
+      add(add_rms_norm(t, 4096, 6), to);
+      if (dummy) add(matmul(t, 4096, 4096, 12), to);
+      else add(fused_infer_attention(t, 16, 4, 128, 25), to);
+      to.push_back(sc.aicpu_kernel);
+      MoeDims g;
+      g.t = t;
+      add(moe_gating(g, 9), to);
+    }
+  }
+}
+
 }  // namespace
 
-std::vector<std::string> scenario_names() { return {"dense_gqa", "moe_mla_decode", "training"}; }
+std::vector<std::string> scenario_names() { return {"dense_gqa", "glm5_mtp", "moe_mla_decode", "training"}; }
 
 std::vector<std::string> fault_names() {
-  return {"clock_offset", "ep_imbalance", "exposed_aicpu", "host_bound", "idle_bubble", "slow_collective", "slow_rank"};
+  return {"clock_offset", "ep_imbalance",    "exposed_aicpu", "host_bound",
+          "idle_bubble",  "interior_island", "slow_collective", "slow_rank"};
 }
 
 Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
@@ -583,7 +1012,7 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
       {"slow_rank", FaultKind::kSlowRank, 2.0},       {"ep_imbalance", FaultKind::kEpImbalance, 4.0},
       {"slow_collective", FaultKind::kSlowCollective, 8.0}, {"idle_bubble", FaultKind::kIdleBubble, 5000.0},
       {"exposed_aicpu", FaultKind::kExposedAicpu, 120.0}, {"host_bound", FaultKind::kHostBound, 8.0},
-      {"clock_offset", FaultKind::kClockOffset, 20000.0}};
+      {"clock_offset", FaultKind::kClockOffset, 20000.0}, {"interior_island", FaultKind::kInteriorIsland, 1.0}};
   const Def* def = nullptr;
   for (const auto& d : kDefs)
     if (f.name == d.name) def = &d;
@@ -613,7 +1042,7 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
     f.magnitude = m;
     f.magnitude_given = true;
   }
-  if (f.kind == FaultKind::kIdleBubble) f.steps = {steps / 2};
+  if (f.kind == FaultKind::kIdleBubble || f.kind == FaultKind::kInteriorIsland) f.steps = {steps / 2};
   return f;
 }
 
@@ -646,6 +1075,85 @@ Result<std::vector<int>> parse_rank_list(std::string_view text) {
   return out;
 }
 
+BlockRoles block_roles(const KernelSpec& k) {
+  // The folded matching text of the taxonomy: lower-case "name type core" reduced to [a-z0-9].
+  std::string f;
+  for (const std::string_view part : {std::string_view(k.name), std::string_view(k.type), std::string_view(core_name(k.core))})
+    for (const char c : part) {
+      const char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+      if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) f += l;
+    }
+  auto any = [&](std::initializer_list<const char*> toks) {
+    for (const char* t : toks)
+      if (f.find(t) != std::string::npos) return true;
+    return false;
+  };
+  BlockRoles r;
+  // rules 2-9 of the taxonomy that add role attention or attention_aux (signbitspack adds neither)
+  r.attention = any({"sharedkv", "lightningindex", "indexercompressepilog", "compressor", "kvcompressepilog",
+                     "batchmatmultranspose", "mlapreprocess", "mlaprolog", "mlapo", "kvrmsnormropecache",
+                     "splitqkvrmsnormrope", "transposebatchmatmul", "transposequantbatchmatmul", "hammingdisttopk",
+                     "reshapeandcache", "pagedcacheload", "scatterpakvcache", "fusedinferattentionscore",
+                     "unpadflashattention", "flashattention", "pagedattentionmask", "causalconv", "mamba", "deltanet",
+                     "gdn", "recurrentdelta", "recurrentgateddelta", "qkvzbasplit", "rope", "rotary", "attention"});
+  // rules 10-12 (role moe); §2.4 also counts MIX_AIV communication kernels (op type mix_comm_aiv)
+  r.moe = any({"moegating", "gatingtopk", "topkgating", "topkrouter", "dispatchffncombine", "ffncombine",
+               "dispatchgmmcombine", "moeinitrouting", "dispatch", "combine", "groupedmatmul", "gmm"});
+  r.aicpu = any({"aicpu"});
+  return r;
+}
+
+std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int program, bool dummy, bool aicpu_per_layer,
+                                                   int stage) {
+  const StepProgram& p = sc.programs[static_cast<size_t>(program)];
+  // rows of each layer, in row order, as (roles) — collectives count as rows without roles
+  std::vector<std::vector<BlockRoles>> rows(p.layers.size());
+  int cur = -1;
+  auto row = [&](const KernelSpec* k, int layer) {
+    if (layer > cur) cur = layer;  // a layer's range starts at its first row and runs to the next layer's
+    if (cur < 0) return;
+    rows[static_cast<size_t>(cur)].push_back(k != nullptr ? block_roles(*k) : BlockRoles{});
+  };
+  for (const Segment& seg : p.segments) {
+    if (stage >= 0 && seg.stage >= 0 && seg.stage != stage) continue;
+    if (stage >= 0 && seg.sync.p2p_from >= 0 && seg.sync.p2p_from != stage && seg.sync.p2p_to != stage) continue;
+    for (const int ki : seg.kernels) {
+      const KernelSpec& k = sc.kernels[static_cast<size_t>(ki)];
+      if (aicpu_per_layer && k.layer_first) row(&sc.kernels[static_cast<size_t>(sc.aicpu_kernel)], k.layer);
+      if (dummy && k.attention) continue;
+      row(&k, k.layer);
+    }
+    if (seg.sync.kind == SyncSpec::Kind::kSyncKernel) row(&sc.kernels[static_cast<size_t>(seg.sync.kernel)], seg.sync.layer);
+    else if (seg.sync.kind == SyncSpec::Kind::kCollective) row(nullptr, seg.sync.layer);
+  }
+  std::vector<std::vector<std::string>> out(p.layers.size());
+  for (size_t l = 0; l < rows.size(); ++l) {
+    const auto& r = rows[l];
+    const int n = static_cast<int>(r.size());
+    int last_attn = -1, first_moe = -1, aicpu = 0;
+    for (int i = 0; i < n; ++i) {
+      if (r[static_cast<size_t>(i)].attention) last_attn = i;
+      if (r[static_cast<size_t>(i)].moe && first_moe < 0) first_moe = i;
+      aicpu += r[static_cast<size_t>(i)].aicpu;
+    }
+    auto& b = out[l];
+    if (n == 0) continue;
+    if (last_attn < 0 && first_moe < 0) {
+      b.push_back(aicpu >= std::max(1, n / 2) ? "aicpu" : "ffn");
+    } else if (last_attn < 0) {
+      b.push_back("moe");
+    } else if (first_moe < 0) {
+      b.push_back("attention");
+      if (last_attn + 1 < n) b.push_back("ffn");
+    } else {
+      const int split = last_attn < first_moe ? (last_attn + first_moe) / 2 : first_moe - 1;
+      if (split >= 0) b.push_back("attention");
+      if (split + 1 < n) b.push_back("moe");
+    }
+  }
+  return out;
+}
+
 Result<Scenario> build_scenario(const SynthOptions& o) {
   const auto names = scenario_names();
   if (std::find(names.begin(), names.end(), o.scenario) == names.end()) {
@@ -662,20 +1170,51 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   const double eff = std::llround(static_cast<double>(o.steps) * o.scale);
   if (eff > 50'000'000) return invalid("steps x scale is too large");
 
+  // option tokens (see kOptionTokenPrefix) travel in the fault list
+  std::vector<std::string> fault_specs;
+  bool split_attention = o.split_attention;
+  int pp = o.pp;
+  for (const auto& f : o.faults) {
+    if (f.rfind(kOptionTokenPrefix, 0) != 0) {
+      fault_specs.push_back(f);
+      continue;
+    }
+    const std::string opt = f.substr(kOptionTokenPrefix.size());
+    int value = 0;
+    if (opt == "split_attention") {
+      split_attention = true;
+    } else if (opt.rfind("pp=", 0) == 0 &&
+               std::from_chars(opt.data() + 3, opt.data() + opt.size(), value).ptr == opt.data() + opt.size() &&
+               opt.size() > 3) {
+      pp = value;
+    } else {
+      return invalid("unknown synth option '" + f + "' (known: option:split_attention, option:pp=P)");
+    }
+  }
+  if (pp < 0 || pp > 64) return invalid("pp must be in [0, 64], got " + std::to_string(pp));
+  if (pp > 1 && o.scenario != "training")
+    return invalid("pp (pipeline parallel) applies to training only (scenario '" + o.scenario + "')");
+  pp = std::max(pp, 1);
+  if (split_attention && o.scenario != "moe_mla_decode")
+    return invalid("split_attention applies to moe_mla_decode only (scenario '" + o.scenario + "')");
+
   Scenario sc;
   sc.name = o.scenario;
+  sc.split_attention = split_attention;
   sc.seed = o.seed;
   sc.steps = std::max(1, static_cast<int>(eff));
   sc.first_step = o.first_step;
-  const bool moe = o.scenario == "moe_mla_decode";
+  const bool moe = o.scenario == "moe_mla_decode" || o.scenario == "glm5_mtp";
   int tp = 1;
   if (!moe) {
-    tp = o.tp > 0 ? o.tp : (o.ranks % 2 == 0 ? 2 : 1);
+    tp = o.tp > 0 ? o.tp : (o.ranks % (2 * pp) == 0 ? 2 : 1);
     if (o.ranks % tp != 0)
       return invalid("tp " + std::to_string(tp) + " does not divide ranks " + std::to_string(o.ranks));
+    if (pp > 1 && o.ranks % (tp * pp) != 0)
+      return invalid("tp x pp = " + std::to_string(tp * pp) + " does not divide ranks " + std::to_string(o.ranks));
     if (tp > 8 || (tp & (tp - 1)) != 0) return invalid("tp must be 1, 2, 4 or 8");
   }
-  sc.topo = make_topology(o.ranks, tp, moe);
+  sc.topo = make_topology(o.ranks, tp, moe, pp);
 
   sc.dummy.assign(static_cast<size_t>(o.ranks), 0);
   for (const int r : o.dummy_ranks) {
@@ -684,8 +1223,11 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
     sc.dummy[static_cast<size_t>(r)] = 1;
   }
 
-  if (moe) {
+  if (o.scenario == "moe_mla_decode") {
     build_moe_mla_decode(sc, o.layers > 0 ? o.layers : 10);
+    sc.host_op_ns = 12000;
+  } else if (o.scenario == "glm5_mtp") {
+    build_glm5_mtp(sc, o.layers > 0 ? o.layers : 78);
     sc.host_op_ns = 12000;
   } else if (o.scenario == "dense_gqa") {
     const int layers = o.layers > 0 ? o.layers : 16;
@@ -695,7 +1237,17 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
     sc.rest_program = 1;
     sc.host_op_ns = 12000;
   } else {
-    build_training(sc, o.layers > 0 ? o.layers : 4, o.microbatches > 0 ? o.microbatches : 2);
+    const int microbatches = o.microbatches > 0 ? o.microbatches : 2;
+    if (2LL * std::max(o.layers, 4) * microbatches > 30000)  // layer indices are 16-bit
+      return invalid("training: 2 x layers x microbatches must be <= 30000");
+    if (pp > 1) {
+      const int layers = o.layers > 0 ? o.layers : (std::max(4, pp) + pp - 1) / pp * pp;
+      if (layers % pp != 0)
+        return invalid("layers " + std::to_string(layers) + " must be a multiple of pp " + std::to_string(pp));
+      ASCPROF_RETURN_IF_ERROR(build_training_pp(sc, layers, microbatches));
+    } else {
+      build_training(sc, o.layers > 0 ? o.layers : 4, microbatches);
+    }
     sc.host_op_ns = 16000;
   }
 
@@ -705,11 +1257,16 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   sc.kernels.push_back(std::move(aicpu));
   sc.aicpu_kernel = static_cast<int>(sc.kernels.size() - 1);
 
-  for (const auto& spec : o.faults) {
+  for (const auto& spec : fault_specs) {
     auto f = parse_fault(spec, o.ranks, sc.steps);
     if (!f.ok()) return f.status();
     if (f->kind == FaultKind::kEpImbalance && !moe)
-      return invalid("fault ep_imbalance needs a scenario with expert layers (moe_mla_decode)");
+      return invalid("fault ep_imbalance needs a scenario with expert layers (moe_mla_decode, glm5_mtp)");
+    if (f->kind == FaultKind::kInteriorIsland) {
+      if (o.scenario == "training")
+        return invalid("fault interior_island applies to dense_gqa, moe_mla_decode and glm5_mtp");
+      if (sc.island_kernels.empty()) add_island_kernels(sc, moe);
+    }
     if (f->kind == FaultKind::kSlowCollective) {
       bool any = false;
       for (const auto& prog : sc.programs)

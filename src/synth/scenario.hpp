@@ -21,11 +21,12 @@ enum class Core : uint8_t { kAiCore, kAiVectorCore, kMixAic, kMixAiv, kAiCpu };
 const char* core_name(Core c);
 
 /// Communicator families. kWorld is the default group.
-enum class GroupKind : uint8_t { kWorld = 0, kTp, kDp, kEp, kCount };
+enum class GroupKind : uint8_t { kWorld = 0, kTp, kDp, kEp, kPp, kCount };
 inline constexpr size_t kGroupKindCount = static_cast<size_t>(GroupKind::kCount);
 
 /// hcom collective kinds (camelCase names as in op names).
-enum class CommKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAllV };
+/// kSend / kReceive are the two sides of a pipeline P2P transfer (SyncSpec::p2p_from >= 0).
+enum class CommKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAllV, kSend, kReceive };
 const char* comm_kind_name(CommKind k);       ///< "allReduce"
 const char* comm_torch_op(CommKind k);        ///< "c10d::allreduce_"
 
@@ -63,12 +64,16 @@ struct SyncSpec {
   int64_t base_ns = 0;      ///< transit (collective) or work after the last arrival (sync kernel)
   int kernel = -1;          ///< KernelSpec index for kSyncKernel
   int16_t layer = -1;
+  /// Pipeline P2P transfer (kCollective on the kPp group): sender and receiver stage; only the ranks
+  /// of these two stages take part (send on the sender, receive on the receiver). -1 = not P2P.
+  int16_t p2p_from = -1, p2p_to = -1;
 };
 
 struct Segment {
   std::vector<int> kernels;  ///< KernelSpec indices, in order
   SyncSpec sync;
   bool drain_comm = false;   ///< wait for outstanding async collectives before the kernels
+  int16_t stage = -1;        ///< pipeline stage whose ranks run the kernels and sync (-1 = every rank)
 };
 
 /// Ground truth for one layer of a step.
@@ -76,6 +81,8 @@ struct LayerInfo {
   std::string role;          ///< main | speculative | forward | backward
   std::string kind;          ///< dense | moe | mtp | prefill | decode | train
   int microbatch = -1;       ///< training only
+  int stage = -1;            ///< pipeline stage holding the layer (-1 = every rank, no pipeline)
+  int model_layer = -1;      ///< layer of the model (pipeline training only)
 };
 
 struct StepProgram {
@@ -84,6 +91,9 @@ struct StepProgram {
   std::vector<LayerInfo> layers;
   int main_layers = 0;
   int speculative_layers = 0;
+  /// Where interior_island inserts its fragment: before kernel island_pos of segment island_seg (right
+  /// after the last main layer, before the end-of-body epilogue). -1 = the program has no such point.
+  int island_seg = -1, island_pos = -1;
 };
 
 /// One HCCL communicator: a key of profiler_metadata.json parallel_group_info.
@@ -96,7 +106,8 @@ struct CommGroup {
 };
 
 struct Topology {
-  int ranks = 1, tp = 1, dp = 1, ep = 1;
+  int ranks = 1, tp = 1, dp = 1, ep = 1, pp = 1;
+  std::vector<int> stage;    ///< pipeline stage of each rank (all 0 without pipeline)
   std::vector<CommGroup> groups;
   /// group_of[kind][rank] = index into groups.
   std::array<std::vector<int>, kGroupKindCount> group_of;
@@ -105,7 +116,9 @@ struct Topology {
   std::vector<int> slot;     ///< slot[group index] = position in kind_groups[kind]
 };
 
-enum class FaultKind : uint8_t { kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset };
+enum class FaultKind : uint8_t {
+  kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset, kInteriorIsland
+};
 
 struct Fault {
   FaultKind kind;
@@ -130,12 +143,31 @@ struct Scenario {
   std::vector<uint8_t> dummy;       ///< per rank
   std::vector<Fault> faults;
   int aicpu_kernel = -1;     ///< KernelSpec of the exposed_aicpu kernel
+  std::vector<int> island_kernels;        ///< interior_island fragment on a rank with attention
+  std::vector<int> island_kernels_dummy;  ///< ... on a dummy rank (anchor of the rank's fallback kind)
+  bool split_attention = false;
   int64_t host_op_ns = 14000;       ///< nominal host cost per launched operator
   int64_t base_time_ns = 0;         ///< wall clock of the capture start (ns since epoch)
   int host_pid_base = 0;
 
   const StepProgram& program(int step) const { return programs[step == 0 ? first_program : rest_program]; }
 };
+
+/// Block-kind roles of a kernel per the reference taxonomy (§2.3) as §2.4 uses them.
+struct BlockRoles {
+  bool attention = false;    ///< role attention or attention_aux
+  bool moe = false;          ///< role moe (or a MIX_AIV communication-like kernel)
+  bool aicpu = false;
+};
+BlockRoles block_roles(const KernelSpec& k);
+
+/// Expected §2.4 block kinds ("attention", "ffn", "moe", "aicpu") of every layer of `program` on a
+/// rank: `dummy` skips attention kernels, `aicpu_per_layer` adds the exposed_aicpu kernel at each layer
+/// start. A layer's rows run from its first kernel to the next layer's first kernel (epilogue rows and
+/// outside-layer kernels in between count, the interior_island fragment does not).
+/// `stage` >= 0 restricts to the segments of that pipeline stage (layers of other stages stay empty).
+std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int program, bool dummy, bool aicpu_per_layer,
+                                                   int stage = -1);
 
 /// Builds and validates the scenario. kInvalidArgument with a user-facing reason on bad options.
 Result<Scenario> build_scenario(const SynthOptions& options);

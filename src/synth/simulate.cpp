@@ -17,6 +17,7 @@ int64_t scaled(int64_t ns, double f) { return std::max<int64_t>(kMinKernelNs, st
 
 RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
   dummy_ = sc.dummy[static_cast<size_t>(rank)] != 0;
+  stage_ = sc.topo.stage[static_cast<size_t>(rank)];
   rank_speed_ = unit_range(hash_of(sc.seed, 0x5eed, static_cast<uint64_t>(rank), 77), 0.985, 1.015);
   for (const Fault& f : sc.faults) {
     if (f.rank != rank) continue;
@@ -31,6 +32,7 @@ RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
       case FaultKind::kExposedAicpu: aicpu_ns_ = std::llround(f.magnitude * 1000.0); break;
       case FaultKind::kHostBound: host_factor_ *= f.magnitude; break;
       case FaultKind::kClockOffset: break;  // applied by the writer only
+      case FaultKind::kInteriorIsland: island_step_ = f.steps.empty() ? sc.steps / 2 : f.steps.front(); break;
     }
   }
   th_ = sc.base_time_ns + static_cast<int64_t>(hash_of(sc.seed, 0x57a7, static_cast<uint64_t>(rank)) % 40000);
@@ -73,11 +75,12 @@ void RankSim::launch(OpRec& op) {
   ++op_index_;
 }
 
-void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns) {
+void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island) {
   OpRec op;
   op.kind = OpRec::Kind::kKernel;
   op.spec = spec;
   op.layer = layer;
+  op.island = island;
   const int64_t gap = 600 + static_cast<int64_t>(hash_of(sc_.seed ^ 0x9a9, static_cast<uint64_t>(rank_),
                                                          static_cast<uint64_t>(step_), static_cast<uint64_t>(op_index_)) %
                                                1200);
@@ -87,6 +90,13 @@ void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns) {
   op.task_id = next_task_id();
   td_ = op.start + op.dur;
   if (rec_ != nullptr) rec_->ops.push_back(op);
+}
+
+void RankSim::emit_island() {
+  // on a dummy rank the fragment's anchor is of the rank's fallback kind, not attention
+  for (const int k : dummy_ ? sc_.island_kernels_dummy : sc_.island_kernels) {
+    emit_kernel(k, -1, kernel_ns(k, op_index_), /*island=*/true);
+  }
 }
 
 void RankSim::begin_step(int s, StepRec* rec) {
@@ -106,24 +116,39 @@ void RankSim::begin_step(int s, StepRec* rec) {
 int RankSim::participating_slot(int seg) const {
   const SyncSpec& s = sc_.programs[static_cast<size_t>(program_)].segments[static_cast<size_t>(seg)].sync;
   if (s.kind == SyncSpec::Kind::kNone) return -1;
+  if (!takes_part(program_, seg)) return -1;
   const int g = sc_.topo.group_of[static_cast<size_t>(s.group)][static_cast<size_t>(rank_)];
   if (g < 0 || sc_.topo.groups[static_cast<size_t>(g)].ranks.size() <= 1) return -1;
   return sc_.topo.slot[static_cast<size_t>(g)];
 }
 
+bool RankSim::takes_part(int program, int seg) const {
+  const Segment& sg = sc_.programs[static_cast<size_t>(program)].segments[static_cast<size_t>(seg)];
+  if (sg.stage >= 0 && sg.stage != stage_) return false;
+  return sg.sync.p2p_from < 0 || sg.sync.p2p_from == stage_ || sg.sync.p2p_to == stage_;
+}
+
 int64_t RankSim::run_segment(int seg) {
   const StepProgram& prog = sc_.programs[static_cast<size_t>(program_)];
   const Segment& sg = prog.segments[static_cast<size_t>(seg)];
-  if (sg.drain_comm) td_ = std::max(td_, tcomm_);
   if (step_ == bubble_step_ && seg == static_cast<int>(prog.segments.size()) / 2) {
     th_ = std::max({th_, td_, tcomm_}) + bubble_ns_;  // host waits for the device (e.g. .item()), then stalls
   }
-  for (const int k : sg.kernels) {
+  if (!takes_part(program_, seg)) {  // another pipeline stage's work
+    pending_valid_ = false;
+    return -1;
+  }
+  if (sg.drain_comm) td_ = std::max(td_, tcomm_);
+  const bool island_here = step_ == island_step_ && seg == prog.island_seg;
+  for (size_t i = 0; i < sg.kernels.size(); ++i) {
+    if (island_here && static_cast<int>(i) == prog.island_pos) emit_island();
+    const int k = sg.kernels[i];
     const KernelSpec& spec = sc_.kernels[static_cast<size_t>(k)];
     if (aicpu_ns_ > 0 && spec.layer_first) emit_kernel(sc_.aicpu_kernel, spec.layer, aicpu_ns_);
     if (dummy_ && spec.attention) continue;
     emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
   }
+  if (island_here && prog.island_pos >= static_cast<int>(sg.kernels.size())) emit_island();
   pending_valid_ = false;
   const SyncSpec& s = sg.sync;
   if (s.kind == SyncSpec::Kind::kNone) return -1;

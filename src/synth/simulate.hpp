@@ -31,6 +31,7 @@ struct OpRec {
   int64_t transit = 0;       ///< kComm: data movement on this rank (incl. slow-link extra)
   uint32_t cid = 0;          ///< connection id of the launch
   uint32_t task_id = 0;
+  bool island = false;       ///< kKernel of the interior_island fragment (belongs to no layer)
 };
 
 struct StepRec {
@@ -67,12 +68,15 @@ class RankSim {
 
   int program() const { return program_; }
   int participating_slot(int seg) const;  ///< slot of this rank's communicator for seg's sync, or -1
+  /// Whether the rank runs segment `seg` of `program` (its pipeline stage, or a P2P transfer of its stage).
+  bool takes_part(int program, int seg) const;
 
  private:
   int64_t kernel_ns(int spec, int op_index) const;
   int64_t host_cost(int op_index) const;
   void launch(OpRec& op);
-  void emit_kernel(int spec, int16_t layer, int64_t dur_ns);
+  void emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island = false);
+  void emit_island();
   int64_t transit_ns(int seg, int group) const;
   uint32_t next_task_id() {  // 16-bit like the runtime's task ids: joins must survive the wrap
     const uint32_t id = task_id_;
@@ -96,9 +100,11 @@ class RankSim {
   double slow_factor_ = 1.0, expert_factor_ = 1.0, host_factor_ = 1.0, slow_link_factor_ = 1.0;
   int64_t aicpu_ns_ = 0;
   int bubble_step_ = -1;
+  int island_step_ = -1;
   int64_t bubble_ns_ = 0;
   double rank_speed_ = 1.0;
   bool dummy_ = false;
+  int stage_ = 0;            // pipeline stage
 };
 
 /// Pass 1: simulates all ranks together and returns the sync table.

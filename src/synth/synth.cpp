@@ -58,8 +58,31 @@ FaultDoc fault_doc(FaultKind k) {
               {"host_dispatch_bound", "device_idle_bubble"}};
     case FaultKind::kClockOffset:
       return {"every timestamp of the rank is shifted by MAGNITUDE us; the physical timeline is unchanged", {}};
+    case FaultKind::kInteriorIsland:
+      return {"in the middle step the rank runs a foreign layer-like fragment (block head + anchor + kernels of roles no "
+              "layer has) after its last main layer, before the end-of-body epilogue; it belongs to no layer",
+              {}};
   }
   return {"", {}};
+}
+
+// Expected blocks of every layer of a program; with a pipeline each layer is decomposed on its stage.
+std::vector<std::vector<std::string>> expected_blocks(const Scenario& sc, int program, bool dummy, bool aicpu) {
+  if (sc.topo.pp <= 1) return layer_blocks(sc, program, dummy, aicpu);
+  const auto& layers = sc.programs[static_cast<size_t>(program)].layers;
+  std::vector<std::vector<std::string>> out(layers.size());
+  for (int s = 0; s < sc.topo.pp; ++s) {
+    auto b = layer_blocks(sc, program, dummy, aicpu, s);
+    for (size_t l = 0; l < layers.size(); ++l)
+      if (layers[l].stage == s) out[l] = std::move(b[l]);
+  }
+  return out;
+}
+
+void write_blocks(JsonWriter& w, const std::vector<std::string>& blocks) {
+  w.begin_array();
+  for (const auto& b : blocks) w.value(b);
+  w.end_array();
 }
 
 void write_counts(JsonWriter& w, const RankCounts& c) {
@@ -136,7 +159,7 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   w.kv("tp", sc.topo.tp);
   w.kv("dp", sc.topo.dp);
   w.kv("ep", sc.topo.ep);
-  w.kv("pp", 1);
+  w.kv("pp", sc.topo.pp);
   w.end_object();
   w.key("notes");
   w.begin_array();
@@ -146,6 +169,16 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   w.value("device_tasks also include one EVENT_RECORD task per step that has no kernel_details row");
   w.value("host_ops = python_ops (ProfilerStep#N + aten/c10d ops) + cann_ops (AscendCL@*, Node@launch)");
   w.value("layer_first_row / layer_anchor_row are 0-based kernel_details data rows, given for the first 8 steps; -1 = none");
+  w.value("steps[].layers[].blocks: expected block kinds (reference classify, attention/ffn/moe/aicpu) of the layer on "
+          "a rank with attention; ranks[].steps[].layer_blocks (first 8 steps) lists every layer's blocks on ranks whose "
+          "blocks differ (dummy ranks). A layer spans its first row to the next layer's first row - 1; interior_island "
+          "rows are not part of any layer");
+  w.value("pipeline training (parallel.pp > 1): steps[].layers lists every stage's layers (stage-major, each with stage "
+          "and model_layer); ranks[].layers lists the rank's own stage's layers in row order (index = position in "
+          "steps[].layers, role, microbatch, model_layer) and ranks[].steps[].layer_first_row / layer_anchor_row / "
+          "layer_blocks follow that list; main_layers counts one stage's layers");
+  w.value("faults[].injected_island (interior_island): rank, step (ProfilerStep number), step_index (0-based), "
+          "first_row / last_row (0-based kernel_details data rows on that rank, inclusive), kernels (names in row order)");
   w.end_array();
 
   w.key("groups");
@@ -163,10 +196,16 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   }
   w.end_array();
 
+  // expected blocks per program on a rank with attention, and per rank where they differ
+  std::vector<std::vector<std::vector<std::string>>> base_blocks;
+  for (size_t p = 0; p < sc.programs.size(); ++p) base_blocks.push_back(expected_blocks(sc, static_cast<int>(p), false, false));
+  auto program_of = [&](int step_index) { return step_index == 0 ? sc.first_program : sc.rest_program; };
+
   w.key("steps");
   w.begin_array();
   for (int s = 0; s < sc.steps; ++s) {
     const StepProgram& p = sc.program(s);
+    const auto& blocks = base_blocks[static_cast<size_t>(program_of(s))];
     w.begin_object();
     w.kv("step", sc.first_step + s);
     w.kv("kind", p.kind);
@@ -182,6 +221,12 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
       w.kv("role", l.role);
       w.kv("kind", l.kind);
       if (l.microbatch >= 0) w.kv("microbatch", l.microbatch);
+      if (l.stage >= 0) {
+        w.kv("stage", l.stage);
+        w.kv("model_layer", l.model_layer);
+      }
+      w.key("blocks");
+      write_blocks(w, blocks[i]);
       w.end_object();
     }
     w.end_array();
@@ -195,6 +240,22 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     const RankLayout& l = layouts[r];
     const RankCounts& c = counts[r];
     const bool dummy = sc.dummy[r] != 0;
+    bool aicpu = false;
+    for (const Fault& f : sc.faults)
+      if (f.kind == FaultKind::kExposedAicpu && f.rank == static_cast<int>(r)) aicpu = true;
+    std::vector<std::vector<std::vector<std::string>>> rank_blocks;
+    std::vector<uint8_t> differs(sc.programs.size(), 0);
+    if (dummy || aicpu)
+      for (size_t p = 0; p < sc.programs.size(); ++p) {
+        rank_blocks.push_back(expected_blocks(sc, static_cast<int>(p), dummy, aicpu));
+        differs[p] = rank_blocks.back() != base_blocks[p];
+      }
+    // the layers this rank runs: all, or its pipeline stage's (in row order)
+    const int stage = sc.topo.stage[r];
+    std::vector<size_t> mine;
+    const auto& all_layers = sc.programs[static_cast<size_t>(sc.rest_program)].layers;
+    for (size_t i = 0; i < all_layers.size(); ++i)
+      if (all_layers[i].stage < 0 || all_layers[i].stage == stage) mine.push_back(i);
     w.begin_object();
     w.kv("rank_id", l.rank);
     w.kv("device_id", l.device);
@@ -204,9 +265,32 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     w.kv("has_attention", !dummy);
     w.kv("clock_offset_us", static_cast<double>(l.clock_offset_ns) / 1000.0);
     write_counts(w, c);
+    if (sc.topo.pp > 1) {
+      w.kv("pp_stage", stage);
+      w.kv("layer_count", static_cast<int64_t>(mine.size()));
+      w.key("layers");
+      w.begin_array();
+      for (const size_t i : mine) {
+        const LayerInfo& li = all_layers[i];
+        w.begin_object();
+        w.kv("index", static_cast<int64_t>(i));
+        w.kv("role", li.role);
+        w.kv("microbatch", li.microbatch);
+        w.kv("model_layer", li.model_layer);
+        w.end_object();
+      }
+      w.end_array();
+    }
     w.key("steps");
     w.begin_array();
-    for (const StepCounts& s : c.steps) {
+    for (size_t si = 0; si < c.steps.size(); ++si) {
+      const StepCounts& s = c.steps[si];
+      const auto prog = static_cast<size_t>(program_of(static_cast<int>(si)));
+      std::vector<size_t> ids = mine;  // without a pipeline: every layer of this step's program
+      if (sc.topo.pp <= 1) {
+        ids.resize(sc.programs[prog].layers.size());
+        for (size_t i = 0; i < ids.size(); ++i) ids[i] = i;
+      }
       w.begin_object();
       w.kv("step", s.step);
       w.kv("kernel_rows", s.kernel_rows);
@@ -216,11 +300,24 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
       if (!s.layer_first_row.empty()) {
         w.key("layer_first_row");
         w.begin_array();
-        for (const int64_t v : s.layer_first_row) w.value(v);
+        for (const size_t i : ids) w.value(s.layer_first_row[i]);
         w.end_array();
         w.key("layer_anchor_row");
         w.begin_array();
-        for (const int64_t v : s.layer_anchor_row) w.value(v);
+        for (const size_t i : ids) w.value(s.layer_anchor_row[i]);
+        w.end_array();
+        if (differs[prog]) {
+          w.key("layer_blocks");
+          w.begin_array();
+          for (const size_t i : ids) write_blocks(w, rank_blocks[prog][i]);
+          w.end_array();
+        }
+      }
+      if (s.island_first_row >= 0) {
+        w.key("injected_island_rows");
+        w.begin_array();
+        w.value(s.island_first_row);
+        w.value(s.island_last_row);
         w.end_array();
       }
       w.end_object();
@@ -267,7 +364,7 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
         break;
       case FaultKind::kExposedAicpu:
         w.value(sc.kernels[static_cast<size_t>(sc.aicpu_kernel)].name);
-        op_count = counts[static_cast<size_t>(f.rank)].kernel_rows_aicpu;
+        op_count = counts[static_cast<size_t>(f.rank)].kernel_rows_aicpu - counts[static_cast<size_t>(f.rank)].island_aicpu_rows;
         break;
       case FaultKind::kSlowCollective:
         for (const auto& n : counts[static_cast<size_t>(f.rank)].slow_ops) w.value(n);
@@ -282,6 +379,29 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     for (const char* e : doc.findings) w.value(e);
     w.end_array();
     w.kv("description", doc.description);
+    if (f.kind == FaultKind::kInteriorIsland) {
+      const RankCounts& rc = counts[static_cast<size_t>(f.rank)];
+      const int si = f.steps.empty() ? sc.steps / 2 : f.steps.front();
+      const StepCounts& st = rc.steps[static_cast<size_t>(si)];
+      w.key("injected_island");
+      w.begin_object();
+      w.kv("rank", f.rank);
+      w.kv("step", sc.first_step + si);
+      w.kv("step_index", si);
+      w.kv("first_row", st.island_first_row);
+      w.kv("last_row", st.island_last_row);
+      w.key("kernels");
+      w.begin_array();
+      for (const int k : sc.dummy[static_cast<size_t>(f.rank)] ? sc.island_kernels_dummy : sc.island_kernels)
+        w.value(sc.kernels[static_cast<size_t>(k)].name);
+      w.end_array();
+      w.end_object();
+      w.key("expected_hard_errors");
+      w.begin_array();
+      w.value("interior_template_residual");
+      w.value("interior_unclassified_island");
+      w.end_array();
+    }
     w.end_object();
   }
   w.end_array();

@@ -71,7 +71,7 @@ struct LayerSegment {
   LayerRole role = LayerRole::kMain;
   int32_t microbatch = -1;          ///< training only
   std::string boundary_source;      ///< exact_structural_anchor | declared_step_window | training_anchor
-  std::string structure_signature;  ///< the layer signature of §2.2.3
+  uint32_t signature = 0;           ///< the layer signature of §2.2.3: index into RankStructure::layer_signatures
 };
 
 /// A hard error of §2.2.7 (the run still writes everything; the wrapper treats it as failure).
@@ -100,6 +100,9 @@ struct RankStructure {
   std::string anchor_family;        ///< which anchor set was chosen (e.g. "attention.mla", "role:moe", "none")
   std::vector<StepSegment> segments;  ///< in row order, tiling the rank from the first plan
   std::vector<LayerSegment> layers;   ///< grouped by segment, in row order
+  /// Distinct layer signatures (long strings shared by thousands of layers, stored once).
+  std::vector<std::string> layer_signatures;
+  const std::string& signature(const LayerSegment& l) const { return layer_signatures[l.signature]; }
   std::vector<HardError> hard_errors;
   std::vector<StepBoundaryCheck> boundary_checks;
 

@@ -20,16 +20,39 @@
 ///    main body and each of the speculative MTP layers. One hcom allGather per step on the world group.
 ///  - `dense_gqa`: TP x DP dense model; step 1 is a prefill (FlashAttentionScore), later steps decode
 ///    (FusedInferAttentionScore); two TP allReduces per layer, a TP broadcast per step, ArgMax at the end.
+///  - `glm5_mtp`: GLM5-like W8A8 decode with DP attention and EP MoE over all ranks (topology as
+///    moe_mla_decode). Default 78 main layers = 3 dense prefix + 75 MoE (`layers` overrides the main
+///    count; 3 dense prefix layers when it is >= 8, else layers/5) and 3 speculative MTP layers. Per
+///    layer: block head (RmsNorm for the very first layer, else AddRmsNorm), MlaPrologV3 (attention.mla,
+///    the anchor), LightningIndexer, KvQuantSparseFlashAttention, BatchMatMulTransposeV2 (V up-projection;
+///    named so its folded text holds "batchmatmultranspose" but not "transposebatchmatmul"),
+///    DynamicQuant + QuantBatchMatmul output projection, AddRmsNorm; dense MLP = DynamicQuant + QBMM,
+///    SwiGlu, DynamicQuant + QBMM; MoE MLP = MoeGatingTopK, MoeDistributeDispatchV2, GroupedMatmul,
+///    SwiGlu, DynamicQuant, GroupedMatmul, MoeDistributeCombineV2, W8A8 shared expert. An ArgMaxV2 ends
+///    the main body and each MTP layer.
 ///  - `training`: TP x DP training; per microbatch forward then backward layers (FlashAttentionScore /
 ///    FlashAttentionScoreGrad), TP allReduces, async DP reduceScatter of gradient buckets overlapping
 ///    the last backward, optimizer kernels and a DP allGather; one ProfilerStep per step.
+///    With `pp` = P > 1 (pipeline parallel, 1F1B): ranks = tp x dp x P (Megatron order: TP fastest,
+///    then DP, then the stage), each stage holds layers/P consecutive layers (default layers: 4
+///    rounded up to a multiple of P). Per step every stage runs min(P-stage-1, M) warm-up forwards,
+///    the steady 1F1B part and the cool-down backwards; activations / gradients move between
+///    neighbouring stages as P2P pairs on the `pp` communicator (hcom_send_ on the sender,
+///    hcom_receive_ on the receiver, both finish when the later side arrives; communication.json
+///    "p2p" section; step_trace Bubble = receive time). Stage 0 embeds, the last stage computes the
+///    loss; every stage ends with its optimizer and DP allGather.
+///
+/// `SynthOptions::split_attention` (moe_mla_decode only): every layer's attention is emitted as two
+/// attention sub-units, each with its own attention.mla anchor and a different name key, separated by
+/// a block head: [norm, MlaPrologV2 (kv path), AddRmsNorm, MlaPreprocess (q path), FusedInferAttentionScore,
+/// TransposeBatchMatMul, MatMul, AddRmsNorm, MLP...]. Ground truth still has one layer per real layer.
 ///
 /// Faults (`SynthOptions::faults`, each `NAME[:RANK[:MAGNITUDE]]`, RANK defaults to 1 (0 with one
 /// rank), MAGNITUDE to the value in brackets). They apply to every step unless noted:
 ///  - `slow_rank[:R[:2.0]]`: every compute kernel on R takes MAGNITUDE x longer; peers wait for R at
 ///    each collective / MC2 kernel (R shows the shortest comm times).
 ///  - `ep_imbalance[:R[:4.0]]`: expert GroupedMatmul kernels on R take MAGNITUDE x longer (hot
-///    experts); the other ranks' MoeDistributeCombine kernels wait for R. moe_mla_decode only.
+///    experts); the other ranks' MoeDistributeCombine kernels wait for R. MoE scenarios only.
 ///  - `slow_collective[:R[:8.0]]`: every hcom collective of R completes late on R by
 ///    max(1.5 ms, (MAGNITUDE-1) x transit): R's Transit Time grows and its bandwidth drops.
 ///  - `idle_bubble[:R[:US]]`: in the middle step, the host of R synchronises with the device and then
@@ -41,6 +64,27 @@
 ///    launches (large gaps between kernels). Default F: max(8, enough to exceed 3x the mean kernel).
 ///  - `clock_offset[:R[:20000]]`: every timestamp R writes is shifted by MAGNITUDE us (clock skew;
 ///    the physical timeline is unchanged).
+///  - `interior_island[:R]` (dense_gqa, moe_mla_decode, glm5_mtp; MAGNITUDE unused): in the middle step
+///    (steps/2) R runs one foreign layer-like fragment right after its last main layer and before the
+///    end-of-body epilogue (final norm, lm head, ArgMax): AddRmsNorm + an anchor kernel of the rank's
+///    anchor kind (MlaPreprocess for MLA scenarios, FusedInferAttentionScore for dense_gqa; on a dummy
+///    rank MoeGatingTopK / MatMul) + kernels with roles no normal layer has (MLA scenarios:
+///    ApplyTopKTopP sampling + AI_CPU NonZero; dense_gqa: AI_CPU NonZero + MoeGatingTopK). The fragment
+///    belongs to no ground-truth layer; ground truth records its rows ("injected_island").
+///
+/// Ground truth (root/ground_truth.json) beyond the counts: "steps"[i].layers[j] has role, kind,
+/// microbatch (training) and "blocks" (the block kinds the reference's §2.4 decomposition gives the
+/// layer on a rank with attention: ["attention","ffn"], ["attention","moe"], ...; island rows excluded);
+/// "ranks"[r].steps[i] (first 8 steps) has layer_first_row / layer_anchor_row and, only where the
+/// rank's blocks differ from steps[i] (dummy ranks: ["moe"] / ["ffn"]), "layer_blocks" (one array of
+/// block kinds per layer); "faults"[k] of interior_island has "injected_island" {rank, step, step_index,
+/// first_row, last_row, kernels} and "expected_hard_errors" (["interior_template_residual",
+/// "interior_unclassified_island"]); that rank's step entry also has "injected_island_rows"
+/// [first, last]. With a pipeline (parallel.pp > 1)
+/// steps[i].layers lists every stage's layers (stage-major, each with "stage" and "model_layer"),
+/// main_layers counts one stage's layers, and ranks[r] has "pp_stage", "layer_count" and "layers"
+/// (its stage's layers in row order: index into steps[i].layers, role, microbatch, model_layer); the
+/// rank's layer_first_row / layer_anchor_row / layer_blocks follow that list.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -65,10 +109,17 @@ struct SynthOptions {
   int layers = 0;                     ///< main layers per forward (0 = scenario default; MoE: incl. dense prefix)
   int tp = 0;                         ///< tensor-parallel size for dense_gqa / training (0 = default 2, or 1)
   int microbatches = 0;               ///< training microbatches per step (0 = default 2)
+  int pp = 0;                         ///< training pipeline stages (0/1 = none; see the file comment)
   int first_step = 1;                 ///< N of the first ProfilerStep#N
   int threads = 1;                    ///< ranks written in parallel (output identical for any value)
   bool force = false;                 ///< allow a non-empty out_dir: replaces earlier *_ascend_pt folders and ground_truth.json
+  bool split_attention = false;       ///< moe_mla_decode: two attention anchors per layer (see the file comment)
 };
+
+/// Option tokens accepted in SynthOptions::faults, a transport for command lines that only carry the
+/// fault list: "option:split_attention" sets split_attention. They are removed before the faults are
+/// parsed; an unknown "option:..." token is kInvalidArgument. "option:pp=P" sets pp.
+inline constexpr std::string_view kOptionTokenPrefix = "option:";
 
 /// What was written for one rank.
 struct RankSummary {

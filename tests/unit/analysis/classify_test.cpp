@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -107,7 +109,10 @@ class ClassifyTest : public ::testing::Test {
     l.row_end = row_end;
     l.start_ns = kT0 + 2000 * static_cast<int64_t>(row_start);
     l.end_ns = kT0 + 2000 * static_cast<int64_t>(row_end) + 1000;
-    l.structure_signature = signature;
+    auto& sigs = rank.structure.layer_signatures;
+    auto it = std::find(sigs.begin(), sigs.end(), signature);
+    l.signature = static_cast<uint32_t>(it - sigs.begin());
+    if (it == sigs.end()) sigs.push_back(signature);
     rank.structure.layers.push_back(l);
   }
 

@@ -66,6 +66,8 @@ RankStructure build(const std::string& rank, uint64_t events, const std::vector<
       l.first_anchor_row = ls.rs;
       l.role = ls.role;
       l.boundary_source = "exact_structural_anchor";
+      if (s.layer_signatures.empty()) s.layer_signatures.push_back("anchors:attention.mla:x|block_head");
+      l.signature = 0;
       g.main_layer_count += ls.role == LayerRole::kMain ? 1 : 0;
       g.speculative_layer_count += ls.role == LayerRole::kSpeculative ? 1 : 0;
       s.layers.push_back(l);

@@ -25,7 +25,7 @@ auto tie_segment(const StepSegment& g) {
 }
 auto tie_layer(const LayerSegment& l) {
   return std::tie(l.layer_id, l.segment, l.layer_index, l.row_start, l.row_end, l.start_ns, l.end_ns,
-                  l.first_anchor_row, l.role, l.microbatch, l.boundary_source, l.structure_signature);
+                  l.first_anchor_row, l.role, l.microbatch, l.boundary_source, l.signature);
 }
 auto tie_error(const HardError& h) { return std::tie(h.error_type, h.row_start, h.row_end, h.segment, h.detail); }
 auto tie_check(const StepBoundaryCheck& b) {
@@ -103,7 +103,8 @@ RankStructure make_structure() {
     l.role = role;
     l.microbatch = mb;
     l.boundary_source = mb < 0 ? "exact_structural_anchor" : "training_anchor";
-    l.structure_signature = "sig" + std::to_string(idx);
+    l.signature = idx;
+    while (s.layer_signatures.size() <= idx) s.layer_signatures.push_back("sig" + std::to_string(s.layer_signatures.size()));
     s.layers.push_back(l);
   };
   layer(1, 0, 10, 39, LayerRole::kMain, -1);
@@ -196,6 +197,7 @@ TEST(StructureStore, RoundTripsEveryField) {
   for (size_t i = 0; i < s.segments.size(); ++i) EXPECT_EQ(tie_segment(s2.segments[i]), tie_segment(s.segments[i])) << i;
   ASSERT_EQ(s2.layers.size(), s.layers.size());
   for (size_t i = 0; i < s.layers.size(); ++i) EXPECT_EQ(tie_layer(s2.layers[i]), tie_layer(s.layers[i])) << i;
+  EXPECT_EQ(s2.layer_signatures, s.layer_signatures);
   ASSERT_EQ(s2.hard_errors.size(), 2u);
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(tie_error(s2.hard_errors[i]), tie_error(s.hard_errors[i])) << i;
   ASSERT_EQ(s2.boundary_checks.size(), 2u);

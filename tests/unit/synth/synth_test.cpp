@@ -261,7 +261,8 @@ void check_step_trace(const fs::path& folder, const Generated& g) {
   for (size_t i = 1; i < rows.size(); ++i) {
     ASSERT_EQ(rows[i].size(), 11u);
     EXPECT_NEAR(col(rows[i], 4), col(rows[i], 5) - col(rows[i], 3), 1e-3) << "Overlapped = Comm - Comm(NotOverlapped)";
-    EXPECT_NEAR(col(rows[i], 7), col(rows[i], 2) + col(rows[i], 3) + col(rows[i], 6), 1e-2) << "Stage = Computing + NotOverlapped + Free";
+    EXPECT_NEAR(col(rows[i], 7), col(rows[i], 2) + col(rows[i], 3) + col(rows[i], 6) - col(rows[i], 8), 1e-2)
+        << "Stage = Computing + NotOverlapped + Free - Bubble (pipeline receives)";
   }
 }
 
@@ -313,9 +314,10 @@ void check_capture(const Generated& g, int ranks) {
 // ---- tests ----
 
 TEST(Synth, ScenarioAndFaultNames) {
-  EXPECT_EQ(scenario_names(), (std::vector<std::string>{"dense_gqa", "moe_mla_decode", "training"}));
+  EXPECT_EQ(scenario_names(), (std::vector<std::string>{"dense_gqa", "glm5_mtp", "moe_mla_decode", "training"}));
   const auto f = fault_names();
-  for (const char* n : {"slow_rank", "ep_imbalance", "slow_collective", "idle_bubble", "exposed_aicpu", "host_bound"})
+  for (const char* n : {"slow_rank", "ep_imbalance", "slow_collective", "idle_bubble", "exposed_aicpu", "host_bound",
+                        "interior_island"})
     EXPECT_NE(std::find(f.begin(), f.end(), n), f.end()) << n;
 }
 
@@ -380,7 +382,7 @@ TEST_P(SynthScenario, WritesConsistentCapture) {
   }());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, SynthScenario, ::testing::Values("moe_mla_decode", "dense_gqa", "training"));
+INSTANTIATE_TEST_SUITE_P(All, SynthScenario, ::testing::Values("moe_mla_decode", "dense_gqa", "training", "glm5_mtp"));
 
 TEST(Synth, MoeLayersAndSelection) {
   testing::ScratchDir dir("synth_moe");
@@ -648,6 +650,105 @@ TEST(Synth, DummyRanksRunWithoutAttention) {
   EXPECT_EQ(combine, 10) << "8 MoE + 2 MTP layers still exchange tokens";
   EXPECT_EQ(r3.at("steps").items[0].at("layer_anchor_row").items[0].num, -1);
   check_capture(g, 4);
+}
+
+// ---- pipeline parallel training ----
+
+TEST(SynthPipeline, OneFOneBWithP2PBetweenStages) {
+  testing::ScratchDir dir("synth_pp");
+  SynthOptions o = options("training", dir.path(), 4, 2);
+  o.pp = 2;
+  o.microbatches = 3;
+  o.layers = 4;
+  const Generated g = generate(o);
+  check_capture(g, 4);
+  EXPECT_EQ(g.gt.at("parallel").at("pp").num, 2);
+  EXPECT_EQ(g.gt.at("parallel").at("tp").num, 2);
+  std::vector<std::vector<int>> pp_groups;
+  for (const Json& grp : g.gt.at("groups").items)
+    if (grp.at("group_name").text == "pp") {
+      pp_groups.emplace_back();
+      for (const Json& r : grp.at("global_ranks").items) pp_groups.back().push_back(static_cast<int>(r.num));
+    }
+  EXPECT_EQ(pp_groups, (std::vector<std::vector<int>>{{0, 2}, {1, 3}}));
+  const Json meta = load_json(folder_of(g, 0) / "profiler_metadata.json");
+  EXPECT_EQ(meta.at("distributed_args").at("pipeline_model_parallel_size").num, 2);
+
+  // 1F1B order per stage: stage 0 warms up with 1 forward, stage 1 (last) alternates from the start
+  const std::vector<std::string> want0 = {"f0:0", "f0:1", "f1:0", "f1:1", "b0:1", "b0:0", "f2:0", "f2:1",
+                                          "b1:1", "b1:0", "b2:1", "b2:0"};
+  const std::vector<std::string> want1 = {"f0:2", "f0:3", "b0:3", "b0:2", "f1:2", "f1:3",
+                                          "b1:3", "b1:2", "f2:2", "f2:3", "b2:3", "b2:2"};
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const Json& rg = g.gt.at("ranks").items[static_cast<size_t>(r)];
+    EXPECT_EQ(rg.at("pp_stage").num, r / 2);
+    std::vector<std::string> got;
+    for (const Json& l : rg.at("layers").items)
+      got.push_back(l.at("role").text.substr(0, 1) + std::to_string(static_cast<int>(l.at("microbatch").num)) + ":" +
+                    std::to_string(static_cast<int>(l.at("model_layer").num)));
+    EXPECT_EQ(got, r < 2 ? want0 : want1);
+    const auto rows = kernel_rows(folder_of(g, r));
+    const Json& st = rg.at("steps").items[0];
+    double prev = -1;
+    for (size_t l = 0; l < st.at("layer_first_row").items.size(); ++l) {
+      const double row = st.at("layer_first_row").items[l].num;
+      EXPECT_GT(row, prev) << "layers listed in row order";
+      prev = row;
+      const std::string& type = rows[static_cast<size_t>(row)][kColType];
+      EXPECT_NE(type.find("RmsNorm"), std::string::npos) << type;
+    }
+    std::map<std::string, int> n;
+    double recv_us = 0;
+    for (const auto& row : rows) {
+      if (row[kColStep] != "1") continue;
+      ++n[row[kColType]];
+      if (row[kColType] == "hcom_receive_") recv_us += col(row, kColDur);
+    }
+    EXPECT_EQ(n["FlashAttentionScore"], 6);
+    EXPECT_EQ(n["FlashAttentionScoreGrad"], 6);
+    EXPECT_EQ(n["hcom_send_"], 3);
+    EXPECT_EQ(n["hcom_receive_"], 3);
+    EXPECT_EQ(n["GatherV2"], r < 2 ? 3 : 0) << "stage 0 embeds";
+    EXPECT_EQ(n["SoftmaxCrossEntropyWithLogits"], r < 2 ? 0 : 3) << "the last stage computes the loss";
+    const auto st_rows = testutil::parse_csv(testutil::slurp(folder_of(g, r) / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv"));
+    EXPECT_NEAR(col(st_rows[1], 8), recv_us, 0.01) << "Bubble = receive time";
+    EXPECT_NEAR(col(st_rows[1], 9), col(st_rows[1], 3) - recv_us, 0.01) << "receives do not overlap compute here";
+    const Json cj = load_json(folder_of(g, r) / "ASCEND_PROFILER_OUTPUT" / "communication.json");
+    int p2p = 0;
+    for (const auto& [key, op] : cj.at("step1").at("p2p").members) {
+      if (key == "Total Op Info") continue;
+      EXPECT_TRUE(key.rfind("hcom_send__", 0) == 0 || key.rfind("hcom_receive__", 0) == 0) << key;
+      ++p2p;
+    }
+    EXPECT_EQ(p2p, 6);
+  }
+  // a send and its receive finish together (rendezvous): rank 0's sends of activations = rank 2's receives
+  auto ends = [&](int rank, const char* type) {
+    std::vector<double> v;
+    for (const auto& row : kernel_rows(folder_of(g, rank)))
+      if (row[kColType] == type) v.push_back(col(row, kColStart) + col(row, kColDur));
+    return v;
+  };
+  const auto send0 = ends(0, "hcom_send_"), recv2 = ends(2, "hcom_receive_");
+  ASSERT_EQ(send0.size(), recv2.size());
+  for (size_t i = 0; i < send0.size(); ++i) EXPECT_NEAR(send0[i], recv2[i], 0.002) << i;
+}
+
+TEST(SynthPipeline, RejectsBadShapes) {
+  testing::ScratchDir dir("synth_pp_err");
+  SynthOptions o = options("training", dir / "a", 4, 1);
+  o.pp = 2;
+  o.layers = 3;
+  EXPECT_NE(generate_capture(o).status().message().find("multiple of pp"), std::string::npos);
+  o = options("training", dir / "b", 6, 1);
+  o.pp = 4;
+  EXPECT_NE(generate_capture(o).status().message().find("does not divide ranks"), std::string::npos);
+  o = options("dense_gqa", dir / "c", 4, 1);
+  o.faults = {"option:pp=2"};
+  EXPECT_NE(generate_capture(o).status().message().find("applies to training only"), std::string::npos);
+  o.faults = {"option:bogus"};
+  EXPECT_NE(generate_capture(o).status().message().find("unknown synth option 'option:bogus'"), std::string::npos);
 }
 
 // ---- errors ----

@@ -249,3 +249,112 @@ inline std::vector<std::vector<std::string>> parse_csv(std::string_view s, bool*
 }
 
 }  // namespace ascprof::synth::testutil
+
+namespace ascprof::synth::testutil {
+
+/// An independent little evaluator of knowledge/operator_taxonomy.rules (the grammar in that file's
+/// header), so tests can check generated kernel names against the live taxonomy without linking the
+/// knowledge module.
+class MiniTaxonomy {
+ public:
+  struct Taxon {
+    std::vector<std::string> categories, roles;
+    bool has_category(std::string_view c) const {
+      for (const auto& x : categories)
+        if (x == c) return true;
+      return false;
+    }
+    bool has_role(std::string_view r) const {
+      for (const auto& x : roles)
+        if (x == r) return true;
+      return false;
+    }
+  };
+
+  bool load(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    if (!in) return false;
+    std::string line;
+    while (std::getline(in, line)) {
+      const size_t b = line.find_first_not_of(" \t\r");
+      if (b == std::string::npos || line[b] == '#') continue;
+      if (line[b] == '[') {
+        rules_.emplace_back();
+        continue;
+      }
+      const size_t eq = line.find('=');
+      if (eq == std::string::npos || rules_.empty()) continue;
+      std::string key = line.substr(b, eq - b);
+      while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+      std::vector<std::string> values;
+      std::istringstream ss(line.substr(eq + 1));
+      for (std::string v; ss >> v;) values.push_back(v);
+      rules_.back().entries[key] = values;
+    }
+    return !rules_.empty();
+  }
+
+  static std::string fold(std::string_view name, std::string_view type, std::string_view core) {
+    std::string f;
+    for (const std::string_view part : {name, type, core})
+      for (const char c : part) {
+        const char l = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+        if ((l >= 'a' && l <= 'z') || (l >= '0' && l <= '9')) f += l;
+      }
+    return f;
+  }
+
+  Taxon classify(std::string_view name, std::string_view type, std::string_view core) const {
+    const std::string f = fold(name, type, core);
+    Taxon t;
+    auto has_cat = [&](const std::string& c) {
+      for (const auto& x : t.categories)
+        if (x == c || x.rfind(c + ".", 0) == 0) return true;
+      return false;
+    };
+    for (const Rule& r : rules_) {
+      auto get = [&](const char* k) -> const std::vector<std::string>* {
+        const auto it = r.entries.find(k);
+        return it == r.entries.end() ? nullptr : &it->second;
+      };
+      bool ok = true;
+      if (const auto* v = get("any")) {
+        bool a = false;
+        for (const auto& tok : *v) a = a || f.find(tok) != std::string::npos;
+        ok = ok && a;
+      }
+      if (const auto* v = get("all"))
+        for (const auto& tok : *v) ok = ok && f.find(tok) != std::string::npos;
+      if (const auto* v = get("none"))
+        for (const auto& tok : *v) ok = ok && f.find(tok) == std::string::npos;
+      if (const auto* v = get("prefix")) {
+        bool a = false;
+        for (const auto& tok : *v) a = a || f.rfind(tok, 0) == 0;
+        ok = ok && a;
+      }
+      if (const auto* v = get("has_category")) {
+        bool a = false;
+        for (const auto& c : *v) a = a || has_cat(c);
+        ok = ok && a;
+      }
+      if (const auto* v = get("lacks_category"))
+        for (const auto& c : *v) ok = ok && !has_cat(c);
+      if (!ok) continue;
+      if (const auto* v = get("add_categories"))
+        for (const auto& c : *v)
+          if (!t.has_category(c)) t.categories.push_back(c);
+      if (const auto* v = get("add_roles"))
+        for (const auto& c : *v)
+          if (!t.has_role(c)) t.roles.push_back(c);
+    }
+    return t;
+  }
+
+ private:
+  struct Rule {
+    std::map<std::string, std::vector<std::string>> entries;
+  };
+  std::vector<Rule> rules_;
+};
+
+}  // namespace ascprof::synth::testutil

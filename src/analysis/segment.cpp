@@ -3,6 +3,8 @@
 #include "ascprof/analysis/segment.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <numeric>
 #include <unordered_map>
 
@@ -55,10 +57,13 @@ class Builder {
  public:
   Builder(Ctx& c, model::RankStructure& out, std::string rank_id) : c_(c), out_(out), rank_id_(std::move(rank_id)) {}
 
-  void window(SegmentType type, uint32_t a, uint32_t b, std::vector<std::string> reasons, std::vector<std::string> tags) {
+  void window(SegmentType type, uint32_t a, uint32_t b, std::vector<std::string> reasons, std::vector<std::string> tags,
+              StepSource source = StepSource::kStructural, int64_t declared = -1) {
     model::StepSegment s = base(a, b);
     s.type = type;
     s.complete = false;
+    s.source = source;
+    s.declared_step = declared;
     s.frame_reasons = std::move(reasons);
     s.frame_tags = std::move(tags);
     push(std::move(s));
@@ -262,6 +267,24 @@ std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vecto
   return refs;
 }
 
+// ASCPROF_DEBUG_SEGMENT=1: the structural plans on stderr (frames, layers, tags), for rule debugging.
+void dump_plans(const Ctx& c, const std::vector<Plan>& plans) {
+  for (size_t i = 0; i < plans.size(); ++i) {
+    const Plan& p = plans[i];
+    std::fprintf(stderr, "plan %zu %s complete=%d reason=%s rows %u-%u\n", i, model::segment_type_name(p.type),
+                 p.complete ? 1 : 0, p.reason.c_str(), p.first_row(), p.last_row());
+    for (const auto& f : p.frames) {
+      std::string tags;
+      for (const auto& t : f.tags) tags += t + " ";
+      std::fprintf(stderr, "  frame layers=%zu sel_before=%d sel_after=%d residual=%d tags=%s\n", f.layers.size(),
+                   f.selection_before ? 1 : 0, f.selection_after ? 1 : 0, f.residual ? 1 : 0, tags.c_str());
+      for (const auto& l : f.layers)
+        std::fprintf(stderr, "    rows %u-%u anchor %u regime=%s\n", l.start, l.end, l.first_anchor,
+                     c.strings.name(l.regime).substr(0, 700).c_str());
+    }
+  }
+}
+
 }  // namespace
 
 model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowledge& kb) {
@@ -302,7 +325,8 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
       const Window& win = windows[w];
       if (win.a > next) builder.window(w == 0 ? SegmentType::kHead : SegmentType::kRunnerWindow, next, win.a - 1, {"outside_declared_steps"}, {});
       const auto refs = training_layers(c, win.a, win.b, storage);
-      if (refs.empty()) builder.window(SegmentType::kRunnerWindow, win.a, win.b, {"declared_step_without_layers"}, {});
+      if (refs.empty())
+        builder.window(SegmentType::kRunnerWindow, win.a, win.b, {"declared_step_without_layers"}, {}, source, win.step);
       else builder.step(win.a, win.b, refs, source, win.step, "training", {"training_forward_backward"}, {});
       next = win.b + 1;
     }
@@ -320,6 +344,7 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
   std::vector<seg::Frame> frames = seg::frames_from_selection(c, std::move(layers));
   frames = seg::split_composite_frames(c, std::move(frames));
   std::vector<Plan> plans = seg::compose_plans(c, std::move(frames));
+  if (std::getenv("ASCPROF_DEBUG_SEGMENT") != nullptr) dump_plans(c, plans);
   seg::check_hard_errors(c, plans, observations, out.hard_errors);
 
   if (windows.empty()) {
@@ -342,7 +367,28 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
       if (plans[i].complete)
         for (size_t f = 0; f < plans[i].frames.size(); ++f)
           for (const auto& l : plans[i].frames[f].layers) all.push_back({&l, f == 0 ? LayerRole::kMain : LayerRole::kSpeculative, i});
-    size_t li = 0;
+    // layers of the windows (non-complete plans), to see what a declared step without a complete
+    // structural step holds
+    std::vector<std::pair<uint32_t, size_t>> window_anchors;  // first anchor row, plan
+    for (size_t i = 0; i < plans.size(); ++i)
+      if (!plans[i].complete)
+        for (const auto& f : plans[i].frames)
+          for (const auto& l : f.layers) window_anchors.emplace_back(l.first_anchor, i);
+    std::vector<uint8_t> has_complete(windows.size(), 0);
+    {
+      size_t j = 0;
+      for (size_t w = 0; w < windows.size(); ++w) {
+        while (j < all.size() && all[j].layer->first_anchor < windows[w].a) ++j;
+        has_complete[w] = j < all.size() && all[j].layer->first_anchor <= windows[w].b;
+      }
+    }
+    size_t first_complete = windows.size(), last_complete = 0;
+    for (size_t w = 0; w < windows.size(); ++w)
+      if (has_complete[w]) {
+        first_complete = std::min(first_complete, w);
+        last_complete = w;
+      }
+    size_t li = 0, wi = 0;
     uint32_t next = 0;
     for (auto& e : out.hard_errors) e.segment = -1;
     for (size_t w = 0; w < windows.size(); ++w) {
@@ -373,7 +419,27 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
       }
       out.boundary_checks.push_back(check);
       if (refs.empty()) {
-        builder.window(SegmentType::kRunnerWindow, win.a, win.b, {"declared_step_without_layers"}, {});
+        // No complete structural step in this declared step. If the structural rules left only
+        // windows (partial bodies, islands) here, between declared steps that do have complete
+        // structure, the step is unexplained: a hard error, not a silently dropped step.
+        while (wi < window_anchors.size() && window_anchors[wi].first < win.a) ++wi;
+        SegmentType type = SegmentType::kRunnerWindow;
+        std::string reason = "declared_step_without_layers";
+        if (wi < window_anchors.size() && window_anchors[wi].first <= win.b) {
+          type = plans[window_anchors[wi].second].type;
+          reason = "declared_step_without_complete_structure";
+          if (w > first_complete && w < last_complete && first_complete < windows.size()) {
+            model::HardError e;
+            e.error_type = "unexplained_declared_step";
+            e.row_start = win.a;
+            e.row_end = win.b;
+            e.segment = static_cast<int32_t>(out.segments.size());
+            e.detail = "declared step " + std::to_string(win.step) + " holds no complete structural step, only " +
+                       model::segment_type_name(type) + " windows, between steps that do";
+            out.hard_errors.push_back(std::move(e));
+          }
+        }
+        builder.window(type, win.a, win.b, {reason}, {}, source, win.step);
       } else {
         std::vector<std::string> tags;
         for (const size_t pid : plan_ids)

@@ -149,6 +149,10 @@ bool prefix_variant(const Ctx& c, const Frame& f, size_t k) {
 bool split_frame_by_regime(const Ctx& c, const Frame& f, std::vector<Frame>& out) {
   const size_t n = f.layers.size();
   if (n < 4) return false;
+  // A dense prefix merged back onto its MoE suffix stays one body: the later rounds would otherwise
+  // cut it again where the prefix is longer than a quarter of the suffix (3 dense + 9 MoE layers),
+  // and the steps after the first would lose their dense layers.
+  if (std::find(f.tags.begin(), f.tags.end(), "dense_prefix_moe_suffix") != f.tags.end()) return false;
   std::vector<int> s = regime_seq(f);
   // dense ids for the keys of this frame
   std::vector<int> sorted = s;
@@ -202,8 +206,8 @@ bool merge_adjacent_attention_pair_single_moe(Ctx& c, Frame& f) {
 
 // One MoE layer split into gating / dispatch / experts / combine pieces (e.g. on a dummy rank the
 // MoE kernels anchor): the role keys repeat and every window has exactly one gating. Unlike the
-// reference's "proper" period, a frame that is a single such window (a dummy rank's MTP layer)
-// is merged too, so that layer counts stay one per model layer.
+// reference's "proper" period, a frame without attention that is a single such window (a dummy
+// rank's MTP layer) is merged too, so that layer counts stay one per model layer.
 bool merge_exact_moe_subunits(Ctx& c, Frame& f) {
   const size_t n = f.layers.size();
   if (n < 2) return false;
@@ -211,6 +215,9 @@ bool merge_exact_moe_subunits(Ctx& c, Frame& f) {
   for (const auto& l : f.layers) roles.push_back(l.role_key);
   const size_t p = minimal_period(roles);
   if (p <= 1) return false;
+  if (p == n)  // a single window: only MoE-anchored pieces (no attention) are sub-units of one layer
+    for (const auto& l : f.layers)
+      if (l.primary_attention) return false;
   for (size_t w = 0; w < n; w += p)
     if (gating_in(f, w, w + p - 1) != 1) return false;
   merge_windows(c, f, p, "exact_moe_subunits");
@@ -454,11 +461,12 @@ bool split_frames_by_exact_templates(const Frame& f, const Templates& t, std::ve
     split_at(f, cuts, "exact_template_cover", out);
     return true;
   }
-  // greedy prefix cover, residual at the end
+  // greedy prefix cover, residual at the end (recurring templates first, then any seen sequence)
+  const std::vector<Seq>& pool = !t.regime_recurring.empty() ? t.regime_recurring : t.regime_seen;
   size_t pos = 0;
   std::vector<size_t> prefix_cuts;
   while (pos < n) {
-    const size_t m = longest_match_at(regime, pos, t.regime_recurring);
+    const size_t m = longest_match_at(regime, pos, pool);
     if (m == 0) break;
     pos += m;
     prefix_cuts.push_back(pos);
@@ -475,7 +483,7 @@ bool split_frames_by_exact_templates(const Frame& f, const Templates& t, std::ve
   size_t end = n;
   std::vector<size_t> suffix_starts;
   while (end > 0) {
-    const size_t m = longest_match_ending(regime, end, t.regime_recurring);
+    const size_t m = longest_match_ending(regime, end, pool);
     if (m == 0) break;
     end -= m;
     suffix_starts.push_back(end);

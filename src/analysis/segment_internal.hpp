@@ -51,7 +51,7 @@ struct LayerKind {
   int signature = -1, regime = -1, role_key = -1, core = -1, boundary = -1, anchor_seq = -1;
   int attention_set = -1;       // interned sorted set of primary attention categories ("" = none)
   std::vector<int> terms;       // interned terms of core ∪ boundary keys, sorted (subset checks)
-  std::vector<int> attention_categories;  // sorted attention.* category ids present
+  std::vector<int> attention_categories;  // attention.* category ids present, sorted by id
   uint32_t role_presence = 0;   // bit per structural role present (coarse role counts)
   bool primary_attention = false, has_moe = false, dense_compute = false, selection = false;
 };

@@ -285,6 +285,7 @@ LayerKind make_kind(Ctx& c, const Layer& l, uint32_t roles, bool any_block_head_
   k.core = c.strings.id(join(core_terms, '|'));
   std::vector<std::string> attention_set;
   for (const int ci : k.attention_categories) attention_set.push_back(cats[static_cast<size_t>(ci)]);
+  std::sort(k.attention_categories.begin(), k.attention_categories.end());  // by id: subset checks use std::includes
   k.attention_set = c.strings.id(join(attention_set, ','));
   const std::string boundary = attention_set.empty() ? join(core_terms, '|') : "attention:" + join(attention_set, ',');
   k.boundary = c.strings.id(boundary);

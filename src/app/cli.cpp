@@ -50,14 +50,9 @@ po::options_description make_options(CliOptions& o) {
       ("fault", po::value(&o.faults)->composing(), "synth: inject a fault NAME[:RANK[:MAGNITUDE]], e.g. slow_rank:3 (repeatable)")
       ("dummy-ranks", po::value(&o.dummy_ranks), "synth: ranks without attention work, e.g. 1,3 or 2-4")
       ("layers", po::value(&o.layers), "synth: main layers per step (0 = scenario default)")
-      // synth options without a CliOptions field travel as "option:..." tokens of the fault list
-      // (SynthOptions::faults, see synth.hpp kOptionTokenPrefix); "fault" sorts before these keys, so
-      // po::notify has stored the --fault values by the time these notifiers append
-      ("split-attention", po::bool_switch()->notifier([&o](bool on) {
-         if (on) o.faults.push_back("option:split_attention");
-       }), "synth: moe_mla_decode with two attention anchors (MlaProlog + MlaPreprocess) per layer")
-      ("pp", po::value<int>()->notifier([&o](int pp) { o.faults.push_back("option:pp=" + std::to_string(pp)); }),
-       "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)");
+      ("split-attention", po::bool_switch(&o.split_attention),
+       "synth: moe_mla_decode with two attention anchors (MlaProlog + MlaPreprocess) per layer")
+      ("pp", po::value(&o.pp), "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)");
   return d;
 }
 

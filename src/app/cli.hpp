@@ -31,6 +31,8 @@ struct CliOptions {
   std::vector<std::string> faults;
   std::string dummy_ranks;             // "1,3" or "2-4"
   int layers = 0;                      // 0 = scenario default
+  bool split_attention = false;        // moe_mla_decode: two attention anchors per layer
+  int pp = 0;                          // training: pipeline stages (0/1 = none)
 };
 
 struct ParseOutcome {

@@ -24,6 +24,8 @@ int run_synth(const ascprof::app::CliOptions& o) {
   so.seed = o.seed;
   so.faults = o.faults;
   so.layers = o.layers;
+  so.split_attention = o.split_attention;
+  so.pp = o.pp;
   so.force = o.force;
   if (!o.dummy_ranks.empty()) {
     auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);

@@ -1170,27 +1170,8 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   const double eff = std::llround(static_cast<double>(o.steps) * o.scale);
   if (eff > 50'000'000) return invalid("steps x scale is too large");
 
-  // option tokens (see kOptionTokenPrefix) travel in the fault list
-  std::vector<std::string> fault_specs;
-  bool split_attention = o.split_attention;
+  const bool split_attention = o.split_attention;
   int pp = o.pp;
-  for (const auto& f : o.faults) {
-    if (f.rfind(kOptionTokenPrefix, 0) != 0) {
-      fault_specs.push_back(f);
-      continue;
-    }
-    const std::string opt = f.substr(kOptionTokenPrefix.size());
-    int value = 0;
-    if (opt == "split_attention") {
-      split_attention = true;
-    } else if (opt.rfind("pp=", 0) == 0 &&
-               std::from_chars(opt.data() + 3, opt.data() + opt.size(), value).ptr == opt.data() + opt.size() &&
-               opt.size() > 3) {
-      pp = value;
-    } else {
-      return invalid("unknown synth option '" + f + "' (known: option:split_attention, option:pp=P)");
-    }
-  }
   if (pp < 0 || pp > 64) return invalid("pp must be in [0, 64], got " + std::to_string(pp));
   if (pp > 1 && o.scenario != "training")
     return invalid("pp (pipeline parallel) applies to training only (scenario '" + o.scenario + "')");
@@ -1257,7 +1238,7 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   sc.kernels.push_back(std::move(aicpu));
   sc.aicpu_kernel = static_cast<int>(sc.kernels.size() - 1);
 
-  for (const auto& spec : fault_specs) {
+  for (const auto& spec : o.faults) {
     auto f = parse_fault(spec, o.ranks, sc.steps);
     if (!f.ok()) return f.status();
     if (f->kind == FaultKind::kEpImbalance && !moe)

@@ -116,11 +116,6 @@ struct SynthOptions {
   bool split_attention = false;       ///< moe_mla_decode: two attention anchors per layer (see the file comment)
 };
 
-/// Option tokens accepted in SynthOptions::faults, a transport for command lines that only carry the
-/// fault list: "option:split_attention" sets split_attention. They are removed before the faults are
-/// parsed; an unknown "option:..." token is kInvalidArgument. "option:pp=P" sets pp.
-inline constexpr std::string_view kOptionTokenPrefix = "option:";
-
 /// What was written for one rank.
 struct RankSummary {
   int rank_id = 0;

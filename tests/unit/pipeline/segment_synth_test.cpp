@@ -3,12 +3,15 @@
 // per step, training forward/backward layers per microbatch, and hard errors on captures built to
 // break the rules.
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <filesystem>
 #include <map>
 #include <set>
 
+#include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/normalize.hpp"
+#include "ascprof/common/files.hpp"
 #include "ascprof/analysis/segment.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/importers/kernel_details.hpp"
@@ -27,6 +30,7 @@ using model::SegmentType;
 struct RankResult {
   std::string rank_id;
   model::RankStructure s;
+  model::RankClasses c;
 };
 
 const knowledge::Knowledge& kb() {
@@ -63,7 +67,9 @@ std::vector<RankResult> segment_capture(const fs::path& root, bool declared = tr
     in.profiler_steps = declared ? &tr.steps : nullptr;
     in.rank_id = rank.rank_id;
     in.use_declared_steps = declared;
-    out.push_back({rank.rank_id, analysis::segment_rank(in, kb())});
+    auto structure = analysis::segment_rank(in, kb());
+    auto classes = analysis::classify_rank(structure, k, norm, pool, kb());
+    out.push_back({rank.rank_id, std::move(structure), std::move(classes)});
   }
   return out;
 }
@@ -97,6 +103,38 @@ synth::SynthOptions options(const fs::path& dir, const char* scenario, int ranks
   o.ranks = ranks;
   o.steps = steps;
   return o;
+}
+
+// Ground truth of a generated capture (ground_truth.json).
+struct Truth {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  explicit Truth(const fs::path& file) {
+    auto text = read_file(file);
+    EXPECT_TRUE(text.ok());
+    doc = parser.parse(*text);
+  }
+  // block kinds per layer of global step `step` (ground truth for ranks with attention)
+  std::vector<std::vector<std::string>> blocks(size_t step) {
+    std::vector<std::vector<std::string>> out;
+    size_t i = 0;
+    for (simdjson::dom::element st : doc["steps"].get_array()) {
+      if (i++ != step) continue;
+      for (simdjson::dom::element l : st["layers"].get_array()) {
+        std::vector<std::string> kinds;
+        for (simdjson::dom::element b : l["blocks"].get_array()) kinds.emplace_back(std::string_view(b));
+        out.push_back(std::move(kinds));
+      }
+    }
+    return out;
+  }
+};
+
+std::vector<std::string> block_kinds(const RankResult& r, uint32_t layer) {
+  std::vector<std::string> kinds;
+  for (const auto& b : r.c.blocks)
+    if (b.layer == layer) kinds.emplace_back(model::block_kind_name(b.kind));
+  return kinds;
 }
 
 TEST(SegmentSynth, MoeMlaDecodeMainAndSpeculativeLayersPerStep) {
@@ -178,6 +216,167 @@ TEST(SegmentSynth, TrainingForwardBackwardPerMicrobatch) {
         EXPECT_EQ((per[{mb, 0}]), 4) << "forward layers of microbatch " << mb;
         EXPECT_EQ((per[{mb, 1}]), 4) << "backward layers of microbatch " << mb;
       }
+    }
+    EXPECT_EQ(steps, 2u);
+  }
+}
+
+}  // namespace
+}  // namespace ascprof::pipeline
+
+namespace ascprof::pipeline {
+namespace {
+
+// The reference's GLM5 counterexample (TP8 W8A8, 78 main layers, MTP=3): MlaProlog decides the layer
+// frequency (the sparse flash score and V-up kernels do not add layers), and the 3 dense prefix
+// layers stay with the 75 MoE layers: 4 complete steps of [78 main, 3 speculative], never [3] or [3, 75].
+TEST(SegmentSynth, Glm5BodyIs78MainPlus3Speculative) {
+  ascprof::testing::ScratchDir dir("seg-glm5");
+  auto gen = synth::generate_capture(options(dir / "c", "glm5_mtp", 2, 4));
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  for (const bool declared : {false, true})
+    for (const auto& r : segment_capture(dir / "c", declared)) {
+      SCOPED_TRACE(describe(r.s));
+      EXPECT_EQ(r.s.anchor_family, "attention.mla");
+      EXPECT_TRUE(r.s.hard_errors.empty());
+      const auto steps = steps_of(r.s);
+      ASSERT_EQ(steps.size(), 4u);
+      for (const auto& st : steps) EXPECT_TRUE((st == StepShape{78, 3}));
+    }
+}
+
+// DeepSeek MLA emitting two attention anchors per layer (MlaProlog kv path, block head, MlaPreprocess
+// q path): the anchor sub-units merge back into one layer per model layer.
+TEST(SegmentSynth, TwoAttentionAnchorsPerLayerMergeIntoOneLayer) {
+  ascprof::testing::ScratchDir dir("seg-split");
+  auto o = options(dir / "c", "moe_mla_decode", 2, 3);
+  o.split_attention = true;
+  auto gen = synth::generate_capture(o);
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  for (const bool declared : {false, true})
+    for (const auto& r : segment_capture(dir / "c", declared)) {
+      SCOPED_TRACE(describe(r.s));
+      EXPECT_TRUE(r.s.hard_errors.empty());
+      const auto steps = steps_of(r.s);
+      ASSERT_EQ(steps.size(), 3u);
+      for (const auto& st : steps) EXPECT_TRUE((st == StepShape{10, 2}));
+      bool merged = false;
+      for (const auto& seg : r.s.segments)
+        for (const auto& t : seg.frame_tags) merged = merged || t == "exact_attention_subunits";
+      EXPECT_TRUE(merged);
+    }
+}
+
+// An injected foreign fragment in the middle step of a dense body: the template cover leaves it as a
+// residual, an interior unclassified island, reported as the reference's two hard errors on that
+// rank only (with or without declared steps).
+TEST(SegmentSynth, InteriorIslandIsAHardError) {
+  ascprof::testing::ScratchDir dir("seg-island");
+  auto o = options(dir / "c", "dense_gqa", 2, 3);
+  o.faults = {"interior_island:1"};
+  auto gen = synth::generate_capture(o);
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  for (const bool declared : {false, true}) {
+    const auto res = segment_capture(dir / "c", declared);
+    ASSERT_EQ(res.size(), 2u);
+    EXPECT_TRUE(res[0].s.hard_errors.empty()) << describe(res[0].s);
+    std::set<std::string> types;
+    for (const auto& e : res[1].s.hard_errors) types.insert(e.error_type);
+    EXPECT_EQ(types, (std::set<std::string>{"interior_template_residual", "interior_unclassified_island"}))
+        << describe(res[1].s);
+  }
+}
+
+// In a MoE body the same fragment makes the reference's regime split cut the dense prefix off, and
+// both halves pass as "partial body windows": the reference reports nothing and the step is gone.
+// With declared steps that is caught: a declared step between complete ones holding no complete
+// structural step is an `unexplained_declared_step` hard error.
+TEST(SegmentSynth, MoeIslandIsCaughtByDeclaredSteps) {
+  ascprof::testing::ScratchDir dir("seg-moe-island");
+  auto o = options(dir / "c", "moe_mla_decode", 2, 3);
+  o.faults = {"interior_island:1"};
+  auto gen = synth::generate_capture(o);
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  const auto res = segment_capture(dir / "c", true);
+  ASSERT_EQ(res.size(), 2u);
+  EXPECT_TRUE(res[0].s.hard_errors.empty()) << describe(res[0].s);
+  ASSERT_EQ(res[1].s.hard_errors.size(), 1u) << describe(res[1].s);
+  EXPECT_EQ(res[1].s.hard_errors[0].error_type, "unexplained_declared_step");
+  const auto& seg = res[1].s.segments[static_cast<size_t>(res[1].s.hard_errors[0].segment)];
+  EXPECT_EQ(seg.declared_step, 2);
+  EXPECT_FALSE(seg.complete);
+}
+
+// Block kinds per layer equal the ground truth (reference §2.4 decomposition) on ranks with
+// attention; prefill and decode steps land in different step classes; identical steps share one.
+TEST(SegmentSynth, BlocksAndClassesMatchGroundTruth) {
+  struct Case {
+    const char* scenario;
+    int layers;
+    size_t step_classes;
+  };
+  for (const Case& cs : {Case{"moe_mla_decode", 0, 1}, Case{"dense_gqa", 0, 2}, Case{"glm5_mtp", 12, 1}, Case{"training", 0, 1}}) {
+    ascprof::testing::ScratchDir dir("seg-blocks");
+    auto o = options(dir / "c", cs.scenario, 2, 3);
+    o.layers = cs.layers;
+    auto gen = synth::generate_capture(o);
+    ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+    Truth truth(gen->ground_truth);
+    for (const auto& r : segment_capture(dir / "c")) {
+      SCOPED_TRACE(std::string(cs.scenario) + " " + describe(r.s));
+      size_t step = 0;
+      for (size_t si = 0; si < r.s.segments.size(); ++si) {
+        const auto& seg = r.s.segments[si];
+        if (seg.type != SegmentType::kStep) continue;
+        const auto expected = truth.blocks(step++);
+        ASSERT_EQ(seg.layer_count, expected.size());
+        for (uint32_t i = 0; i < seg.layer_count; ++i)
+          EXPECT_EQ(block_kinds(r, seg.first_layer + i), expected[i]) << "step " << step << " layer " << i;
+        EXPECT_GE(r.c.step_class[si], 0);
+      }
+      EXPECT_EQ(r.c.step_classes.size(), cs.step_classes);
+      if (std::string(cs.scenario) == "dense_gqa") {  // prefill (step 0) vs decode (steps 1, 2)
+        std::vector<int32_t> ids;
+        for (size_t si = 0; si < r.s.segments.size(); ++si)
+          if (r.s.segments[si].type == SegmentType::kStep) ids.push_back(r.c.step_class[si]);
+        ASSERT_EQ(ids.size(), 3u);
+        EXPECT_NE(ids[0], ids[1]);
+        EXPECT_EQ(ids[1], ids[2]);
+      }
+    }
+  }
+}
+
+// 1F1B pipeline parallel training: every stage's forward/backward layers and microbatch indices, in
+// row order, equal the generator's schedule.
+TEST(SegmentSynth, PipelineParallelTrainingLayersPerMicrobatch) {
+  ascprof::testing::ScratchDir dir("seg-pp");
+  auto o = options(dir / "c", "training", 4, 2);
+  o.pp = 2;
+  o.microbatches = 4;
+  auto gen = synth::generate_capture(o);
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  Truth truth(gen->ground_truth);
+  const auto res = segment_capture(dir / "c");
+  ASSERT_EQ(res.size(), 4u);
+  size_t r = 0;
+  for (simdjson::dom::element rank : truth.doc["ranks"].get_array()) {
+    std::vector<std::pair<std::string, int64_t>> expected;
+    for (simdjson::dom::element l : rank["layers"].get_array())
+      expected.emplace_back(std::string(std::string_view(l["role"])), int64_t(l["microbatch"]));
+    const auto& s = res[r++].s;
+    SCOPED_TRACE(describe(s));
+    size_t steps = 0;
+    for (const auto& seg : s.segments) {
+      if (seg.type != SegmentType::kStep) continue;
+      ++steps;
+      EXPECT_EQ(seg.microbatch_count, 4u);
+      std::vector<std::pair<std::string, int64_t>> got;
+      for (uint32_t i = 0; i < seg.layer_count; ++i) {
+        const auto& l = s.layers[seg.first_layer + i];
+        got.emplace_back(model::layer_role_name(l.role), l.microbatch);
+      }
+      EXPECT_EQ(got, expected);
     }
     EXPECT_EQ(steps, 2u);
   }

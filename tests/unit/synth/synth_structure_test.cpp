@@ -362,13 +362,6 @@ TEST(SynthSplitAttention, TwoMlaAnchorsPerLayer) {
   }
   check_blocks_against_rows(g);
 
-  // the CLI transport: the pseudo-fault token gives the same capture
-  SynthOptions t = opts("moe_mla_decode", dir2.path(), 2, 2);
-  t.faults = {std::string(kOptionTokenPrefix) + "split_attention"};
-  const Gen g2 = gen(t);
-  EXPECT_EQ(g2.gt.at("faults").items.size(), 0u);
-  EXPECT_EQ(rows_of(g2, 1), rows_of(g, 1));
-
   SynthOptions bad = opts("dense_gqa", dir2 / "bad", 2, 1);
   bad.split_attention = true;
   const Status st2 = generate_capture(bad).status();

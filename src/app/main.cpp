@@ -102,10 +102,21 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
-  // analyze: only the normalize stage exists so far; asking for a later stage alone is an error.
+  // analyze: the rank-local stages (normalize, segment, classify) run in one pass per rank; starting
+  // from a later stage needs resume from checkpoints, which is not built yet.
   const std::string& first = !o.only_stage.empty() ? o.only_stage : o.from_stage;
+  const std::string& last = !o.only_stage.empty() ? o.only_stage : o.to_stage;
   if (!first.empty() && first != "normalize") {
-    const std::string msg = "stage '" + first + "' is not available in this version (available: normalize)";
+    const std::string msg = "starting at stage '" + first +
+                            "' needs resume from checkpoints, which is not available in this version; run from normalize";
+    if (root) {
+      std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
+      std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
+    }
+    return 2;
+  }
+  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify") {
+    const std::string msg = "stage '" + last + "' is not available in this version (available: normalize, segment, classify)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -124,6 +135,8 @@ int main(int argc, char** argv) {
   req.knowledge_dir = o.knowledge;
   req.force = o.force;
   req.verbose = o.verbose;
+  if (last == "normalize") req.last_stage = ascprof::pipeline::kStageNormalize;
+  else if (last == "segment") req.last_stage = ascprof::pipeline::kStageSegment;
   if (o.progress == "json") req.progress = ascprof::parallel::ProgressMode::kJson;
   else if (o.progress == "none") req.progress = ascprof::parallel::ProgressMode::kNone;
   const auto result = ascprof::parallel::run_analyze(world, req);

@@ -150,6 +150,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     if (me == 0) result.json = error_result_json("analyze", "invalid_argument", out_error);
     return result;
   }
+  for (auto& p : plans)
+    for (auto& task : p.tasks) task.last_stage = req.last_stage;
   mpi::broadcast(world, plans, 0);
   const double discover_seconds = since(t);
 
@@ -165,7 +167,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   const auto assignment = assign_largest_first(sizes, world.size());
   std::vector<pipeline::RankOutcome> mine;
   for (size_t i : assignment[static_cast<size_t>(me)]) {
-    pipeline::RankOutcome o = pipeline::run_rank_normalize(*tasks[i], *kb);
+    pipeline::RankOutcome o = pipeline::run_rank_stages(*tasks[i], *kb);
     o.process = me;
     progress_line(req, me, o, tasks[i]->root);
     mine.push_back(std::move(o));
@@ -242,7 +244,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("interior_island_total", islands);
     w.key("stages_executed");
     w.begin_array();
-    for (const char* s : {"normalize", "segment", "classify"}) w.value(s);
+    const char* const rank_stages[] = {"normalize", "segment", "classify"};
+    for (int32_t i = 0; i <= req.last_stage && i < 3; ++i) w.value(rank_stages[i]);
     w.end_array();
     w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
     w.begin_array();

@@ -65,7 +65,8 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
     ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
-    return writer_->commit("normalize");
+    static const char* const kStageName[] = {"normalize", "segment", "classify"};
+    return writer_->commit(kStageName[std::clamp(task_.last_stage, kStageNormalize, kStageClassify)]);
   }
 
   void finish_outcome() {
@@ -116,6 +117,7 @@ class RankJob {
 
   // Segment and classify while the kernel table is in memory; only counts leave the process.
   Status structure(const model::KernelTable& k, const analysis::NormalizedKernels& norm) {
+    if (task_.last_stage < kStageSegment) return {};
     model::RankStructure s;
     {
       Timer t(&out_.segment_seconds);
@@ -128,12 +130,13 @@ class RankJob {
       s = analysis::segment_rank(in, kb_);
     }
     model::RankClasses c;
-    {
+    if (task_.last_stage >= kStageClassify) {
       Timer t(&out_.classify_seconds);
       c = analysis::classify_rank(s, k, norm, pool_, kb_);
     }
     summarise_structure(s, c);
     Timer t(&out_.write_seconds);
+    if (task_.last_stage < kStageClassify) return write_segment_tables(*writer_, s);
     return write_structure_tables(*writer_, s, c);
   }
 
@@ -244,7 +247,7 @@ class RankJob {
 
 }  // namespace
 
-RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb) {
+RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb) {
   RankOutcome out;
   out.rank_id = task.rank_id;
   out.rank_dir = task.rank_dir;

@@ -209,8 +209,11 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
     s.status = "failed";
     s.error = st.to_string();
   };
+  const int32_t last_stage = plan.tasks.empty() ? kStageClassify : plan.tasks.front().last_stage;
+  if (last_stage < kStageSegment) return;
   StructureOutputOptions options;
   options.root = plan.root;
+  options.classify_files = last_stage >= kStageClassify;
   auto writer = StructureOutputWriter::create(plan.out_dir, options);
   if (!writer.ok()) return fail(writer.status());
   for (const auto& o : outcomes) {

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "ascprof/common/files.hpp"
+#include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
@@ -74,9 +75,11 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   ASSERT_TRUE(plan.ok) << plan.error;
   ASSERT_EQ(plan.tasks.size(), 5u);
   const fs::path mpi_root = dir / "out" / plan.slug;
+  std::vector<pipeline::RankOutcome> outcomes;
   for (const auto& task : plan.tasks) {
-    const auto o = pipeline::run_rank_normalize(task, *kb);
+    const auto o = pipeline::run_rank_stages(task, *kb);
     ASSERT_TRUE(o.ok) << o.error;
+    outcomes.push_back(o);
     const fs::path a = fs::path(plan.out_dir) / o.h5_file;
     const fs::path b = mpi_root / o.h5_file;
     ASSERT_TRUE(fs::exists(b)) << b;
@@ -86,7 +89,68 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   EXPECT_TRUE(fs::exists(mpi_root / "normalize_manifest.json"));
   EXPECT_TRUE(fs::exists(mpi_root / "source_index.json"));
   EXPECT_TRUE(fs::exists(mpi_root / "analysis.h5"));
+  // The structure files the coordinator composes from the rank files equal a serial composition.
+  const auto serial = pipeline::write_root_outputs(plan, outcomes);
+  ASSERT_EQ(serial.status, "ok") << serial.error;
+  for (const char* f : {"step_segments.json", "layer_segments.json", "block_segments.json", "class_signatures.json",
+                        "structure_evidence_graph.json"}) {
+    auto a = read_file(fs::path(plan.out_dir) / f);
+    auto b = read_file(mpi_root / f);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    EXPECT_EQ(*a, *b) << f << " differs between the MPI run and a serial composition";
+  }
   fs::remove_all(dir);
+}
+
+TEST(AnalyzeMpi, ToStageStopsAfterTheRequestedRankStage) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "tostage");
+  const fs::path capture = dir / "capture";
+  if (world.rank() == 0) generate(capture, "moe_mla_decode", 3);
+  world.barrier();
+  for (const int32_t last : {pipeline::kStageNormalize, pipeline::kStageSegment}) {
+    auto req = request(capture, dir / ("out" + std::to_string(last)));
+    req.last_stage = last;
+    const auto result = parallel::run_analyze(world, req);
+    ASSERT_EQ(result.exit_code, 0) << result.json;
+    if (world.rank() != 0) continue;
+    const fs::path root = dir / ("out" + std::to_string(last)) / importers::root_slug(capture);
+    EXPECT_TRUE(fs::exists(root / "normalize_manifest.json"));
+    EXPECT_EQ(fs::exists(root / "segment_manifest.json"), last == pipeline::kStageSegment);
+    EXPECT_FALSE(fs::exists(root / "classify_manifest.json"));
+    EXPECT_NE(result.json.find(last == pipeline::kStageNormalize ? "\"stages_executed\":[\"normalize\"]"
+                                                                 : "\"stages_executed\":[\"normalize\",\"segment\"]"),
+              std::string::npos)
+        << result.json;
+  }
+  if (world.rank() == 0) fs::remove_all(dir);
+}
+
+// A capture whose structure breaks the rules: everything is written, the hard errors are in
+// segment_manifest.json, and the exit code (4) and status say so on every process.
+TEST(AnalyzeMpi, StructureHardErrorsGiveExitCode4) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "island");
+  const fs::path capture = dir / "capture";
+  if (world.rank() == 0) {
+    synth::SynthOptions o;
+    o.scenario = "dense_gqa";
+    o.out_dir = capture;
+    o.ranks = 3;
+    o.steps = 3;
+    o.faults = {"interior_island:2"};
+    auto r = synth::generate_capture(o);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+  }
+  world.barrier();
+  const auto result = parallel::run_analyze(world, request(capture, dir / "out"));
+  EXPECT_EQ(result.exit_code, 4) << result.json;
+  if (world.rank() == 0) {
+    EXPECT_NE(result.json.find("\"status\":\"structure_errors\""), std::string::npos) << result.json;
+    EXPECT_NE(result.json.find("\"hard_error_count\":2,"), std::string::npos) << result.json;
+    EXPECT_NE(result.json.find("\"interior_island_total\":1,"), std::string::npos) << result.json;
+    fs::remove_all(dir);
+  }
 }
 
 TEST(AnalyzeMpi, BrokenRankFailsAloneAndOthersComplete) {

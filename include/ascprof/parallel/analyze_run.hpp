@@ -5,13 +5,15 @@
 ///  1. every process loads knowledge/ (all must succeed, else configuration error);
 ///  2. process 0 checks OUT, discovers every root and broadcasts the plans;
 ///  3. (root, rank) tasks are assigned largest-input-first; each process runs its tasks as plain
-///     function calls (pipeline::run_rank_normalize) writing per-rank HDF5 files;
+///     function calls (pipeline::run_rank_stages) writing per-rank HDF5 files;
 ///  4. compact outcomes are gathered (Boost.MPI + Boost.Serialization) to process 0, which writes
 ///     the root-level manifests and the final JSON result.
 /// Works for any number of processes and ranks (N = 1, N < ranks, N > ranks).
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "ascprof/pipeline/rank_job.hpp"
 
 namespace boost::mpi {
 class communicator;
@@ -28,10 +30,12 @@ struct AnalyzeRequest {
   bool force = false;
   ProgressMode progress = ProgressMode::kLines;
   bool verbose = false;      ///< also print each rank's data-quality counters when it has warnings
+  int32_t last_stage = pipeline::kStageClassify;  ///< --to-stage normalize / segment stops earlier
 };
 
 struct AnalyzeResult {
-  int exit_code = 0;   ///< same on every process: 0 ok, 1 partial, 2 configuration, 3 nothing analysed
+  int exit_code = 0;   ///< same on every process: 0 ok, 1 partial, 2 configuration, 3 nothing analysed,
+                       ///< 4 analysed but the segment stage reported hard errors
   std::string json;    ///< the final result object (process 0 only)
 };
 

@@ -12,6 +12,9 @@
 
 namespace ascprof::pipeline {
 
+/// The rank-local stages, in order; a rank job runs them up to RankTask::last_stage.
+inline constexpr int32_t kStageNormalize = 0, kStageSegment = 1, kStageClassify = 2;
+
 /// What a process needs to know to run one rank (serialisable; no pointers).
 struct RankTask {
   std::string root;            ///< capture root path as given
@@ -25,12 +28,13 @@ struct RankTask {
   uint64_t input_bytes = 0;
   int32_t root_index = 0;
   int32_t rank_index = 0;
+  int32_t last_stage = kStageClassify;  ///< kStageNormalize / kStageSegment / kStageClassify (--to-stage)
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & input_bytes &
-        root_index & rank_index;
+        root_index & rank_index & last_stage;
   }
 };
 
@@ -99,6 +103,6 @@ struct RankOutcome {
 };
 
 /// Runs ingest, normalize, segment and classify for one rank and writes its HDF5 file. Never throws.
-RankOutcome run_rank_normalize(const RankTask& task, const knowledge::Knowledge& kb);
+RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb);
 
 }  // namespace ascprof::pipeline

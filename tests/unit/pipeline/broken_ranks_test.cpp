@@ -68,7 +68,7 @@ TEST(BrokenRanks, EachDamageGivesItsOutcomeAndOthersComplete) {
   ASSERT_TRUE(plan.ok) << plan.error;
   ASSERT_EQ(plan.tasks.size(), 6u);
   std::vector<RankOutcome> o;
-  for (const auto& t : plan.tasks) o.push_back(run_rank_normalize(t, *kb));
+  for (const auto& t : plan.tasks) o.push_back(run_rank_stages(t, *kb));
 
   EXPECT_TRUE(o[0].ok) << o[0].error;
   EXPECT_EQ(o[0].data_loss_records, 0u);

@@ -44,7 +44,7 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
     EXPECT_EQ(t.rank_id, std::to_string(i));
     EXPECT_EQ(t.rank_dir, e.rank_dirs[i]);
     EXPECT_EQ(t.rank_id_source, "profiler_info_name");
-    const RankOutcome o = run_rank_normalize(t, *kb);
+    const RankOutcome o = run_rank_stages(t, *kb);
     ASSERT_TRUE(o.ok) << o.error;
     if (e.rows_per_rank != 0) {
       EXPECT_EQ(o.kernel_rows, e.rows_per_rank);

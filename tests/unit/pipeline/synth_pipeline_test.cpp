@@ -66,7 +66,7 @@ TEST_P(SynthPipelineTest, CountsMatchGroundTruthAndNoWarnings) {
     const RankTask& task = plan.tasks[i];
     EXPECT_EQ(task.rank_id, truth.rank_ids[i]);
     EXPECT_EQ(task.rank_id_source, "profiler_info_name");
-    const RankOutcome o = run_rank_normalize(task, *kb);
+    const RankOutcome o = run_rank_stages(task, *kb);
     ASSERT_TRUE(o.ok) << o.error;
     const std::string& id = task.rank_id;
     EXPECT_EQ(o.kernel_rows, truth.counts.at(id + ".kernel_rows")) << "rank " << id;
@@ -132,7 +132,7 @@ TEST(RootOutputs, DuplicateAndMissingRanksAreReported) {
   EXPECT_NE(plan.duplicates[0].dropped.find("oldnode_1_20200101000000000_ascend_pt"), std::string::npos);
   EXPECT_EQ(plan.missing_rank_ids, (std::vector<int64_t>{2}));
   std::vector<RankOutcome> outcomes;
-  for (const auto& t : plan.tasks) outcomes.push_back(run_rank_normalize(t, *kb));
+  for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, *kb));
   write_root_outputs(plan, outcomes);
   auto manifest = read_file(fs::path(plan.out_dir) / "normalize_manifest.json");
   ASSERT_TRUE(manifest.ok());

@@ -73,7 +73,7 @@ bool explained_window(const Plan& p) {
 // Residual covered by exact slices of one recurring template starting at different offsets while the
 // attention stream changes: piecewise / aclgraph multi-stream interleaving.
 bool piecewise_interleaved(const Plan& p, const std::vector<Seq>& templates) {
-  const Seq s = plan_seq(p, boundary_seq);
+  const Seq s = plan_seq(p, regime_seq);  // regime keys: boundary keys do not tell dense from MoE layers
   if (s.size() < 2) return false;
   std::vector<int32_t> streams;
   for (const auto& f : p.frames)
@@ -154,12 +154,12 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
   std::map<Seq, int> plan_count;
   for (const auto& p : plans)
     if (!p.all_residual() && p.main_layers() > 1) ++plan_count[regime_seq(p.frames.front())];
-  std::vector<Seq> boundary_templates;
+  std::vector<Seq> regime_templates;
   std::vector<const Layer*> template_layers;
   for (const auto& p : plans) {
     if (p.all_residual() || p.main_layers() <= 1) continue;
     if (plan_count[regime_seq(p.frames.front())] < 2) continue;
-    boundary_templates.push_back(boundary_seq(p.frames.front()));
+    regime_templates.push_back(regime_seq(p.frames.front()));
     for (const auto& l : p.frames.front().layers) template_layers.push_back(&l);
   }
   // 3. residual plans
@@ -170,7 +170,7 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
     Plan& p = plans[i];
     if (!p.all_residual()) continue;
     p.complete = false;
-    if (piecewise_interleaved(p, boundary_templates)) p.type = SegmentType::kPiecewiseInterleavedWindow;
+    if (piecewise_interleaved(p, regime_templates)) p.type = SegmentType::kPiecewiseInterleavedWindow;
     else if (i == 0) p.type = SegmentType::kHead;
     else if (i + 1 == plans.size()) p.type = SegmentType::kTail;
     else {

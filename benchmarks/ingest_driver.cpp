@@ -98,7 +98,7 @@ int main(int argc, char** argv) {
     }
     const auto& task = plan.tasks.front();
     const auto t0 = Clock::now();
-    const auto o = ascprof::pipeline::run_rank_normalize(task, *kb);
+    const auto o = ascprof::pipeline::run_rank_stages(task, *kb);
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     if (!o.ok) {
       std::fprintf(stderr, "%s\n", o.error.c_str());

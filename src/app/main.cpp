@@ -7,6 +7,7 @@
 #include <string>
 #include <unistd.h>
 
+#include "ascprof/common/allocator.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/synth/synth.hpp"
@@ -70,6 +71,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ascprof::keep_freed_heap_for_reuse();
   boost::mpi::environment env(argc, argv);
   boost::mpi::communicator world;
   const bool root = world.rank() == 0;

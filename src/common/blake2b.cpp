@@ -62,7 +62,7 @@ void compress(std::array<uint64_t, 8>& h, const uint8_t* block, uint64_t t0, uin
 
 }  // namespace
 
-std::string blake2b_hex(std::string_view data, size_t digest_bytes) {
+void blake2b(std::string_view data, size_t digest_bytes, uint8_t* out) {
   if (digest_bytes == 0 || digest_bytes > 64) digest_bytes = 64;
   std::array<uint64_t, 8> h = kIv;
   h[0] ^= 0x01010000ULL ^ digest_bytes;
@@ -83,13 +83,19 @@ std::string blake2b_hex(std::string_view data, size_t digest_bytes) {
   if (n > 0) std::memcpy(last, p, n);
   add_counter(n);
   compress(h, last, t0, t1, true);
+  for (size_t i = 0; i < digest_bytes; ++i) out[i] = static_cast<uint8_t>(h[i / 8] >> (8 * (i % 8)));
+}
+
+std::string blake2b_hex(std::string_view data, size_t digest_bytes) {
+  if (digest_bytes == 0 || digest_bytes > 64) digest_bytes = 64;
+  uint8_t digest[64];
+  blake2b(data, digest_bytes, digest);
   static const char* kHex = "0123456789abcdef";
   std::string out;
   out.reserve(digest_bytes * 2);
   for (size_t i = 0; i < digest_bytes; ++i) {
-    const auto byte = static_cast<uint8_t>(h[i / 8] >> (8 * (i % 8)));
-    out += kHex[byte >> 4];
-    out += kHex[byte & 15];
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
   }
   return out;
 }

@@ -10,4 +10,7 @@ namespace ascprof {
 /// Hex digest (2 * digest_bytes lower-case characters) of BLAKE2b over `data`.
 std::string blake2b_hex(std::string_view data, size_t digest_bytes);
 
+/// Raw digest: writes `digest_bytes` (1..64) bytes of BLAKE2b over `data` to `out`.
+void blake2b(std::string_view data, size_t digest_bytes, uint8_t* out);
+
 }  // namespace ascprof

@@ -127,6 +127,44 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
     p.frames.push_back(std::move(f));
     plans.push_back(std::move(p));
   }
+  // 1b. rebalance_homogeneous_missing_spec_boundary: a plan shaped "main+1, spec" next to plans of the
+  // same total length with more speculative layers lost a selection row between its main body and
+  // its first speculative layer: the trailing main layers with the spec tail's role key move into
+  // speculative frames of their own.
+  {
+    std::map<size_t, size_t> max_spec;  // total layers -> largest speculative layer count
+    for (const auto& p : plans) {
+      const size_t spec = p.layer_count() - p.main_layers();
+      size_t& m = max_spec[p.layer_count()];
+      m = std::max(m, spec);
+    }
+    for (auto& p : plans) {
+      if (p.frames.size() < 2) continue;
+      const size_t spec = p.layer_count() - p.main_layers();
+      const size_t want = max_spec[p.layer_count()];
+      if (want <= spec) continue;
+      bool single = true;
+      const int role = p.frames[1].layers.front().role_key;
+      for (size_t f = 1; f < p.frames.size(); ++f)
+        single = single && p.frames[f].layers.size() == 1 && p.frames[f].layers.front().role_key == role;
+      const size_t move = want - spec;
+      Frame& main = p.frames.front();
+      if (!single || move >= main.layers.size()) continue;
+      bool tail_matches = true;
+      for (size_t i = main.layers.size() - move; i < main.layers.size(); ++i)
+        tail_matches = tail_matches && main.layers[i].role_key == role;
+      if (!tail_matches) continue;
+      std::vector<Frame> moved;
+      for (size_t i = main.layers.size() - move; i < main.layers.size(); ++i) {
+        Frame f;
+        f.layers.push_back(main.layers[i]);
+        f.tags.push_back("rebalanced_missing_spec_boundary");
+        moved.push_back(std::move(f));
+      }
+      main.layers.resize(main.layers.size() - move);
+      p.frames.insert(p.frames.begin() + 1, std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+    }
+  }
   // 2. merge consecutive fragment plans whose concatenation is a recurring complete-plan template
   {
     std::map<Seq, int> recurring;

@@ -143,6 +143,34 @@ TEST_F(SegmentRules, SameResidualOnOneStreamIsAPartialBodyWindow) {
   EXPECT_TRUE(errors.empty());
 }
 
+// Two steps lost the ArgMax between the main body and their first MTP layer ("main+1, spec") while
+// two others show both MTP layers: the trailing main layer with the MTP layer's role key moves into
+// the speculative tail, so every step is 5 main + 2 speculative.
+TEST_F(SegmentRules, MissingSpeculativeBoundaryIsRebalanced) {
+  Capture c;
+  auto mtp = [&c] {
+    c.layer({kAddRmsNorm, kMatMul, kAddRmsNorm, kAttention, kMatMul, kAddRmsNorm, kGating, kExperts}, 2);
+  };
+  for (int step = 0; step < 4; ++step) {
+    body(c);
+    if (step % 2 == 0) c.push(kArgMax, 2);  // steps 1 and 3 miss this delimiter
+    mtp();
+    c.push(kArgMax, 2);
+    mtp();
+    c.push(kArgMax, 2);
+  }
+  const auto s = c.segment(*kb_);
+  EXPECT_TRUE(s.hard_errors.empty());
+  ASSERT_EQ(s.step_count(), 4u);
+  int rebalanced = 0;
+  for (const auto& seg : s.segments) {
+    EXPECT_EQ(seg.main_layer_count, 5u);
+    EXPECT_EQ(seg.speculative_layer_count, 2u);
+    for (const auto& t : seg.frame_tags) rebalanced += t == "rebalanced_missing_spec_boundary";
+  }
+  EXPECT_EQ(rebalanced, 2);
+}
+
 // Duplicated "piecewise" marker rows (same name, stream, start and duration) do not add layers.
 TEST_F(SegmentRules, AdjacentDuplicateAnchorsDoNotAddLayers) {
   Capture c;

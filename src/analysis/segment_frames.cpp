@@ -544,6 +544,19 @@ bool split_no_attention_frames_by_observed_main_lengths(const Frame& f, const st
     split_at(f, cuts, "observed_main_length_split", out);
     return true;
   }
+  // otherwise "main chunks + a shorter suffix"
+  for (const auto& ref : mains) {
+    const size_t len = ref.length;
+    if (len < 1 || len >= n || n % len == 0) continue;
+    bool fits = true;
+    for (size_t i = 0; i < n && fits; i += len) fits = fits_within(coarse_counts(f.layers, i, std::min(n, i + len) - 1), ref.roles);
+    if (!fits) continue;
+    std::vector<size_t> cuts;
+    for (size_t i = len; i < n; i += len) cuts.push_back(i);
+    cuts.push_back(n);
+    split_at(f, cuts, "observed_main_length_split_with_suffix", out);
+    return true;
+  }
   return false;
 }
 

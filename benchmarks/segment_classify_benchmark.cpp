@@ -1,10 +1,10 @@
 // Throughput of the segment and classify stages (events per second, one process).
 //
-// Input: one generated moe_mla_decode rank (DeepSeek-like decode, 61 layers: 3 dense + 58 MoE, 2 MTP
-// layers, ArgMax delimiters, 943 kernel rows per step), imported and normalized once in setup
-// (untimed); its kernel table is then tiled k times with shifted times and Step Ids, so the three
-// sizes have the same structure and span 10x in events (cost must grow linearly). Timed regions: one
-// segment_rank call, one classify_rank call, or both.
+// Input: one generated moe_mla_decode rank (DeepSeek-like decode; 61 layers: 3 dense + 58 MoE, 2 MTP
+// layers, ArgMax delimiters, 943 kernel rows per step; or the default 10 layers, 185 rows per step),
+// imported and normalized once in setup (untimed); its kernel table is then tiled k times with
+// shifted times and Step Ids, so sizes have the same structure and span 10x in events (cost must grow
+// linearly). Timed regions: one segment_rank call, one classify_rank call, or both.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -69,20 +69,22 @@ void tile(const model::KernelTable& src, int copies, model::KernelTable& dst) {
   dst.header = src.header;
 }
 
-Input& input(int copies) {
-  static std::map<int, std::unique_ptr<Input>> cache;
-  static model::KernelTable base;
+// One base capture per layer count, tiled `copies` times.
+Input& input(int layers, int copies) {
+  static std::map<std::pair<int, int>, std::unique_ptr<Input>> cache;
+  static std::map<int, model::KernelTable> bases;
   static StringPool base_pool;
-  auto it = cache.find(copies);
+  auto it = cache.find({layers, copies});
   if (it != cache.end()) return *it->second;
-  if (cache.empty()) {
+  model::KernelTable& base = bases[layers];
+  if (base.size() == 0) {
     const fs::path dir = fs::temp_directory_path() / ("ascprof_seg_bench_" + std::to_string(::getpid()));
     synth::SynthOptions o;
     o.scenario = "moe_mla_decode";
     o.out_dir = dir;
     o.ranks = 1;
-    o.steps = 40;
-    o.layers = 61;
+    o.steps = layers >= 30 ? 40 : 200;
+    o.layers = layers;
     o.force = true;
     auto gen = synth::generate_capture(o);
     if (!gen.ok()) std::abort();
@@ -100,7 +102,7 @@ Input& input(int copies) {
   in->kb = std::move(kb).value();
   Stats stats;
   in->norm = analysis::normalize_kernels(in->kernels, *in->pool, in->kb, stats);
-  return *cache.emplace(copies, std::move(in)).first->second;
+  return *cache.emplace(std::make_pair(layers, copies), std::move(in)).first->second;
 }
 
 analysis::SegmentInput segment_input(Input& in) {
@@ -113,7 +115,7 @@ analysis::SegmentInput segment_input(Input& in) {
 }
 
 void BM_Segment(benchmark::State& state) {
-  Input& in = input(static_cast<int>(state.range(0)));
+  Input& in = input(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   size_t steps = 0;
   for (auto _ : state) {
     auto s = analysis::segment_rank(segment_input(in), in.kb);
@@ -126,7 +128,7 @@ void BM_Segment(benchmark::State& state) {
 }
 
 void BM_Classify(benchmark::State& state) {
-  Input& in = input(static_cast<int>(state.range(0)));
+  Input& in = input(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   const auto s = analysis::segment_rank(segment_input(in), in.kb);
   for (auto _ : state) {
     auto c = analysis::classify_rank(s, in.kernels, in.norm, *in.pool, in.kb);
@@ -137,7 +139,7 @@ void BM_Classify(benchmark::State& state) {
 }
 
 void BM_SegmentAndClassify(benchmark::State& state) {
-  Input& in = input(static_cast<int>(state.range(0)));
+  Input& in = input(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
   for (auto _ : state) {
     auto s = analysis::segment_rank(segment_input(in), in.kb);
     auto c = analysis::classify_rank(s, in.kernels, in.norm, *in.pool, in.kb);
@@ -147,10 +149,13 @@ void BM_SegmentAndClassify(benchmark::State& state) {
   state.counters["events"] = static_cast<double>(in.kernels.size());
 }
 
-// 2, 6 and 20 copies of 40 steps: 80 / 240 / 800 steps = 75,440 / 226,320 / 754,400 events (10x)
-BENCHMARK(BM_Segment)->Arg(2)->Arg(6)->Arg(20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_Classify)->Arg(2)->Arg(6)->Arg(20)->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SegmentAndClassify)->Arg(2)->Arg(6)->Arg(20)->Unit(benchmark::kMillisecond);
+// {layers, copies}: 61 layers x 40 steps x 2 / 6 / 20 copies = 75,440 / 226,320 / 754,400 events
+// (10x); and the demo's 10-layer decode (12 layers of ~15 rows per step), 200 steps x 20 copies =
+// 740,000 events, where per-layer and per-step costs weigh most.
+#define ASCPROF_SIZES ->Args({61, 2})->Args({61, 6})->Args({61, 20})->Args({10, 20})->Unit(benchmark::kMillisecond)
+BENCHMARK(BM_Segment) ASCPROF_SIZES;
+BENCHMARK(BM_Classify) ASCPROF_SIZES;
+BENCHMARK(BM_SegmentAndClassify) ASCPROF_SIZES;
 
 }  // namespace
 

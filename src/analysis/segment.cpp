@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -91,17 +92,29 @@ class Builder {
     s.main_layer_count = static_cast<uint32_t>(main.size());
     s.speculative_layer_count = static_cast<uint32_t>(spec.size());
     s.microbatch_count = static_cast<uint32_t>(max_mb + 1);
-    if (s.phase == "training") {
-      s.structure_signature = "forward_len=" + std::to_string(forward) + " ; backward_len=" + std::to_string(backward) +
-                              " ; microbatches=" + std::to_string(s.microbatch_count) + " ; main_period=" + period_text(c_, main);
-    } else {
-      s.structure_signature = "main_len=" + std::to_string(main.size()) + " ; main_period=" + period_text(c_, main);
-      if (!spec.empty())
-        s.structure_signature += " ; spec_len=" + std::to_string(spec.size()) + " ; spec_period=" + period_text(c_, spec);
+    // Steps repeat: the signature (kilobytes of regime keys) and its cluster hash are built once per
+    // distinct step shape.
+    const bool training = s.phase == "training";
+    std::vector<int> key{training ? 1 : 0, static_cast<int>(forward), static_cast<int>(backward),
+                         static_cast<int>(s.microbatch_count), static_cast<int>(main.size())};
+    key.insert(key.end(), main.begin(), main.end());
+    key.push_back(-1);
+    key.insert(key.end(), spec.begin(), spec.end());
+    auto [it, fresh] = step_shapes_.try_emplace({s.step_family, std::move(key)});
+    if (fresh) {
+      std::string& sig = it->second.first;
+      if (training) {
+        sig = "forward_len=" + std::to_string(forward) + " ; backward_len=" + std::to_string(backward) +
+              " ; microbatches=" + std::to_string(s.microbatch_count) + " ; main_period=" + period_text(c_, main);
+      } else {
+        sig = "main_len=" + std::to_string(main.size()) + " ; main_period=" + period_text(c_, main);
+        if (!spec.empty()) sig += " ; spec_len=" + std::to_string(spec.size()) + " ; spec_period=" + period_text(c_, spec);
+      }
+      it->second.second =
+          stable_id_n("cluster", {rank_id_, s.step_family, std::to_string(main.size()), std::to_string(spec.size()), sig}, 12);
     }
-    s.cluster_id = stable_id_n("cluster",
-                               {rank_id_, s.step_family, std::to_string(main.size()), std::to_string(spec.size()), s.structure_signature},
-                               12);
+    s.structure_signature = it->second.first;
+    s.cluster_id = it->second.second;
     s.frame_reasons = std::move(reasons);
     s.frame_tags = std::move(tags);
     s.first_layer = static_cast<uint32_t>(out_.layers.size());
@@ -159,6 +172,8 @@ class Builder {
   model::RankStructure& out_;
   std::string rank_id_;
   std::unordered_map<int, uint32_t> signature_index_;  // interned signature -> layer_signatures index
+  // (family, step shape) -> (structure signature, cluster id)
+  std::map<std::pair<std::string, std::vector<int>>, std::pair<std::string, std::string>> step_shapes_;
 };
 
 // The reference's materialisation: head rows, then every plan up to the next plan's first row.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <tuple>
 
 #include "segment_internal.hpp"
 
@@ -192,14 +193,17 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
   std::map<Seq, int> plan_count;
   for (const auto& p : plans)
     if (!p.all_residual() && p.main_layers() > 1) ++plan_count[regime_seq(p.frames.front())];
-  std::vector<Seq> regime_templates;
-  std::vector<const Layer*> template_layers;
+  std::vector<Seq> regime_templates;  // distinct recurring main-frame regime sequences
+  std::vector<int> template_kinds;    // distinct layer kinds in them
+  for (const auto& [seq, count] : plan_count)
+    if (count >= 2) regime_templates.push_back(seq);
   for (const auto& p : plans) {
     if (p.all_residual() || p.main_layers() <= 1) continue;
     if (plan_count[regime_seq(p.frames.front())] < 2) continue;
-    regime_templates.push_back(regime_seq(p.frames.front()));
-    for (const auto& l : p.frames.front().layers) template_layers.push_back(&l);
+    for (const auto& l : p.frames.front().layers) template_kinds.push_back(l.kind);
   }
+  std::sort(template_kinds.begin(), template_kinds.end());
+  template_kinds.erase(std::unique(template_kinds.begin(), template_kinds.end()), template_kinds.end());
   // 3. residual plans
   std::map<Seq, int> residual_core;
   for (const auto& p : plans)
@@ -216,9 +220,10 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
       for (const auto& f : p.frames)
         for (const auto& l : f.layers) {
           bool inside = false;
-          for (const Layer* t : template_layers)
-            if (std::includes(c.kind(*t).terms.begin(), c.kind(*t).terms.end(), c.kind(l).terms.begin(), c.kind(l).terms.end()))
-              inside = true;
+          for (const int k : template_kinds) {
+            const auto& t = c.kinds[static_cast<size_t>(k)].terms;
+            if (std::includes(t.begin(), t.end(), c.kind(l).terms.begin(), c.kind(l).terms.end())) inside = true;
+          }
           partial = partial && inside;
         }
       if (partial || residual_core[plan_seq(p, core_seq)] >= 2) p.type = SegmentType::kPartialBodyWindow;
@@ -248,27 +253,44 @@ std::vector<Plan> compose_plans(Ctx& c, std::vector<Frame> frames) {
   }
   // 5. interior sub-structures of the complete attention plans with more than one main layer
   {
-    std::vector<size_t> refs;
-    for (size_t i = 0; i < plans.size(); ++i)
-      if (plans[i].complete && plans[i].primary_attention() && plans[i].main_layers() > 1) refs.push_back(i);
+    // The references are thousands of identical steps: compare against their distinct shapes.
+    struct Shape {
+      size_t main;
+      RoleCounts coarse;
+      Seq boundary;  // sorted (a multiset)
+      bool operator<(const Shape& o) const {
+        return std::tie(main, coarse, boundary) < std::tie(o.main, o.coarse, o.boundary);
+      }
+    };
+    auto shape_of = [](const Plan& p) {
+      Seq b = plan_seq(p, boundary_seq);
+      std::sort(b.begin(), b.end());
+      return Shape{p.main_layers(), coarse(p), std::move(b)};
+    };
+    std::map<Shape, int> ref_shapes;
+    for (const auto& p : plans)
+      if (p.complete && p.primary_attention() && p.main_layers() > 1) ref_shapes.emplace(shape_of(p), 0);
     auto substructure = [&](const Plan& p) {
-      for (const size_t r : refs) {
-        const Plan& ref = plans[r];
-        if (&ref == &p || ref.main_layers() == p.main_layers()) continue;
-        if (!p.primary_attention() && ref.primary_attention() && p.complete) continue;  // never the parent of a no-attention plan
-        if (strict_sub(coarse(p), coarse(ref)) || strict_sub_multiset(plan_seq(p, boundary_seq), plan_seq(ref, boundary_seq)))
+      const Shape ps = shape_of(p);
+      for (const auto& [ref, unused] : ref_shapes) {
+        (void)unused;
+        if (ref.main == ps.main) continue;
+        if (!p.primary_attention() && p.complete) continue;  // an attention reference is never the parent of a no-attention plan
+        if (strict_sub(ps.coarse, ref.coarse) ||
+            (ps.boundary != ref.boundary && std::includes(ref.boundary.begin(), ref.boundary.end(), ps.boundary.begin(), ps.boundary.end())))
           return true;
       }
       return false;
     };
-    auto complete_attention = [&](size_t i) { return plans[i].complete && plans[i].primary_attention(); };
+    // complete attention plans before / after each plan, from prefix counts
+    std::vector<uint32_t> attention_upto(plans.size() + 1, 0);
+    for (size_t i = 0; i < plans.size(); ++i)
+      attention_upto[i + 1] = attention_upto[i] + (plans[i].complete && plans[i].primary_attention() ? 1u : 0u);
     std::vector<uint8_t> sub(plans.size(), 0);
     for (size_t i = 0; i < plans.size(); ++i) sub[i] = plans[i].complete && substructure(plans[i]);
     for (size_t i = 0; i < plans.size(); ++i) {
       if (!sub[i]) continue;
-      bool before = false, after = false;
-      for (size_t j = 0; j < i; ++j) before = before || complete_attention(j);
-      for (size_t j = i + 1; j < plans.size(); ++j) after = after || complete_attention(j);
+      const bool before = attention_upto[i] > 0, after = attention_upto[plans.size()] > attention_upto[i + 1];
       if (before && after) {
         plans[i].complete = false;
         plans[i].type = plans[i].primary_attention() ? SegmentType::kPartialBodyWindow : SegmentType::kRunnerWindow;

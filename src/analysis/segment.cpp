@@ -139,6 +139,7 @@ class Builder {
       times(l.row_start, l.row_end, l.start_ns, l.end_ns);
       out_.layers.push_back(std::move(l));
     }
+    observe(seg_index);
   }
 
  private:
@@ -157,6 +158,33 @@ class Builder {
     times(a, b, s.start_ns, s.end_ns);
     return s;
   }
+  // One observation per layer role of step `seg`: the kernel names of its structural events.
+  static constexpr size_t kMaxImplementationNames = 16;
+  void observe(uint32_t seg) {
+    const model::StepSegment& s = out_.segments[seg];
+    const auto& structural = c_.kb.segmentation.structural_roles;
+    for (const LayerRole role : {LayerRole::kMain, LayerRole::kSpeculative, LayerRole::kForward, LayerRole::kBackward}) {
+      model::StructureObservation o;
+      o.segment = seg;
+      o.role = role;
+      bool any = false;
+      names_.clear();
+      for (uint32_t i = s.first_layer; i < s.first_layer + s.layer_count; ++i) {
+        const model::LayerSegment& l = out_.layers[i];
+        if (l.role != role) continue;
+        any = true;
+        for (uint32_t r = l.row_start; r <= l.row_end && names_.size() < kMaxImplementationNames; ++r) {
+          if (!(c_.n.taxa[c_.n.taxon[r]].roles & structural).any()) continue;
+          const StrId name = c_.k.name[r];
+          if (std::find(names_.begin(), names_.end(), name) == names_.end()) names_.push_back(name);
+        }
+      }
+      if (!any) continue;
+      for (const StrId name : names_) o.implementation_names.emplace_back(c_.pool.view(name));
+      out_.observations.push_back(std::move(o));
+    }
+  }
+
   uint32_t signature_index(int interned) {
     auto [it, inserted] = signature_index_.try_emplace(interned, static_cast<uint32_t>(out_.layer_signatures.size()));
     if (inserted) out_.layer_signatures.push_back(c_.strings.name(interned));
@@ -172,6 +200,7 @@ class Builder {
   model::RankStructure& out_;
   std::string rank_id_;
   std::unordered_map<int, uint32_t> signature_index_;  // interned signature -> layer_signatures index
+  std::vector<StrId> names_;                           // scratch for observe()
   // (family, step shape) -> (structure signature, cluster id)
   std::map<std::pair<std::string, std::vector<int>>, std::pair<std::string, std::string>> step_shapes_;
 };

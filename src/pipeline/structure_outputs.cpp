@@ -431,6 +431,15 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       for (uint32_t l = g.first_layer; l < g.first_layer + g.layer_count; ++l)
         if (s.layers[l].role == role) w.value(s.layers[l].layer_id);
       w.end_array();
+      w.key("implementation_names");
+      w.begin_array();
+      // observations are in step order: look only at this step's
+      const auto first = std::lower_bound(s.observations.begin(), s.observations.end(), i,
+                                          [](const model::StructureObservation& o, size_t seg) { return o.segment < seg; });
+      for (auto o = first; o != s.observations.end() && o->segment == i; ++o)
+        if (o->role == role)
+          for (const auto& name : o->implementation_names) w.value(name);
+      w.end_array();
       w.key("event_ids");
       w.begin_array();
       size_t budget = kMaxEventIds;

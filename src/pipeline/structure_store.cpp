@@ -271,6 +271,8 @@ std::string structure_inconsistency(const model::RankStructure& s, const model::
     if (s.layers[i].signature >= s.layer_signatures.size())
       return at("layer", i) + ": signature " + std::to_string(s.layers[i].signature) + " out of range";
   }
+  for (size_t i = 0; i < s.observations.size(); ++i)
+    if (s.observations[i].segment >= nseg) return at("observation", i) + ": segment out of range";
   for (size_t i = 0; i < s.hard_errors.size(); ++i) {
     const int32_t g = s.hard_errors[i].segment;
     if (g < -1 || (g >= 0 && static_cast<size_t>(g) >= nseg))
@@ -448,6 +450,21 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
     t.column("structural_steps", steps);
     t.column("agrees", agrees);
     t.string_column("note", note);
+    ASCPROF_RETURN_IF_ERROR(t.finish());
+  }
+  {
+    const size_t n = s.observations.size();
+    std::vector<uint32_t> seg(n);
+    std::vector<std::string> role(n), names(n);
+    for (size_t i = 0; i < n; ++i) {
+      seg[i] = s.observations[i].segment;
+      role[i] = model::layer_role_name(s.observations[i].role);
+      names[i] = json_strings(s.observations[i].implementation_names);
+    }
+    store::TableWriter t(w, "/structure/observations", n);
+    t.column("segment", seg);
+    t.string_column("layer_role", role);
+    t.string_column("implementation_names", names);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   return {};
@@ -630,6 +647,15 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     for (size_t i = 0; i < t.rows(); ++i)
       s.boundary_checks[i] =
           model::StepBoundaryCheck{declared[i], source[i], rs[i], re[i], steps[i], agrees[i] != 0, std::move(note[i])};
+  }
+  {
+    TableReader t(r, "/structure/observations");
+    auto seg = t.num<uint32_t>("segment");
+    auto role = t.enums<LayerRole>("layer_role", model::layer_role_name, kLayerRoles);
+    auto names = t.str_lists("implementation_names");
+    if (!t.ok()) return t.status();
+    s.observations.resize(t.rows());
+    for (size_t i = 0; i < t.rows(); ++i) s.observations[i] = model::StructureObservation{seg[i], role[i], std::move(names[i])};
   }
   if (auto e = structure_inconsistency(s, model::RankClasses{}); !e.empty())
     return file_error(ErrorCode::kSchema, h5_path, "/structure", "inconsistent tables: " + e);

@@ -92,6 +92,14 @@ struct StepBoundaryCheck {
   std::string note;                      ///< what differs, when it does not agree
 };
 
+/// What implements one layer role of a step (the reference's structure observation): the distinct
+/// kernel names of the structural events (attention, MoE, block head, norm, compute) of its layers.
+struct StructureObservation {
+  uint32_t segment = 0;             ///< index into RankStructure::segments (a step)
+  LayerRole role = LayerRole::kMain;
+  std::vector<std::string> implementation_names;  ///< first seen first, at most 16
+};
+
 /// Segment stage result for one rank.
 struct RankStructure {
   std::string rank_id;
@@ -105,6 +113,7 @@ struct RankStructure {
   const std::string& signature(const LayerSegment& l) const { return layer_signatures[l.signature]; }
   std::vector<HardError> hard_errors;
   std::vector<StepBoundaryCheck> boundary_checks;
+  std::vector<StructureObservation> observations;  ///< one per (step, layer role), in step order
 
   size_t step_count() const {
     size_t n = 0;

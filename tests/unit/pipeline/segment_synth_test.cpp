@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -149,6 +150,13 @@ TEST(SegmentSynth, MoeMlaDecodeMainAndSpeculativeLayersPerStep) {
       const auto steps = steps_of(r.s);
       ASSERT_EQ(steps.size(), 4u);
       for (const auto& s : steps) EXPECT_TRUE((s == StepShape{10, 2}));
+      // what implements the main layers of the first step: the MLA, attention, MoE kernels
+      ASSERT_FALSE(r.s.observations.empty());
+      const auto& names = r.s.observations.front().implementation_names;
+      EXPECT_EQ(r.s.observations.front().role, LayerRole::kMain);
+      for (const char* k : {"aclnnMlaPreprocess_MlaPreprocess_MlaPreprocess", "aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK"})
+        EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
+      EXPECT_EQ(r.s.observations.size(), 8u);  // (main, speculative) x 4 steps
       if (declared) {
         EXPECT_EQ(r.s.step_source, model::StepSource::kStepId);
         ASSERT_EQ(r.s.boundary_checks.size(), 4u);

@@ -115,6 +115,8 @@ RankStructure make_structure() {
   s.hard_errors.push_back({"overlapping_step_plan", 7, 3, -1, "plan starts at row 3"});
   s.boundary_checks.push_back({7, StepSource::kProfilerStep, 10, 49, 1, true, ""});
   s.boundary_checks.push_back({8, StepSource::kProfilerStep, 1, 0, 0, false, "declared step covers no kernel rows"});
+  s.observations.push_back({1, LayerRole::kMain, {"aclnnMlaPreprocess_MlaPreprocess", "aclnnMoeGatingTopK \"q\""}});
+  s.observations.push_back({1, LayerRole::kSpeculative, {}});
   return s;
 }
 
@@ -202,6 +204,12 @@ TEST(StructureStore, RoundTripsEveryField) {
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(tie_error(s2.hard_errors[i]), tie_error(s.hard_errors[i])) << i;
   ASSERT_EQ(s2.boundary_checks.size(), 2u);
   for (size_t i = 0; i < 2; ++i) EXPECT_EQ(tie_check(s2.boundary_checks[i]), tie_check(s.boundary_checks[i])) << i;
+  ASSERT_EQ(s2.observations.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(s2.observations[i].segment, s.observations[i].segment);
+    EXPECT_EQ(s2.observations[i].role, s.observations[i].role);
+    EXPECT_EQ(s2.observations[i].implementation_names, s.observations[i].implementation_names);
+  }
   ASSERT_EQ(c2.blocks.size(), c.blocks.size());
   for (size_t i = 0; i < c.blocks.size(); ++i) EXPECT_EQ(tie_block(c2.blocks[i]), tie_block(c.blocks[i])) << i;
   ASSERT_EQ(c2.block_classes.size(), 4u);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
 #include <string>
 
 namespace ascprof::synth {
@@ -421,6 +422,33 @@ class Builder {
 
 // ---- scenarios ----
 
+// The end of a decode step with MTP: the final norm, lm head and ArgMax close the main body (those
+// rows stay in the last main layer, the reference's layer-end rule), then each MTP layer (enorm,
+// hnorm, eh_proj, one transformer layer, its own head and ArgMax).
+void finish_mtp_program(Scenario& sc, Builder& b, StepProgram& p, const MoeDims& d, int main_layers, int n_mtp,
+                        const std::function<void(bool)>& attention, const std::function<void()>& moe_mlp) {
+  b.island_point();
+  b.kernel(add_rms_norm(d.t, d.h, 7));
+  b.kernel(matmul(d.t, d.h, d.vocab, 70));
+  b.kernel(argmax(d.t, d.vocab, 9));
+  for (int m = 0; m < n_mtp; ++m) {
+    b.begin_layer("speculative", "mtp");
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(rms_norm(d.t, d.h, 5));
+    b.kernel(matmul(d.t, 2 * d.h, d.h, 20));  // eh_proj
+    attention(true);
+    moe_mlp();
+    b.kernel(add_rms_norm(d.t, d.h, 7));
+    b.kernel(matmul(d.t, d.h, d.vocab, 70));
+    b.kernel(argmax(d.t, d.vocab, 9));
+  }
+  b.finish();
+  p.main_layers = main_layers;
+  p.speculative_layers = n_mtp;
+  sc.programs.push_back(std::move(p));
+  sc.first_program = sc.rest_program = 0;
+}
+
 void build_moe_mla_decode(Scenario& sc, int layers) {
   const int n_dense = std::min(3, layers / 5);
   const int n_moe = layers - n_dense;
@@ -473,27 +501,7 @@ void build_moe_mla_decode(Scenario& sc, int layers) {
     attention(n_dense == 0 && l == 0);
     moe_mlp();
   }
-  // epilogue rows stay in the last main layer (the reference's layer-end rule)
-  b.island_point();
-  b.kernel(add_rms_norm(d.t, d.h, 7));
-  b.kernel(matmul(d.t, d.h, d.vocab, 70));
-  b.kernel(argmax(d.t, d.vocab, 9));
-  for (int m = 0; m < n_mtp; ++m) {
-    b.begin_layer("speculative", "mtp");
-    b.kernel(rms_norm(d.t, d.h, 5));
-    b.kernel(rms_norm(d.t, d.h, 5));
-    b.kernel(matmul(d.t, 2 * d.h, d.h, 20));
-    attention(true);
-    moe_mlp();
-    b.kernel(add_rms_norm(d.t, d.h, 7));
-    b.kernel(matmul(d.t, d.h, d.vocab, 70));
-    b.kernel(argmax(d.t, d.vocab, 9));
-  }
-  b.finish();
-  p.main_layers = n_dense + n_moe;
-  p.speculative_layers = n_mtp;
-  sc.programs.push_back(std::move(p));
-  sc.first_program = sc.rest_program = 0;
+  finish_mtp_program(sc, b, p, d, n_dense + n_moe, n_mtp, attention, moe_mlp);
 }
 
 void build_glm5_mtp(Scenario& sc, int layers) {
@@ -550,26 +558,7 @@ void build_glm5_mtp(Scenario& sc, int layers) {
     attention(n_dense == 0 && l == 0);
     moe_mlp();
   }
-  b.island_point();
-  b.kernel(add_rms_norm(d.t, d.h, 7));
-  b.kernel(matmul(d.t, d.h, d.vocab, 70));
-  b.kernel(argmax(d.t, d.vocab, 9));
-  for (int m = 0; m < n_mtp; ++m) {
-    b.begin_layer("speculative", "mtp");
-    b.kernel(rms_norm(d.t, d.h, 5));
-    b.kernel(rms_norm(d.t, d.h, 5));
-    b.kernel(matmul(d.t, 2 * d.h, d.h, 20));  // eh_proj
-    attention(true);
-    moe_mlp();
-    b.kernel(add_rms_norm(d.t, d.h, 7));
-    b.kernel(matmul(d.t, d.h, d.vocab, 70));
-    b.kernel(argmax(d.t, d.vocab, 9));
-  }
-  b.finish();
-  p.main_layers = n_dense + n_moe;
-  p.speculative_layers = n_mtp;
-  sc.programs.push_back(std::move(p));
-  sc.first_program = sc.rest_program = 0;
+  finish_mtp_program(sc, b, p, d, n_dense + n_moe, n_mtp, attention, moe_mlp);
 }
 
 void build_dense_program(Scenario& sc, int layers, bool prefill) {

@@ -229,11 +229,6 @@ TEST(SegmentSynth, TrainingForwardBackwardPerMicrobatch) {
   }
 }
 
-}  // namespace
-}  // namespace ascprof::pipeline
-
-namespace ascprof::pipeline {
-namespace {
 
 // The reference's GLM5 counterexample (TP8 W8A8, 78 main layers, MTP=3): MlaProlog decides the layer
 // frequency (the sparse flash score and V-up kernels do not add layers), and the 3 dense prefix
@@ -390,11 +385,6 @@ TEST(SegmentSynth, PipelineParallelTrainingLayersPerMicrobatch) {
   }
 }
 
-}  // namespace
-}  // namespace ascprof::pipeline
-
-namespace ascprof::pipeline {
-namespace {
 
 // Real captures: no LLM among them, so what the rules find is documented here.
 // - e2-cnn-level{0,1,2} (a CNN training step, 191 rows, Step Id column): no attention, no MoE, so the

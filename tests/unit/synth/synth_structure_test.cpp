@@ -1,12 +1,13 @@
 // Structure of generated captures as the segmentation / classify stages see it: the glm5_mtp scenario,
 // split attention, the interior_island fault and the per-layer "blocks" ground truth, checked against
-// the live knowledge/operator_taxonomy.rules (independent evaluator in synth_test_util.hpp).
+// the live knowledge/operator_taxonomy.rules (through the knowledge module).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 
+#include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "support/test_support.hpp"
 #include "synth_test_util.hpp"
@@ -55,17 +56,30 @@ Rows rows_of(const Gen& g, int rank) {
   return rows;
 }
 
-const testutil::MiniTaxonomy& taxonomy() {
-  static const testutil::MiniTaxonomy t = [] {
-    testutil::MiniTaxonomy m;
-    EXPECT_TRUE(m.load(testing::knowledge_dir() / "operator_taxonomy.rules")) << testing::knowledge_dir();
-    return m;
+// The live knowledge/ taxonomy, so generated kernel names are checked against the rules in use.
+struct Taxon {
+  std::vector<std::string> categories, roles;
+  bool has_category(std::string_view c) const { return std::find(categories.begin(), categories.end(), c) != categories.end(); }
+  bool has_role(std::string_view r) const { return std::find(roles.begin(), roles.end(), r) != roles.end(); }
+};
+
+const knowledge::Knowledge& kb() {
+  static const knowledge::Knowledge k = [] {
+    auto r = knowledge::Knowledge::load(testing::knowledge_dir());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return std::move(r).value();
   }();
-  return t;
+  return k;
 }
 
-testutil::MiniTaxonomy::Taxon taxon(const std::vector<std::string>& r) {
-  return taxonomy().classify(r[kColName], r[kColType], r[kColCore]);
+Taxon taxon(const std::vector<std::string>& r) {
+  const knowledge::Taxon t = kb().taxonomy.classify(r[kColName], r[kColType], r[kColCore]);
+  Taxon out;
+  for (size_t i = 0; i < kb().vocab.categories().size(); ++i)
+    if (t.categories.test(i)) out.categories.push_back(kb().vocab.categories()[i]);
+  for (size_t i = 0; i < kb().vocab.roles().size(); ++i)
+    if (t.roles.test(i)) out.roles.push_back(kb().vocab.roles()[i]);
+  return out;
 }
 
 std::vector<int64_t> ints(const Json& a) {
@@ -100,7 +114,7 @@ std::pair<size_t, size_t> step_rows(const Rows& rows, int step) {
 
 /// The reference's §2.4 decomposition applied to rows [a, b] (island rows excluded).
 Blocks blocks_of(const Rows& rows, size_t a, size_t b, int64_t skip_a, int64_t skip_b) {
-  std::vector<testutil::MiniTaxonomy::Taxon> ev;
+  std::vector<Taxon> ev;
   for (size_t i = a; i <= b; ++i)
     if (static_cast<int64_t>(i) < skip_a || static_cast<int64_t>(i) > skip_b) ev.push_back(taxon(rows[i]));
   const int n = static_cast<int>(ev.size());

@@ -132,9 +132,9 @@ class Builder {
       l.first_anchor_row = layers[j].layer->first_anchor;
       l.role = layers[j].role;
       l.microbatch = layers[j].microbatch;
-      l.boundary_source = source == StepSource::kStructural ? "exact_structural_anchor"
-                          : l.role == LayerRole::kForward || l.role == LayerRole::kBackward ? "training_anchor"
-                                                                                             : "declared_step_window";
+      l.boundary_source = source == StepSource::kStructural                                 ? model::BoundarySource::kExactStructuralAnchor
+                          : l.role == LayerRole::kForward || l.role == LayerRole::kBackward ? model::BoundarySource::kTrainingAnchor
+                                                                                             : model::BoundarySource::kDeclaredStepWindow;
       l.signature = signature_index(layers[j].layer->signature);
       times(l.row_start, l.row_end, l.start_ns, l.end_ns);
       out_.layers.push_back(std::move(l));
@@ -390,6 +390,13 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
   std::vector<Plan> plans = seg::compose_plans(c, std::move(frames));
   if (std::getenv("ASCPROF_DEBUG_SEGMENT") != nullptr) dump_plans(c, plans);
   seg::check_hard_errors(c, plans, observations, out.hard_errors);
+  {
+    size_t layer_total = 0;
+    for (const auto& p : plans) layer_total += p.complete ? p.layer_count() : 0;
+    out.layers.reserve(layer_total);
+    out.segments.reserve(plans.size() + windows.size() + 2);
+    out.observations.reserve(2 * (plans.size() + windows.size()));
+  }
 
   if (windows.empty()) {
     materialise_structural(c, plans, builder);

@@ -25,6 +25,15 @@ const char* layer_role_name(LayerRole r) {
   return "main";
 }
 
+const char* boundary_source_name(BoundarySource b) {
+  switch (b) {
+    case BoundarySource::kExactStructuralAnchor: return "exact_structural_anchor";
+    case BoundarySource::kDeclaredStepWindow: return "declared_step_window";
+    case BoundarySource::kTrainingAnchor: return "training_anchor";
+  }
+  return "exact_structural_anchor";
+}
+
 const char* step_source_name(StepSource s) {
   switch (s) {
     case StepSource::kStructural: return "structural";

@@ -18,7 +18,7 @@ using model::LayerRole;
 using model::SegmentType;
 using model::StepSource;
 
-constexpr int kSegmentTypes = 7, kLayerRoles = 4, kStepSources = 3, kBlockKinds = 5;
+constexpr int kSegmentTypes = 7, kLayerRoles = 4, kStepSources = 3, kBlockKinds = 5, kBoundarySources = 3;
 
 template <class E>
 bool parse_enum(std::string_view name, const char* (*to_name)(E), int count, E* out) {
@@ -382,7 +382,7 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
       anchor[i] = l.first_anchor_row;
       role[i] = model::layer_role_name(l.role);
       micro[i] = l.microbatch;
-      bsrc[i] = l.boundary_source;
+      bsrc[i] = model::boundary_source_name(l.boundary_source);
       sig[i] = l.signature;
     }
     {
@@ -601,7 +601,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     auto anchor = t.num<uint32_t>("first_anchor_row");
     auto role = t.enums<LayerRole>("layer_role", model::layer_role_name, kLayerRoles);
     auto micro = t.num<int32_t>("microbatch");
-    auto bsrc = t.str("boundary_source");
+    auto bsrc = t.enums<model::BoundarySource>("boundary_source", model::boundary_source_name, kBoundarySources);
     auto sig = t.num<uint32_t>("signature");
     if (!t.ok()) return t.status();
     s.layers.resize(t.rows());
@@ -617,7 +617,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
       l.first_anchor_row = anchor[i];
       l.role = role[i];
       l.microbatch = micro[i];
-      l.boundary_source = std::move(bsrc[i]);
+      l.boundary_source = bsrc[i];
       l.signature = sig[i];
     }
   }

@@ -26,6 +26,14 @@ const char* segment_type_name(SegmentType t);
 enum class LayerRole : uint8_t { kMain, kSpeculative, kForward, kBackward };
 const char* layer_role_name(LayerRole r);
 
+/// How a layer's boundaries were found.
+enum class BoundarySource : uint8_t {
+  kExactStructuralAnchor,  ///< the reference's anchor rules (structural steps)
+  kDeclaredStepWindow,     ///< structural layers placed in a declared step
+  kTrainingAnchor,         ///< one layer per forward / backward attention anchor
+};
+const char* boundary_source_name(BoundarySource b);
+
 /// Where a step's boundaries came from.
 enum class StepSource : uint8_t {
   kStructural,    ///< the reference's structural rules (no declared steps in the capture)
@@ -70,7 +78,7 @@ struct LayerSegment {
   uint32_t first_anchor_row = 0;    ///< the layer's first anchor event
   LayerRole role = LayerRole::kMain;
   int32_t microbatch = -1;          ///< training only
-  std::string boundary_source;      ///< exact_structural_anchor | declared_step_window | training_anchor
+  BoundarySource boundary_source = BoundarySource::kExactStructuralAnchor;
   uint32_t signature = 0;           ///< the layer signature of §2.2.3: index into RankStructure::layer_signatures
 };
 

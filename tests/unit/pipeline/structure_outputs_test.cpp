@@ -65,7 +65,7 @@ RankStructure build(const std::string& rank, uint64_t events, const std::vector<
       l.end_ns = kBase + ls.re * 1000 + 1789;
       l.first_anchor_row = ls.rs;
       l.role = ls.role;
-      l.boundary_source = "exact_structural_anchor";
+      l.boundary_source = model::BoundarySource::kExactStructuralAnchor;
       if (s.layer_signatures.empty()) s.layer_signatures.push_back("anchors:attention.mla:x|block_head");
       l.signature = 0;
       g.main_layer_count += ls.role == LayerRole::kMain ? 1 : 0;

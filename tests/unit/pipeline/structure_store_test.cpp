@@ -102,7 +102,7 @@ RankStructure make_structure() {
     l.first_anchor_row = rs + 1;
     l.role = role;
     l.microbatch = mb;
-    l.boundary_source = mb < 0 ? "exact_structural_anchor" : "training_anchor";
+    l.boundary_source = mb < 0 ? BoundarySource::kExactStructuralAnchor : BoundarySource::kTrainingAnchor;
     l.signature = idx;
     while (s.layer_signatures.size() <= idx) s.layer_signatures.push_back("sig" + std::to_string(s.layer_signatures.size()));
     s.layers.push_back(l);

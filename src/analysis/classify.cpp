@@ -170,7 +170,7 @@ class ScopeIds {
 
   std::string finish_id(std::string_view structure, std::string_view label, std::string_view member_id) {
     if (seq_.empty()) return std::string(prefix_) + "_unknown_shape_" + blake2b_hex(member_id, 6);  // singleton
-    uint64_t h = mix(std::hash<std::string_view>{}(structure), std::hash<std::string_view>{}(label));
+    uint64_t h = mix(structure_hash(structure), std::hash<std::string_view>{}(label));
     for (const uint32_t p : seq_) h = mix(h, p);
     auto& bucket = memo_[h];
     for (const uint32_t e : bucket) {
@@ -185,6 +185,22 @@ class ScopeIds {
   }
 
  private:
+  // Layer structures are the rank's interned signatures (hundreds of bytes, shared by thousands of
+  // layers): hash each distinct string object once.
+  uint64_t structure_hash(std::string_view structure) {
+    const auto key = std::make_pair(structure.data(), structure.size());
+    auto it = structure_hashes_.find(key);
+    if (it != structure_hashes_.end()) return it->second;
+    const uint64_t h = std::hash<std::string_view>{}(structure);
+    if (structure_hashes_.size() < 4096) structure_hashes_.emplace(key, h);
+    return h;
+  }
+  struct PtrHash {
+    size_t operator()(const std::pair<const char*, size_t>& k) const {
+      return std::hash<const void*>{}(k.first) ^ (k.second * 0x9E3779B97F4A7C15ULL);
+    }
+  };
+  std::unordered_map<std::pair<const char*, size_t>, uint64_t, PtrHash> structure_hashes_;
   static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9E3779B97F4A7C15ULL + (h << 6) + (h >> 2);
     return h * 0xBF58476D1CE4E5B9ULL;

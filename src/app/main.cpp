@@ -117,8 +117,9 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
-  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify") {
-    const std::string msg = "stage '" + last + "' is not available in this version (available: normalize, segment, classify)";
+  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify" && last != "summarize") {
+    const std::string msg =
+        "stage '" + last + "' is not available in this version (available: normalize, segment, classify, summarize)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -139,6 +140,7 @@ int main(int argc, char** argv) {
   req.verbose = o.verbose;
   if (last == "normalize") req.last_stage = ascprof::pipeline::kStageNormalize;
   else if (last == "segment") req.last_stage = ascprof::pipeline::kStageSegment;
+  else if (last == "classify") req.last_stage = ascprof::pipeline::kStageClassify;
   if (o.progress == "json") req.progress = ascprof::parallel::ProgressMode::kJson;
   else if (o.progress == "none") req.progress = ascprof::parallel::ProgressMode::kNone;
   const auto result = ascprof::parallel::run_analyze(world, req);

@@ -32,6 +32,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_RETURN_IF_ERROR(k.names.load(names, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile segmentation, load("segmentation.rules"));
   ASCPROF_RETURN_IF_ERROR(k.segmentation.load(segmentation, k.vocab));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile summarize, load("summarize.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.summarize.load(summarize));
   return k;
 }
 

@@ -8,6 +8,8 @@
 
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
+#include "ascprof/analysis/summarize.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
@@ -65,8 +67,8 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
     ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
-    static const char* const kStageName[] = {"normalize", "segment", "classify"};
-    return writer_->commit(kStageName[std::clamp(task_.last_stage, kStageNormalize, kStageClassify)]);
+    static const char* const kStageName[] = {"normalize", "segment", "classify", "summarize"};
+    return writer_->commit(kStageName[std::clamp(task_.last_stage, kStageNormalize, kStageSummarize)]);
   }
 
   void finish_outcome() {
@@ -135,9 +137,22 @@ class RankJob {
       c = analysis::classify_rank(s, k, norm, pool_, kb_);
     }
     summarise_structure(s, c);
+    {
+      Timer t(&out_.write_seconds);
+      if (task_.last_stage < kStageClassify) return write_segment_tables(*writer_, s);
+      ASCPROF_RETURN_IF_ERROR(write_structure_tables(*writer_, s, c));
+    }
+    if (task_.last_stage < kStageSummarize) return {};
+    model::RankSummary sum;
+    {
+      Timer t(&out_.summarize_seconds);
+      analysis::SummarizeInput in{&k, &norm, &pool_, &kb_};
+      sum = analysis::summarize_rank(in, s);
+    }
     Timer t(&out_.write_seconds);
-    if (task_.last_stage < kStageClassify) return write_segment_tables(*writer_, s);
-    return write_structure_tables(*writer_, s, c);
+    out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
+    return write_rank_summary_parts(fs::path(task_.root_out) / out_.summary_dir, static_cast<uint32_t>(task_.rank_index),
+                                    task_.rank_id, s, c, sum, kb_);
   }
 
   void summarise_structure(const model::RankStructure& s, const model::RankClasses& c) {

@@ -8,6 +8,7 @@
 #include "ascprof/common/stats.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
 #include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 
@@ -229,6 +230,21 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   s.structure = writer->totals();
 }
 
+// The summarize tables: the ranks' fragments concatenated in rank order.
+void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+  std::vector<SummaryPart> parts;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.summary_dir.empty()) parts.push_back({fs::path(plan.out_dir) / o.summary_dir, o.rank_id});
+  if (parts.empty()) return;
+  auto written = write_root_summary_outputs(plan.out_dir, parts);
+  if (!written.ok()) {
+    s.status = "failed";
+    s.error = written.status().to_string();
+    return;
+  }
+  for (const auto& p : *written) s.outputs.push_back(p.string());
+}
+
 }  // namespace
 
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes) {
@@ -271,6 +287,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, s);
   return s;
 }
 

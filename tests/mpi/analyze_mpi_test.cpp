@@ -93,7 +93,8 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   const auto serial = pipeline::write_root_outputs(plan, outcomes);
   ASSERT_EQ(serial.status, "ok") << serial.error;
   for (const char* f : {"step_segments.json", "layer_segments.json", "block_segments.json", "class_signatures.json",
-                        "structure_evidence_graph.json"}) {
+                        "structure_evidence_graph.json", "step_summary.csv", "layer_summary.csv", "operator_summary.csv",
+                        "rank_summary.csv", "step_anatomy.csv", "hccl_op_summary.csv"}) {
     auto a = read_file(fs::path(plan.out_dir) / f);
     auto b = read_file(mpi_root / f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;

@@ -3,7 +3,7 @@
 /// family needs no recompile). Every file is validated on load; errors name file, line and reason.
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
-/// pipeline.rules, name_key.rules, segmentation.rules.
+/// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -154,6 +154,24 @@ class SegmentationRules {
   std::vector<std::string> backward_name_tokens;  ///< folded-name tokens of backward attention
 };
 
+/// summarize.rules: thresholds of the summarize stage (reference §2.5, §2.6).
+struct SummarizeRules {
+  double idle_gap_heavy_ratio = 0.30;
+  double bubble_heavy_min_ms = 1.0;
+  double bubble_heavy_wall_share = 0.10;
+  size_t top_bubbles = 8;
+  double mixed_margin = 0.10;
+  double wait_anchor_min_ratio = 0.80;
+  double false_hotspot_wait_ratio = 0.95;
+  double false_hotspot_max_duration_us = 10;
+  size_t false_hotspot_top_rank = 10;
+  double aicpu_masked_undesirable_ratio = 0.90;
+  double aicpu_partially_exposed_ratio = 0.20;
+  size_t operator_sample_event_ids = 16;
+  /// Every key must be present (the file is the one source of truth; no silent defaults).
+  Status load(const RuleFile& file);
+};
+
 /// Everything in knowledge/, loaded and cross-validated.
 struct Knowledge {
   std::filesystem::path dir;
@@ -163,6 +181,7 @@ struct Knowledge {
   PipelineRules pipeline;
   NameKeyRules names;
   SegmentationRules segmentation;
+  SummarizeRules summarize;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

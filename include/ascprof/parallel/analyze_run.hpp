@@ -30,7 +30,7 @@ struct AnalyzeRequest {
   bool force = false;
   ProgressMode progress = ProgressMode::kLines;
   bool verbose = false;      ///< also print each rank's data-quality counters when it has warnings
-  int32_t last_stage = pipeline::kStageClassify;  ///< --to-stage normalize / segment stops earlier
+  int32_t last_stage = pipeline::kStageSummarize;  ///< --to-stage stops earlier
 };
 
 struct AnalyzeResult {

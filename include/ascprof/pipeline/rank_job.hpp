@@ -13,7 +13,7 @@
 namespace ascprof::pipeline {
 
 /// The rank-local stages, in order; a rank job runs them up to RankTask::last_stage.
-inline constexpr int32_t kStageNormalize = 0, kStageSegment = 1, kStageClassify = 2;
+inline constexpr int32_t kStageNormalize = 0, kStageSegment = 1, kStageClassify = 2, kStageSummarize = 3;
 
 /// What a process needs to know to run one rank (serialisable; no pointers).
 struct RankTask {
@@ -28,7 +28,7 @@ struct RankTask {
   uint64_t input_bytes = 0;
   int32_t root_index = 0;
   int32_t rank_index = 0;
-  int32_t last_stage = kStageClassify;  ///< kStageNormalize / kStageSegment / kStageClassify (--to-stage)
+  int32_t last_stage = kStageSummarize;  ///< the last rank-local stage to run (--to-stage)
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
@@ -85,7 +85,8 @@ struct RankOutcome {
   std::vector<uint32_t> step_class_members;  ///< ...and how many steps each has
   // timings (seconds), for stage_timings and the payload report
   double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
-  double segment_seconds = 0, classify_seconds = 0;
+  double segment_seconds = 0, classify_seconds = 0, summarize_seconds = 0;
+  std::string summary_dir;  ///< relative to root_out: the rank's summary table fragments ("" if not run)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -98,7 +99,7 @@ struct RankOutcome {
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
-        classify_seconds & process;
+        classify_seconds & summarize_seconds & summary_dir & process;
   }
 };
 

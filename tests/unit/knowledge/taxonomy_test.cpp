@@ -54,6 +54,13 @@ TEST_F(TaxonomyTest, FoldKeepsOnlyLowerAlnum) {
   EXPECT_EQ(Taxonomy::fold("Cast", "", "AI_CPU"), "castaicpu");
 }
 
+// Only argmax-like kernels are step delimiters; CNN max pooling that returns argmax indices is not.
+TEST_F(TaxonomyTest, ArgMaxSelectsButMaxPoolWithArgmaxDoesNot) {
+  EXPECT_EQ(roles("aclnnArgMax_ArgMaxV2_ArgMaxV2", "ArgMaxV2", "AI_VECTOR_CORE"), (S{"selection"}));
+  EXPECT_EQ(roles("MaxPoolWithArgmaxV1", "MaxPoolWithArgmaxV1", "AI_CORE"), S{});
+  EXPECT_EQ(roles("MaxPoolGradWithArgmaxV1", "MaxPoolGradWithArgmaxV1", "AI_CORE"), S{});
+}
+
 TEST_F(TaxonomyTest, Communication) {
   EXPECT_EQ(cats("hcom_allReduce__612_4_1", "hcom_allReduce_", "HCCL"),
             (S{"communication.collective", "communication.allreduce"}));
@@ -202,7 +209,7 @@ TEST_F(TaxonomyTest, NameKeyAndShapeSignature) {
 TEST(KnowledgeLoad, ErrorsNameFileAndLine) {
   ascprof::testing::ScratchDir dir("knowledge");
   for (const char* f : {"vocabulary.rules", "operator_taxonomy.rules", "op_type.rules", "hccl_op_kind.rules",
-                        "pipeline.rules", "name_key.rules", "segmentation.rules"})
+                        "pipeline.rules", "name_key.rules", "segmentation.rules", "summarize.rules"})
     std::filesystem::copy_file(ascprof::testing::knowledge_dir() / f, dir / f);
   ascprof::testing::write_text(dir / "operator_taxonomy.rules",
                                "# typo in a category\n[rule x]\nany = foo\nadd_categories = attention.flash_scor\n");

@@ -1,0 +1,44 @@
+#pragma once
+/// The summarize stage's tables as the reference writes them (reference-analysis.md §2.5): per rank,
+/// the rank job renders its rows into CSV fragments next to its HDF5 file
+/// (`ranks/<rank_id>.summary/<table>.part`, no header); the coordinator concatenates the fragments of
+/// a root in rank order under one header (the gathered outcome carries only counts, the rows stay
+/// on disk) and writes summary_manifest.json.
+///
+/// Tables: step_summary.csv (every segment), step_anatomy.csv (steps), layer_summary.csv,
+/// rank_summary.csv, operator_summary.csv, hccl_op_summary.csv, wait_anchor_ops.csv,
+/// aicpu_summary.csv. µs values have 3 decimals and ms values 6, as the reference rounds them; lists
+/// and dicts are compact JSON cells; a table without rows is an empty file (no header), as in the
+/// reference. Every file is written under a temporary name and renamed.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/model/structure.hpp"
+#include "ascprof/model/summary.hpp"
+
+namespace ascprof::pipeline {
+
+/// The summary tables, in the order they are written.
+const std::vector<std::string>& summary_tables();
+
+/// Writes one rank's fragments into `dir` (created if missing; replaced if present).
+Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
+                                const model::RankStructure& structure, const model::RankClasses& classes,
+                                const model::RankSummary& summary, const knowledge::Knowledge& kb);
+
+/// One rank of a root for write_root_summary_outputs.
+struct SummaryPart {
+  std::filesystem::path dir;  ///< the rank's fragment folder
+  std::string rank_id;
+};
+
+/// Concatenates the ranks' fragments (in the given order) into `root_out/<table>` and writes
+/// `root_out/summary_manifest.json`. Returns the files written.
+Result<std::vector<std::filesystem::path>> write_root_summary_outputs(const std::filesystem::path& root_out,
+                                                                      const std::vector<SummaryPart>& ranks);
+
+}  // namespace ascprof::pipeline

@@ -1,0 +1,103 @@
+#include "ascprof/common/csv_writer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace ascprof {
+
+void CsvRow::sep() {
+  if (!first_) line_ += ',';
+  first_ = false;
+}
+
+void CsvRow::quoted(std::string_view v) {
+  const bool needs = v.find_first_of(",\"\r\n") != std::string_view::npos;
+  if (!needs) {
+    line_ += v;
+    return;
+  }
+  line_ += '"';
+  for (const char c : v) {
+    if (c == '"') line_ += '"';
+    line_ += c;
+  }
+  line_ += '"';
+}
+
+CsvRow& CsvRow::text(std::string_view v) {
+  sep();
+  if (!v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' || v[0] == '\r')) {
+    std::string guarded = "'";
+    guarded += v;
+    quoted(guarded);
+  } else {
+    quoted(v);
+  }
+  return *this;
+}
+
+CsvRow& CsvRow::json(std::string_view compact_json) {
+  sep();
+  quoted(compact_json);
+  return *this;
+}
+
+CsvRow& CsvRow::literal(std::string_view number) {
+  sep();
+  line_ += number;
+  return *this;
+}
+
+CsvRow& CsvRow::number(int64_t v) {
+  sep();
+  line_ += std::to_string(v);
+  return *this;
+}
+
+CsvRow& CsvRow::number(uint64_t v) {
+  sep();
+  line_ += std::to_string(v);
+  return *this;
+}
+
+CsvRow& CsvRow::number(double v, int decimals) {
+  sep();
+  if (!std::isfinite(v)) return *this;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  std::string s(buf);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  if (s == "-0") s = "0";
+  line_ += s;
+  return *this;
+}
+
+CsvRow& CsvRow::boolean(bool v) {
+  sep();
+  line_ += v ? "true" : "false";
+  return *this;
+}
+
+CsvRow& CsvRow::empty() {
+  sep();
+  return *this;
+}
+
+std::string CsvRow::take_line() {
+  std::string out = std::move(line_);
+  out += '\n';
+  line_.clear();
+  first_ = true;
+  return out;
+}
+
+std::string csv_header(std::initializer_list<std::string_view> columns) {
+  CsvRow r;
+  for (const auto c : columns) r.text(c);
+  return r.take_line();
+}
+
+}  // namespace ascprof

@@ -1,0 +1,397 @@
+#include "ascprof/pipeline/summary_outputs.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+
+#include "ascprof/common/csv_writer.hpp"
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// µs with exactly 3 decimals from integer ns (epoch µs need 19 digits: no double in between).
+std::string us_text(int64_t ns) {
+  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(a / 1000),
+                static_cast<unsigned long long>(a % 1000));
+  return buf;
+}
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
+
+std::string counts_json(const model::Counts& c) {
+  std::string out = "{";
+  for (size_t i = 0; i < c.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    json_escape_append(out, c[i].first);
+    out += "\":" + std::to_string(c[i].second);
+  }
+  return out + "}";
+}
+
+std::string strings_json(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    json_escape_append(out, v[i]);
+    out += '"';
+  }
+  return out + "]";
+}
+
+std::string ranges_json(const std::vector<std::pair<uint32_t, uint32_t>>& r) {
+  std::string out = "[";
+  for (size_t i = 0; i < r.size(); ++i) out += (i ? ",[" : "[") + std::to_string(r[i].first) + "," + std::to_string(r[i].second) + "]";
+  return out + "]";
+}
+
+std::string events_json(uint32_t ordinal, const std::vector<uint32_t>& rows) {
+  std::vector<std::string> ids;
+  for (const uint32_t r : rows) ids.push_back(event_id(ordinal, r));
+  return strings_json(ids);
+}
+
+std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, size_t limit) {
+  std::string out = "[";
+  for (size_t i = 0; i < b.size() && i < limit; ++i) {
+    const auto& x = b[i];
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6f", ms(x.end_ns - x.start_ns));
+    out += (i ? "," : "");
+    out += "{\"bubble_index\":" + std::to_string(x.bubble_index) + ",\"start_us\":" + us_text(x.start_ns) +
+           ",\"end_us\":" + us_text(x.end_ns) + ",\"duration_us\":" + us_text(x.end_ns - x.start_ns) +
+           ",\"duration_ms\":" + buf + ",\"before_event\":\"" + event_id(ordinal, x.before_row) +
+           "\",\"after_event\":\"" + event_id(ordinal, x.after_row) + "\"}";
+  }
+  return out + "]";
+}
+
+// The §2.5.1 metric columns (the window's own row range is written by the caller).
+constexpr std::string_view kMetricColumns[] = {
+    "event_count", "start_us", "end_us", "wall_ms", "busy_union_ms", "kernel_sum_ms", "total_cost_ms", "wait_sum_ms",
+    "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms", "bubble_count",
+    "stream_count", "task_type_counts", "role_counts"};
+
+void metric_cells(CsvRow& r, const model::WindowMetrics& m) {
+  r.number(m.event_count);
+  if (m.event_count == 0) {
+    r.empty().empty();
+  } else {
+    r.literal(us_text(m.start_ns)).literal(us_text(m.end_ns));
+  }
+  r.number(ms(m.wall_ns)).number(ms(m.busy_union_ns)).number(ms(m.kernel_sum_ns)).number(ms(m.total_cost_ns));
+  r.number(ms(m.wait_sum_ns)).number(ms(m.underfeed_ns)).number(m.underfeed_ratio);
+  r.number(ms(m.internal_bubble_total_ns)).number(ms(m.largest_internal_bubble_ns));
+  r.number(uint64_t{m.bubble_count}).number(uint64_t{m.stream_count});
+  r.json(counts_json(m.task_type_counts)).json(counts_json(m.role_counts));
+}
+
+std::string header(std::initializer_list<std::initializer_list<std::string_view>> groups) {
+  CsvRow r;
+  for (const auto& g : groups)
+    for (const auto c : g) r.text(c);
+  return r.take_line();
+}
+
+std::string metric_header_tail(std::initializer_list<std::string_view> head, std::initializer_list<std::string_view> tail) {
+  CsvRow r;
+  for (const auto c : head) r.text(c);
+  for (const auto c : kMetricColumns) r.text(c);
+  for (const auto c : tail) r.text(c);
+  return r.take_line();
+}
+
+const std::map<std::string, std::string>& headers() {
+  static const std::map<std::string, std::string> h = {
+      {"step_summary.csv",
+       metric_header_tail({"segment_id", "rank_id", "segment_type", "complete", "cluster_id", "step_family", "row_start",
+                           "row_end", "main_layer_count", "speculative_layer_count", "structure_signature",
+                           "has_attention", "has_moe", "has_communication", "attention_event_count", "moe_event_count",
+                           "comm_event_count", "category_counts", "anomaly_tags", "top_bubbles", "evidence_ids"},
+                          {"step_class_id", "step_source", "declared_step", "phase"})},
+      {"step_anatomy.csv",
+       header({{"segment_id", "rank_id", "cluster_id", "step_family", "structure_signature", "main_layer_count",
+                "anatomy_kind", "layer_count", "step_wall_ms", "step_busy_ms", "step_bubble_ms"},
+               {"head_row_start", "head_row_end", "head_start_us", "head_end_us", "head_wall_ms", "head_busy_ms",
+                "head_bubble_ms", "head_event_count"},
+               {"main_row_start", "main_row_end", "main_start_us", "main_end_us", "main_wall_ms", "main_busy_ms",
+                "main_bubble_ms", "main_event_count"},
+               {"tail_row_start", "tail_row_end", "tail_start_us", "tail_end_us", "tail_wall_ms", "tail_busy_ms",
+                "tail_bubble_ms", "tail_event_count"},
+               {"head_ratio", "main_ratio", "tail_ratio", "bubble_ratio"}})},
+      {"layer_summary.csv",
+       metric_header_tail({"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "microbatch",
+                           "boundary_source", "row_start", "row_end", "structure_signature", "has_attention", "has_moe",
+                           "has_communication", "evidence_ids"},
+                          {"layer_class_id", "companion_layer", "block_kinds"})},
+      {"rank_summary.csv",
+       metric_header_tail({"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
+                           "has_communication", "row_start", "row_end"},
+                          {"step_source", "anchor_family"})},
+      {"operator_summary.csv",
+       header({{"rank_id", "name", "task_type", "roles", "categories", "call_count", "duration_sum_us", "wait_sum_us",
+                "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "total_cost_avg_us", "wait_ratio",
+                "stream_count", "row_ranges", "sample_rows", "sample_event_ids", "op_type", "bound_stage",
+                "bound_family", "dominant_core", "pipeline_signal", "pipeline_us"}})},
+      {"hccl_op_summary.csv",
+       header({{"hccl_op_kind", "comm_aiv_fused", "rank_id", "name_count", "call_count", "duration_sum_us",
+                "wait_sum_us", "duration_avg_us", "duration_min_us", "duration_p50_us", "duration_p90_us",
+                "duration_max_us", "wait_ratio"}})},
+      {"wait_anchor_ops.csv",
+       header({{"rank_id", "name", "task_type", "roles", "call_count", "duration_avg_us", "wait_avg_us",
+                "total_cost_avg_us", "wait_ratio", "total_cost_avg_rank", "is_false_hotspot_risk", "row_ranges",
+                "sample_event_ids"}})},
+      {"aicpu_summary.csv",
+       header({{"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
+                "classification", "row_ranges", "sample_event_ids"}})},
+  };
+  return h;
+}
+
+void anatomy_cells(CsvRow& r, const model::AnatomyWindow& w) {
+  if (w.empty) {
+    for (int i = 0; i < 8; ++i) r.empty();
+    return;
+  }
+  r.number(uint64_t{w.row_start}).number(uint64_t{w.row_end}).literal(us_text(w.start_ns)).literal(us_text(w.end_ns));
+  r.number(ms(w.wall_ns)).number(ms(w.busy_ns)).number(ms(w.bubble_ns)).number(w.event_count);
+}
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+// Rows of CSV text: line ends outside quoted fields (a kernel name may hold a newline).
+uint64_t csv_rows(std::string_view text) {
+  uint64_t n = 0;
+  bool quoted = false;
+  for (const char ch : text) {
+    if (ch == '"') quoted = !quoted;
+    else if (ch == '\n' && !quoted) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+const std::vector<std::string>& summary_tables() {
+  static const std::vector<std::string> t = {"step_summary.csv", "step_anatomy.csv", "layer_summary.csv",
+                                             "rank_summary.csv", "operator_summary.csv", "hccl_op_summary.csv",
+                                             "wait_anchor_ops.csv", "aicpu_summary.csv"};
+  return t;
+}
+
+Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::string& rank_id,
+                                const model::RankStructure& s, const model::RankClasses& c,
+                                const model::RankSummary& sum, const knowledge::Knowledge& kb) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
+  std::map<std::string, std::string> parts;
+  CsvRow r;
+
+  // step_summary + step_anatomy: one row per segment (anatomy: steps only)
+  for (const auto& ss : sum.segments) {
+    const auto& g = s.segments[ss.segment];
+    const bool step = g.type == model::SegmentType::kStep;
+    const std::string evd = stable_id("evd", {g.segment_id, step ? "step_window" : "edge_window"});
+    r.text(g.segment_id).text(rank_id).text(model::segment_type_name(g.type)).boolean(g.complete).text(g.cluster_id);
+    r.text(g.step_family).number(uint64_t{g.row_start}).number(uint64_t{g.row_end});
+    r.number(uint64_t{g.main_layer_count}).number(uint64_t{g.speculative_layer_count}).text(g.structure_signature);
+    r.boolean(ss.has_attention).boolean(ss.has_moe).boolean(ss.has_communication);
+    r.number(ss.attention_event_count).number(ss.moe_event_count).number(ss.comm_event_count);
+    r.json(counts_json(ss.metrics.category_counts)).json(strings_json(ss.anomaly_tags));
+    r.json(bubbles_json(ord, ss.metrics.top_bubbles, 5)).json(strings_json({evd}));
+    metric_cells(r, ss.metrics);
+    const int32_t cls = ss.segment < c.step_class.size() ? c.step_class[ss.segment] : -1;
+    if (cls >= 0) r.text(c.step_classes[static_cast<size_t>(cls)].class_id);
+    else r.empty();
+    r.text(model::step_source_name(g.source));
+    if (g.declared_step >= 0) r.number(g.declared_step);
+    else r.empty();
+    r.text(g.phase);
+    parts["step_summary.csv"] += r.take_line();
+    if (!step) continue;
+    const auto& a = ss.anatomy;
+    r.text(g.segment_id).text(rank_id).text(g.cluster_id).text(g.step_family).text(g.structure_signature);
+    r.number(uint64_t{g.main_layer_count}).text(a.anatomy_kind).number(uint64_t{g.layer_count});
+    r.number(ms(ss.metrics.wall_ns)).number(ms(ss.metrics.busy_union_ns)).number(ms(ss.metrics.underfeed_ns));
+    anatomy_cells(r, a.head);
+    anatomy_cells(r, a.main);
+    anatomy_cells(r, a.tail);
+    r.number(a.head_ratio).number(a.main_ratio).number(a.tail_ratio).number(a.bubble_ratio);
+    parts["step_anatomy.csv"] += r.take_line();
+  }
+
+  // layer_summary
+  for (const auto& ls : sum.layers) {
+    const auto& l = s.layers[ls.layer];
+    r.text(l.layer_id).text(s.segments[l.segment].segment_id).text(rank_id).number(uint64_t{l.layer_index});
+    r.text(model::layer_role_name(l.role));
+    if (l.microbatch >= 0) r.number(int64_t{l.microbatch});
+    else r.empty();
+    r.text(model::boundary_source_name(l.boundary_source)).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
+    r.text(s.signature(l)).boolean(ls.has_attention).boolean(ls.has_moe).boolean(ls.has_communication);
+    r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
+    metric_cells(r, ls.metrics);
+    const int32_t cls = ls.layer < c.layer_class.size() ? c.layer_class[ls.layer] : -1;
+    if (cls >= 0) {
+      const auto& lc = c.layer_classes[static_cast<size_t>(cls)];
+      r.text(lc.class_id).boolean(lc.companion_layer).json(strings_json(lc.block_kinds));
+    } else {
+      r.empty().empty().empty();
+    }
+    parts["layer_summary.csv"] += r.take_line();
+  }
+
+  // rank_summary
+  {
+    std::vector<uint32_t> inventory;
+    for (const auto& g : s.segments)
+      if (g.type == model::SegmentType::kStep) inventory.push_back(g.main_layer_count);
+    std::sort(inventory.begin(), inventory.end());
+    inventory.erase(std::unique(inventory.begin(), inventory.end()), inventory.end());
+    std::string inv = "[";
+    for (size_t i = 0; i < inventory.size(); ++i) inv += (i ? "," : "") + std::to_string(inventory[i]);
+    inv += "]";
+    bool att = false, moe = false, comm = false;
+    for (const auto& ss : sum.segments) {
+      att = att || ss.has_attention;
+      moe = moe || ss.has_moe;
+      comm = comm || ss.has_communication;
+    }
+    r.text(rank_id).number(uint64_t{s.step_count()}).number(uint64_t{s.segments.size()}).json(inv);
+    r.boolean(att).boolean(moe).boolean(comm);
+    if (sum.rank.event_count == 0) r.empty().empty();
+    else r.number(uint64_t{sum.rank.row_start}).number(uint64_t{sum.rank.row_end});
+    metric_cells(r, sum.rank);
+    r.text(model::step_source_name(s.step_source)).text(s.anchor_family);
+    parts["rank_summary.csv"] += r.take_line();
+  }
+
+  // operator_summary
+  const auto& fields = kb.pipeline.fields();
+  for (const auto& o : sum.operators) {
+    const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
+    const int64_t total = o.duration_sum_ns + o.wait_sum_ns;
+    r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).text(o.categories).number(o.call_count);
+    r.number(us(o.duration_sum_ns), 3).number(us(o.wait_sum_ns), 3).number(us(total), 3);
+    r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3).number(us(total) / calls, 3);
+    r.number(total > 0 ? static_cast<double>(o.wait_sum_ns) / static_cast<double>(total) : 0.0);
+    r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges));
+    std::string rows = "[";
+    for (size_t i = 0; i < o.sample_rows.size(); ++i) rows += (i ? "," : "") + std::to_string(o.sample_rows[i]);
+    r.json(rows + "]").json(events_json(ord, o.sample_rows));
+    r.text(o.op_type).text(o.bound.bound_stage).text(o.bound.bound_family).text(o.bound.dominant_core);
+    r.boolean(o.pipeline_signal);
+    if (o.pipeline_us.empty()) {
+      r.empty();
+    } else {
+      std::string p = "{";
+      for (size_t f = 0; f < fields.size() && f < o.pipeline_us.size(); ++f) {
+        char buf[48];
+        std::snprintf(buf, sizeof buf, "%.6f", o.pipeline_us[f]);
+        p += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
+      }
+      r.json(p + "}");
+    }
+    parts["operator_summary.csv"] += r.take_line();
+  }
+
+  // hccl_op_summary
+  for (const auto& h : sum.hccl) {
+    r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).text(rank_id).number(h.name_count).number(h.call_count);
+    r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
+    r.number(h.duration_min_us, 3).number(h.duration_p50_us, 3).number(h.duration_p90_us, 3).number(h.duration_max_us, 3);
+    r.number(h.wait_ratio);
+    parts["hccl_op_summary.csv"] += r.take_line();
+  }
+
+  // wait_anchor_ops
+  for (const auto& w : sum.wait_anchors) {
+    const auto& o = sum.operators[w.op];
+    const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
+    r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).number(o.call_count);
+    r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3);
+    r.number(us(o.duration_sum_ns + o.wait_sum_ns) / calls, 3).number(w.wait_ratio);
+    r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk).json(ranges_json(o.row_ranges));
+    r.json(events_json(ord, o.sample_rows));
+    parts["wait_anchor_ops.csv"] += r.take_line();
+  }
+
+  // aicpu_summary
+  for (const auto& a : sum.aicpu) {
+    r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
+    r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
+    r.json(ranges_json(a.row_ranges)).json(events_json(ord, a.sample_rows));
+    parts["aicpu_summary.csv"] += r.take_line();
+  }
+
+  for (const auto& t : summary_tables())
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (t + ".part"), parts[t]));
+  return {};
+}
+
+Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks) {
+  std::vector<fs::path> written;
+  JsonWriter m;
+  m.begin_object();
+  m.kv("stage", "summarize");
+  m.key("files");
+  m.begin_array();
+  for (const auto& t : summary_tables()) m.value(t);
+  m.value("summary_manifest.json");
+  m.end_array();
+  m.key("counts");
+  m.begin_object();
+  for (const auto& t : summary_tables()) {
+    const fs::path out = root_out / t;
+    const fs::path tmp = temp_sibling(out);
+    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+    uint64_t rows = 0;
+    bool ok = true;
+    for (const auto& part : ranks) {
+      auto text = read_file(part.dir / (t + ".part"));
+      if (!text.ok()) {
+        std::fclose(f);
+        fs::remove(tmp);
+        return text.status();
+      }
+      if (text->empty()) continue;
+      if (rows == 0) {  // a table without rows stays an empty file, as the reference writes it
+        const std::string& h = headers().at(t);
+        ok = ok && std::fwrite(h.data(), 1, h.size(), f) == h.size();
+      }
+      rows += csv_rows(*text);
+      ok = ok && std::fwrite(text->data(), 1, text->size(), f) == text->size();
+    }
+    ok = std::fclose(f) == 0 && ok;
+    std::error_code ec;
+    if (ok) fs::rename(tmp, out, ec);
+    if (!ok || ec) {
+      fs::remove(tmp, ec);
+      return file_error(ErrorCode::kIo, out.string(), "", "write failed");
+    }
+    written.push_back(out);
+    m.kv(t, rows);
+  }
+  m.end_object();
+  m.kv("rank_count", static_cast<uint64_t>(ranks.size()));
+  m.end_object();
+  const fs::path manifest = root_out / "summary_manifest.json";
+  ASCPROF_RETURN_IF_ERROR(write_file_atomic(manifest, m.take()));
+  written.push_back(manifest);
+  return written;
+}
+
+}  // namespace ascprof::pipeline

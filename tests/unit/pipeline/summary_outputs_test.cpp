@@ -1,0 +1,137 @@
+// The summarize tables: per-rank fragments, their root concatenation in rank order under one header,
+// the reference's empty-file rule, exact µs text, and input strings that cannot act as formulas.
+#include "ascprof/pipeline/summary_outputs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "ascprof/common/files.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+const knowledge::Knowledge& kb() {
+  static const knowledge::Knowledge k = [] {
+    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+    EXPECT_TRUE(r.ok()) << r.status().to_string();
+    return std::move(r).value();
+  }();
+  return k;
+}
+
+struct Rank {
+  model::RankStructure s;
+  model::RankClasses c;
+  model::RankSummary sum;
+};
+
+Rank make_rank(const std::string& id, const std::string& op_name) {
+  Rank r;
+  r.s.rank_id = id;
+  model::StepSegment g;
+  g.segment_id = "seg_" + id;
+  g.type = model::SegmentType::kStep;
+  g.complete = true;
+  g.row_start = 0;
+  g.row_end = 9;
+  g.main_layer_count = 1;
+  g.layer_count = 1;
+  g.step_family = "attention_workload";
+  g.structure_signature = "main_len=1 ; main_period=x";
+  g.cluster_id = "cluster_abc";
+  r.s.segments.push_back(g);
+  model::LayerSegment l;
+  l.layer_id = "layer_" + id;
+  l.row_start = 0;
+  l.row_end = 9;
+  r.s.layers.push_back(l);
+  r.s.layer_signatures.push_back("anchors:attention.flash_score:x|block_head");
+  model::SegmentSummary ss;
+  ss.segment = 0;
+  ss.metrics.event_count = 10;
+  ss.metrics.start_ns = 1'764'000'000'123'456'789;
+  ss.metrics.end_ns = ss.metrics.start_ns + 2'500'000;
+  ss.metrics.wall_ns = 2'500'000;
+  ss.metrics.busy_union_ns = 2'000'000;
+  ss.metrics.underfeed_ns = 500'000;
+  ss.metrics.underfeed_ratio = 0.2;
+  ss.metrics.top_bubbles.push_back({0, ss.metrics.start_ns + 1000, ss.metrics.start_ns + 501'000, 3, 4});
+  ss.anomaly_tags = {"INTERNAL_BUBBLE_HEAVY"};
+  ss.anatomy.anatomy_kind = "full";
+  ss.anatomy.main.empty = false;
+  ss.anatomy.main.row_end = 9;
+  ss.anatomy.main_ratio = 1;
+  r.sum.segments.push_back(ss);
+  model::LayerSummary ls;
+  ls.layer = 0;
+  ls.metrics.event_count = 10;
+  r.sum.layers.push_back(ls);
+  model::OperatorRow o;
+  o.name = op_name;
+  o.task_type = "FUSEDINFERATTENTIONSCORE";
+  o.roles = "attention";
+  o.call_count = 2;
+  o.duration_sum_ns = 3000;
+  o.sample_rows = {1, 5};
+  o.row_ranges = {{1, 1}, {5, 5}};
+  o.op_type = "mix_cv";
+  o.bound = {"aic_mac_time(us)", "cube", "aic"};
+  r.sum.operators.push_back(o);
+  return r;
+}
+
+TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
+  ascprof::testing::ScratchDir dir("summary-out");
+  Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
+  Rank b = make_rank("1", "=cmd|' /C calc'!A0");  // a name that must stay text in a spreadsheet
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", b.s, b.c, b.sum, kb()));
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}});
+  ASSERT_TRUE(files.ok()) << files.status().to_string();
+  EXPECT_EQ(files->size(), summary_tables().size() + 1);
+
+  auto ops = read_file(dir / "operator_summary.csv");
+  ASSERT_TRUE(ops.ok());
+  std::istringstream in(*ops);
+  std::string header, row0, row1, extra;
+  std::getline(in, header);
+  std::getline(in, row0);
+  std::getline(in, row1);
+  EXPECT_FALSE(std::getline(in, extra));
+  EXPECT_EQ(header.rfind("rank_id,name,task_type,roles,categories,call_count,duration_sum_us", 0), 0u) << header;
+  EXPECT_EQ(row0.rfind("0,aclnnFusedInferAttentionScore,FUSEDINFERATTENTIONSCORE,attention,,2,3,0,3,1.5,", 0), 0u) << row0;
+  EXPECT_EQ(row1.rfind("1,'=cmd|' /C calc'!A0,FUSEDINFERATTENTIONSCORE,", 0), 0u) << row1;
+  EXPECT_NE(row0.find(",\"[1,5]\",\"[\"\"evt_0_1\"\",\"\"evt_0_5\"\"]\","), std::string::npos) << row0;
+
+  auto steps = read_file(dir / "step_summary.csv");
+  ASSERT_TRUE(steps.ok());
+  // exact µs text of an epoch start (more digits than a double holds), bubble evidence with event ids
+  EXPECT_NE(steps->find(",1764000000123456.789,1764000000125956.789,"), std::string::npos) << *steps;
+  EXPECT_NE(steps->find("\"\"before_event\"\":\"\"evt_1_3\"\""), std::string::npos) << *steps;
+  EXPECT_NE(steps->find("INTERNAL_BUBBLE_HEAVY"), std::string::npos);
+
+  // no HCCL rows on any rank: an empty file, no header (the reference's convention)
+  EXPECT_EQ(fs::file_size(dir / "hccl_op_summary.csv"), 0u);
+  auto manifest = read_file(dir / "summary_manifest.json");
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_NE(manifest->find("\"operator_summary.csv\":2"), std::string::npos) << *manifest;
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+TEST(SummaryOutputs, MissingFragmentFailsWithoutPublishing) {
+  ascprof::testing::ScratchDir dir("summary-missing");
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.summary", "9"}});
+  ASSERT_FALSE(files.ok());
+  EXPECT_FALSE(fs::exists(dir / "step_summary.csv"));
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+}  // namespace
+}  // namespace ascprof::pipeline

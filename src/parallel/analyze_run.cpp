@@ -204,7 +204,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
         by_root[o.root_index].push_back(std::move(o));
       }
     std::vector<pipeline::RootSummary> summaries;
-    for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index])));
+    for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
     const double outputs_seconds = since(t);
 
     uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;

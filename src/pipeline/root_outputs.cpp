@@ -231,7 +231,8 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 }
 
 // The summarize tables: the ranks' fragments concatenated in rank order.
-void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+                            RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
     if (o.ok && !o.summary_dir.empty()) parts.push_back({fs::path(plan.out_dir) / o.summary_dir, o.rank_id});
@@ -243,11 +244,43 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
     return;
   }
   for (const auto& p : *written) s.outputs.push_back(p.string());
+  if (kb == nullptr) return;
+  std::vector<std::vector<model::OperatorRow>> ops;
+  std::vector<std::vector<model::HcclOpRow>> hccl;
+  for (const auto& o : outcomes) {
+    if (!o.ok || o.summary_dir.empty()) continue;
+    auto& rank_ops = ops.emplace_back();
+    for (const auto& b : o.operators) {
+      model::OperatorRow r;
+      r.name = b.name;
+      r.task_type = b.task_type;
+      r.roles = b.roles;
+      r.op_type = b.op_type;
+      r.call_count = b.call_count;
+      r.duration_sum_ns = b.duration_sum_ns;
+      r.wait_sum_ns = b.wait_sum_ns;
+      r.pipeline_signal = b.pipeline_signal;
+      r.pipeline_us = b.pipeline_us;
+      rank_ops.push_back(std::move(r));
+    }
+    auto& rank_hccl = hccl.emplace_back();
+    for (const auto& b : o.hccl)
+      rank_hccl.push_back({b.hccl_op_kind, b.comm_aiv_fused, b.name_count, b.call_count, b.duration_sum_ns, b.wait_sum_ns,
+                           b.duration_avg_us, b.duration_min_us, b.duration_p50_us, b.duration_p90_us, b.duration_max_us,
+                           b.wait_ratio});
+  }
+  auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, *kb);
+  if (!classes.ok()) {
+    s.status = "failed";
+    s.error = classes.status().to_string();
+    return;
+  }
+  for (const auto& p : *classes) s.outputs.push_back(p.string());
 }
 
 }  // namespace
 
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes) {
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge* kb) {
   std::sort(outcomes.begin(), outcomes.end(),
             [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
   RootSummary s;
@@ -287,7 +320,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
-  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
   return s;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 
+#include "ascprof/analysis/summarize.hpp"
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
@@ -391,6 +392,74 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   const fs::path manifest = root_out / "summary_manifest.json";
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(manifest, m.take()));
   written.push_back(manifest);
+  return written;
+}
+
+namespace {
+
+std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowledge& kb) {
+  const auto& fields = kb.pipeline.fields();
+  std::string out = "{";
+  for (size_t f = 0; f < fields.size() && f < p.size(); ++f) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6f", p[f]);
+    out += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
+  }
+  return out + "}";
+}
+
+// A table's text: header + rows, or nothing at all without rows (the reference's convention).
+Status write_table(const fs::path& path, const std::string& header_line, const std::string& rows,
+                   std::vector<fs::path>& written) {
+  ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, rows.empty() ? std::string() : header_line + rows));
+  written.push_back(path);
+  return {};
+}
+
+}  // namespace
+
+Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_out,
+                                                         const std::vector<std::vector<model::OperatorRow>>& ops,
+                                                         const std::vector<std::vector<model::HcclOpRow>>& hccl,
+                                                         const knowledge::Knowledge& kb) {
+  std::vector<fs::path> written;
+  CsvRow r;
+  std::string rows;
+  for (const auto& c : analysis::merge_operator_classes(ops, kb)) {
+    const double calls = static_cast<double>(std::max<uint64_t>(1, c.call_count));
+    const int64_t total = c.duration_sum_ns + c.wait_sum_ns;
+    r.text(c.name).text(c.task_type).text(c.op_type).text(c.roles).number(uint64_t{c.rank_count}).number(c.call_count);
+    r.number(us(c.duration_sum_ns), 3).number(us(c.wait_sum_ns), 3).number(us(total), 3);
+    r.number(us(c.duration_sum_ns) / calls, 3).number(us(c.wait_sum_ns) / calls, 3);
+    r.number(total > 0 ? static_cast<double>(c.wait_sum_ns) / static_cast<double>(total) : 0.0);
+    r.number(c.rank_duration_min_us, 3).number(c.rank_duration_max_us, 3).number(c.rank_duration_p50_us, 3);
+    r.number(c.rank_duration_skew_ratio);
+    r.text(c.bound.bound_stage).text(c.bound.bound_family).text(c.bound.dominant_core).boolean(c.pipeline_signal);
+    if (c.pipeline_us.empty()) r.empty();
+    else r.json(pipeline_json(c.pipeline_us, kb));
+    rows += r.take_line();
+  }
+  ASCPROF_RETURN_IF_ERROR(write_table(
+      root_out / "operator_class_summary.csv",
+      header({{"name", "task_type", "op_type", "roles", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
+               "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "wait_ratio", "rank_duration_min_us",
+               "rank_duration_max_us", "rank_duration_p50_us", "rank_duration_skew_ratio", "bound_stage", "bound_family",
+               "dominant_core", "pipeline_signal", "pipeline_us"}}),
+      rows, written));
+  rows.clear();
+  for (const auto& h : analysis::merge_hccl_classes(hccl)) {
+    r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).number(uint64_t{h.rank_count}).number(h.call_count);
+    r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
+    r.number(h.rank_avg_min_us, 3).number(h.rank_avg_max_us, 3).number(h.rank_avg_mean_us, 3);
+    r.number(h.rank_skew_ratio).number(h.duration_max_us, 3);
+    rows += r.take_line();
+  }
+  ASCPROF_RETURN_IF_ERROR(write_table(
+      root_out / "hccl_class_summary.csv",
+      header({{"hccl_op_kind", "comm_aiv_fused", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
+               "duration_avg_us", "rank_avg_min_us", "rank_avg_max_us", "rank_avg_mean_us", "rank_skew_ratio",
+               "duration_max_us"}}),
+      rows, written));
   return written;
 }
 

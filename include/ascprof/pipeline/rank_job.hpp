@@ -52,6 +52,36 @@ struct SourceRef {
   }
 };
 
+/// One operator of a rank, as the coordinator needs it for operator_class_summary (no row lists).
+struct OperatorBrief {
+  std::string name, task_type, roles, op_type;
+  uint64_t call_count = 0;
+  int64_t duration_sum_ns = 0, wait_sum_ns = 0;
+  bool pipeline_signal = false;
+  std::vector<double> pipeline_us;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & name & task_type & roles & op_type & call_count & duration_sum_ns & wait_sum_ns & pipeline_signal & pipeline_us;
+  }
+};
+
+/// One HCCL row of a rank (hccl_op_summary), for hccl_class_summary.
+struct HcclBrief {
+  std::string hccl_op_kind;
+  bool comm_aiv_fused = false;
+  uint64_t name_count = 0, call_count = 0;
+  int64_t duration_sum_ns = 0, wait_sum_ns = 0;
+  double duration_avg_us = 0, duration_min_us = 0, duration_p50_us = 0, duration_p90_us = 0, duration_max_us = 0;
+  double wait_ratio = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & hccl_op_kind & comm_aiv_fused & name_count & call_count & duration_sum_ns & wait_sum_ns & duration_avg_us &
+        duration_min_us & duration_p50_us & duration_p90_us & duration_max_us & wait_ratio;
+  }
+};
+
 /// Compact per-rank result gathered to the coordinator (kilobytes, never event tables).
 struct RankOutcome {
   std::string rank_id, rank_dir, rank_path, rank_id_source;
@@ -87,6 +117,8 @@ struct RankOutcome {
   double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
   double segment_seconds = 0, classify_seconds = 0, summarize_seconds = 0;
   std::string summary_dir;  ///< relative to root_out: the rank's summary table fragments ("" if not run)
+  std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each)
+  std::vector<HcclBrief> hccl;
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -99,7 +131,7 @@ struct RankOutcome {
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
-        classify_seconds & summarize_seconds & summary_dir & process;
+        classify_seconds & summarize_seconds & summary_dir & operators & hccl & process;
   }
 };
 

@@ -70,7 +70,9 @@ struct RootSummary {
 /// only, any order): normalize_manifest.json, source_index.json, analysis.h5, and the segment and
 /// classify files (structure_outputs.hpp, read back from the ranks' HDF5 files one at a time).
 /// Files are written atomically. Returns the summary; write failures make it "failed".
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes);
+/// With `kb`, also the cross-rank class summaries (operator_class_summary.csv, hccl_class_summary.csv).
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes,
+                               const knowledge::Knowledge* kb = nullptr);
 
 using ascprof::stable_id;  ///< ids as the reference builds them (common/stable_id.hpp)
 

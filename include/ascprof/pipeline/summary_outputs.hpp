@@ -41,4 +41,10 @@ struct SummaryPart {
 Result<std::vector<std::filesystem::path>> write_root_summary_outputs(const std::filesystem::path& root_out,
                                                                       const std::vector<SummaryPart>& ranks);
 
+/// operator_class_summary.csv and hccl_class_summary.csv from every rank's rows (`per_rank[i]` is
+/// rank i's, in rank order; row lists are not needed). Returns the files written.
+Result<std::vector<std::filesystem::path>> write_root_class_summaries(
+    const std::filesystem::path& root_out, const std::vector<std::vector<model::OperatorRow>>& operators_per_rank,
+    const std::vector<std::vector<model::HcclOpRow>>& hccl_per_rank, const knowledge::Knowledge& kb);
+
 }  // namespace ascprof::pipeline

@@ -124,6 +124,28 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
+// One operator on two ranks is one class row with both ranks' spread; no HCCL rows: empty file.
+TEST(SummaryOutputs, OperatorClassesMergeAcrossRanks) {
+  ascprof::testing::ScratchDir dir("summary-classes");
+  Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
+  Rank b = make_rank("1", "aclnnFusedInferAttentionScore");
+  b.sum.operators[0].duration_sum_ns = 9000;
+  auto files = write_root_class_summaries(dir.path(), {a.sum.operators, b.sum.operators}, {{}, {}}, kb());
+  ASSERT_TRUE(files.ok()) << files.status().to_string();
+  auto text = read_file(dir / "operator_class_summary.csv");
+  ASSERT_TRUE(text.ok());
+  std::istringstream in(*text);
+  std::string header, row, extra;
+  std::getline(in, header);
+  std::getline(in, row);
+  EXPECT_FALSE(std::getline(in, extra));
+  // name, task_type, op_type, roles, rank_count 2, calls 4, 12 µs in total, min 3 / max 9 / p50 6, skew (9-3)/6 = 1
+  EXPECT_EQ(row.rfind("aclnnFusedInferAttentionScore,FUSEDINFERATTENTIONSCORE,mix_cv,attention,2,4,12,0,12,3,0,0,3,9,6,1,", 0),
+            0u)
+      << header << "\n" << row;
+  EXPECT_EQ(fs::file_size(dir / "hccl_class_summary.csv"), 0u);
+}
+
 TEST(SummaryOutputs, MissingFragmentFailsWithoutPublishing) {
   ascprof::testing::ScratchDir dir("summary-missing");
   auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.summary", "9"}});

@@ -235,7 +235,12 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
                             RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty()) parts.push_back({fs::path(plan.out_dir) / o.summary_dir, o.rank_id});
+    if (o.ok && !o.summary_dir.empty()) {
+      SummaryPart p{fs::path(plan.out_dir) / o.summary_dir, o.rank_id, o.kernel_rows, o.pipeline_event_count, 0, 0};
+      p.operators_total = o.operators.size();
+      for (const auto& op : o.operators) p.operators_with_pipeline_signal += op.pipeline_signal ? 1 : 0;
+      parts.push_back(std::move(p));
+    }
   if (parts.empty()) return;
   auto written = write_root_summary_outputs(plan.out_dir, parts);
   if (!written.ok()) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <queue>
 
 #include "ascprof/analysis/summarize.hpp"
 #include "ascprof/common/csv_writer.hpp"
@@ -153,6 +154,8 @@ const std::map<std::string, std::string>& headers() {
        header({{"rank_id", "name", "task_type", "roles", "call_count", "duration_avg_us", "wait_avg_us",
                 "total_cost_avg_us", "wait_ratio", "total_cost_avg_rank", "is_false_hotspot_risk", "row_ranges",
                 "sample_event_ids"}})},
+      {"evidence_index.csv",
+       header({{"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"}})},
       {"aicpu_summary.csv",
        header({{"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
                 "classification", "row_ranges", "sample_event_ids"}})},
@@ -185,9 +188,9 @@ uint64_t csv_rows(std::string_view text) {
 }  // namespace
 
 const std::vector<std::string>& summary_tables() {
-  static const std::vector<std::string> t = {"step_summary.csv", "step_anatomy.csv", "layer_summary.csv",
-                                             "rank_summary.csv", "operator_summary.csv", "hccl_op_summary.csv",
-                                             "wait_anchor_ops.csv", "aicpu_summary.csv"};
+  static const std::vector<std::string> t = {"step_summary.csv",     "step_anatomy.csv",    "layer_summary.csv",
+                                             "rank_summary.csv",     "operator_summary.csv", "hccl_op_summary.csv",
+                                             "wait_anchor_ops.csv",  "aicpu_summary.csv",   "evidence_index.csv"};
   return t;
 }
 
@@ -337,10 +340,134 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["aicpu_summary.csv"] += r.take_line();
   }
 
+  // evidence_index (step, layer and bubble windows) and the bubble evidence records. Bubble lines
+  // carry their duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
+  std::vector<std::pair<int64_t, std::string>> bubbles;
+  for (const auto& ss : sum.segments) {
+    const auto& g = s.segments[ss.segment];
+    if (g.type != model::SegmentType::kStep) continue;
+    char text[160];
+    std::snprintf(text, sizeof text, "step of %u layers: wall %.3f ms, busy %.3f ms, largest bubble %.3f ms",
+                  g.layer_count, ms(ss.metrics.wall_ns), ms(ss.metrics.busy_union_ns),
+                  ms(ss.metrics.largest_internal_bubble_ns));
+    r.text(stable_id("evd", {g.segment_id, "step_window"})).text("step_window").text(rank_id).text(g.segment_id).empty();
+    r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
+    parts["evidence_index.csv"] += r.take_line();
+    for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < 5; ++i) {
+      const auto& b = ss.metrics.top_bubbles[i];
+      const std::string id =
+          stable_id("evd", {g.segment_id, "bubble", std::to_string(b.bubble_index), us_text(b.start_ns)});
+      std::snprintf(text, sizeof text, "idle gap of %.3f ms between %s and %s", ms(b.end_ns - b.start_ns),
+                    event_id(ord, b.before_row).c_str(), event_id(ord, b.after_row).c_str());
+      r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
+      r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
+      parts["evidence_index.csv"] += r.take_line();
+      JsonWriter w;
+      w.begin_object();
+      w.kv("evidence_id", id);
+      w.kv("rank_id", rank_id);
+      w.kv("segment_id", g.segment_id);
+      w.kv("bubble_index", uint64_t{b.bubble_index});
+      w.key("start_us");
+      w.raw(us_text(b.start_ns));
+      w.key("end_us");
+      w.raw(us_text(b.end_ns));
+      w.key("duration_us");
+      w.raw(us_text(b.end_ns - b.start_ns));
+      w.kv("before_event", event_id(ord, b.before_row));
+      w.kv("after_event", event_id(ord, b.after_row));
+      w.end_object();
+      bubbles.emplace_back(b.end_ns - b.start_ns, w.take());
+    }
+  }
+  for (const auto& ls : sum.layers) {
+    const auto& l = s.layers[ls.layer];
+    char text[120];
+    std::snprintf(text, sizeof text, "%s layer %u: wall %.3f ms, busy %.3f ms", model::layer_role_name(l.role),
+                  l.layer_index, ms(ls.metrics.wall_ns), ms(ls.metrics.busy_union_ns));
+    r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
+    r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
+    r.text(text);
+    parts["evidence_index.csv"] += r.take_line();
+  }
+  std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string bubble_part;
+  for (const auto& [ns, line] : bubbles) bubble_part += std::to_string(ns) + "\t" + line + "\n";
+
   for (const auto& t : summary_tables())
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (t + ".part"), parts[t]));
-  return {};
+  return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
 }
+
+namespace {
+
+// k-way merge of the ranks' bubble lines ("<duration ns>\t<json>", each file largest first) into
+// one JSON-lines file, largest first; ties keep rank order. Streams: one line per rank in memory.
+Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPart>& ranks) {
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) return file_error(ErrorCode::kIo, out.parent_path().string(), "", "cannot create folder: " + ec.message());
+  struct Source {
+    std::FILE* f = nullptr;
+    int64_t key = 0;
+    std::string json;
+  };
+  std::vector<Source> src(ranks.size());
+  auto close_all = [&src] {
+    for (auto& s : src)
+      if (s.f != nullptr) std::fclose(s.f);
+  };
+  auto next = [](Source& s) {
+    s.json.clear();
+    int ch;
+    std::string line;
+    while ((ch = std::fgetc(s.f)) != EOF && ch != '\n') line += static_cast<char>(ch);
+    const size_t tab = line.find('\t');
+    if (line.empty() || tab == std::string::npos) return false;
+    s.key = std::stoll(line.substr(0, tab));
+    s.json = line.substr(tab + 1);
+    return true;
+  };
+  std::vector<size_t> live;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const fs::path p = ranks[i].dir / "bubble_windows.jsonl.part";
+    src[i].f = std::fopen(p.c_str(), "rb");
+    if (src[i].f == nullptr) {
+      close_all();
+      return file_error(ErrorCode::kIo, p.string(), "", std::strerror(errno));
+    }
+    if (next(src[i])) live.push_back(i);
+  }
+  const fs::path tmp = temp_sibling(out);
+  std::FILE* o = std::fopen(tmp.c_str(), "wb");
+  if (o == nullptr) {
+    close_all();
+    return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+  }
+  uint64_t n = 0;
+  bool ok = true;
+  // max-heap on (duration, then lower rank first)
+  auto later = [&src](size_t a, size_t b) { return src[a].key != src[b].key ? src[a].key < src[b].key : a > b; };
+  std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later, live);
+  while (!heap.empty() && ok) {
+    const size_t i = heap.top();
+    heap.pop();
+    Source& s = src[i];
+    ok = std::fwrite(s.json.data(), 1, s.json.size(), o) == s.json.size() && std::fputc('\n', o) != EOF;
+    ++n;
+    if (next(s)) heap.push(i);
+  }
+  close_all();
+  ok = std::fclose(o) == 0 && ok;
+  if (ok) fs::rename(tmp, out, ec);
+  if (!ok || ec) {
+    fs::remove(tmp, ec);
+    return file_error(ErrorCode::kIo, out.string(), "", "write failed");
+  }
+  return n;
+}
+
+}  // namespace
 
 Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks) {
   std::vector<fs::path> written;
@@ -386,8 +513,29 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     written.push_back(out);
     m.kv(t, rows);
   }
+  {
+    auto merged = merge_bubbles(root_out / "evidence" / "bubble_windows.jsonl", ranks);
+    if (!merged.ok()) return merged.status();
+    written.push_back(root_out / "evidence" / "bubble_windows.jsonl");
+    m.kv("evidence/bubble_windows.jsonl", *merged);
+  }
   m.end_object();
   m.kv("rank_count", static_cast<uint64_t>(ranks.size()));
+  uint64_t ev = 0, ev_sig = 0, ops = 0, ops_sig = 0;
+  for (const auto& p : ranks) {
+    ev += p.events_total;
+    ev_sig += p.events_with_pipeline_signal;
+    ops += p.operators_total;
+    ops_sig += p.operators_with_pipeline_signal;
+  }
+  m.key("pipeline_coverage");
+  m.begin_object();
+  m.kv("events_with_pipeline_signal", ev_sig);
+  m.kv("events_total", ev);
+  m.kv("events_ratio", ev ? static_cast<double>(ev_sig) / static_cast<double>(ev) : 0.0);
+  m.kv("operators_with_pipeline_signal", ops_sig);
+  m.kv("operators_total", ops);
+  m.end_object();
   m.end_object();
   const fs::path manifest = root_out / "summary_manifest.json";
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(manifest, m.take()));

@@ -62,4 +62,13 @@ std::vector<model::HcclClassRow> merge_hccl_classes(std::span<const std::vector<
 /// Runs both parts.
 model::RankSummary summarize_rank(const SummarizeInput& in, const model::RankStructure& structure);
 
+// ---- blocks (summarize_blocks.cpp) ----
+
+/// block_summary.csv rows (§2.5.8), one per `c.blocks` entry in the same order (row i = block i).
+/// Rows outside the table are clamped; a block with no rows left gets zero metrics, dominant_op_type
+/// "unknown" and bound unknown. Empty when `in` lacks kernels, normalized kernels or knowledge.
+/// Linear in the blocks' rows plus a per-taxon setup; `s` is not read yet (kept for layer context).
+std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, const model::RankStructure& s,
+                                                  const model::RankClasses& c);
+
 }  // namespace ascprof::analysis

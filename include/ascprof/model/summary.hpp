@@ -153,6 +153,29 @@ struct HcclClassRow {
   double duration_max_us = 0;         ///< largest member duration_max_us
 };
 
+/// A block row of block_summary.csv (§2.5.8): the block's rows with op-type mix, communication share,
+/// summed pipeline and the "compute-first" bound. Role counts are metrics.role_counts.
+struct BlockSummary {
+  /// One (name, task_type) pair of the block; task_type upper-cased, "UNKNOWN" for an empty cell.
+  struct TopOp {
+    std::string name, task_type;
+    uint64_t call_count = 0;
+    int64_t duration_sum_ns = 0;
+  };
+  uint32_t block = 0;                 ///< index into RankClasses::blocks
+  WindowMetrics metrics;              ///< §2.5.1 over the block's rows, without top_bubbles
+  Counts op_type_counts;              ///< events per op_type, sorted by name
+  std::string dominant_op_type;       ///< most summed duration (ties: first seen); "unknown" when empty
+  int64_t comm_duration_ns = 0;       ///< duration of events with op_type communication or mix_comm_aiv
+  double comm_share = 0;              ///< comm_duration / kernel sum (0 when the kernel sum is 0)
+  bool pipeline_signal = false;       ///< some event has stage signal
+  std::vector<double> pipeline_us;    ///< per PipelineRules::fields (µs sums); empty when no signal
+  BoundClass bound;                   ///< on pipeline_us when signal, else on dominant_op_type
+  std::vector<TopOp> top_ops;         ///< at most 5, duration desc, ties first seen
+  bool has_attention = false;         ///< role attention or attention_aux
+  bool has_moe = false, has_communication = false;
+};
+
 /// Everything the summarize stage produces for one rank.
 struct RankSummary {
   WindowMetrics rank;                 ///< the whole rank

@@ -34,10 +34,14 @@ Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_
 struct SummaryPart {
   std::filesystem::path dir;  ///< the rank's fragment folder
   std::string rank_id;
+  uint64_t events_total = 0, events_with_pipeline_signal = 0;      ///< for pipeline_coverage
+  uint64_t operators_total = 0, operators_with_pipeline_signal = 0;
 };
 
-/// Concatenates the ranks' fragments (in the given order) into `root_out/<table>` and writes
-/// `root_out/summary_manifest.json`. Returns the files written.
+/// Concatenates the ranks' fragments (in the given order) into `root_out/<table>`, merges their
+/// bubble evidence into `root_out/evidence/bubble_windows.jsonl` (largest first, streaming), and
+/// writes `root_out/summary_manifest.json` (files, row counts, pipeline_coverage). Returns the files
+/// written.
 Result<std::vector<std::filesystem::path>> write_root_summary_outputs(const std::filesystem::path& root_out,
                                                                       const std::vector<SummaryPart>& ranks);
 

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -93,7 +94,7 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", b.s, b.c, b.sum, kb()));
   auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}});
   ASSERT_TRUE(files.ok()) << files.status().to_string();
-  EXPECT_EQ(files->size(), summary_tables().size() + 1);
+  EXPECT_EQ(files->size(), summary_tables().size() + 2);  // + bubble_windows.jsonl, summary_manifest.json
 
   auto ops = read_file(dir / "operator_summary.csv");
   ASSERT_TRUE(ops.ok());
@@ -114,6 +115,19 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   EXPECT_NE(steps->find(",1764000000123456.789,1764000000125956.789,"), std::string::npos) << *steps;
   EXPECT_NE(steps->find("\"\"before_event\"\":\"\"evt_1_3\"\""), std::string::npos) << *steps;
   EXPECT_NE(steps->find("INTERNAL_BUBBLE_HEAVY"), std::string::npos);
+
+  // bubble evidence of both ranks, largest first, with ids that evidence_index.csv lists
+  auto bubbles = read_file(dir / "evidence" / "bubble_windows.jsonl");
+  ASSERT_TRUE(bubbles.ok());
+  EXPECT_EQ(std::count(bubbles->begin(), bubbles->end(), '\n'), 2);
+  EXPECT_NE(bubbles->find("\"before_event\":\"evt_0_3\""), std::string::npos) << *bubbles;
+  auto evidence = read_file(dir / "evidence_index.csv");
+  ASSERT_TRUE(evidence.ok());
+  const size_t id_at = bubbles->find("evd_");
+  ASSERT_NE(id_at, std::string::npos);
+  EXPECT_NE(evidence->find(bubbles->substr(id_at, 20)), std::string::npos) << *evidence;
+  EXPECT_NE(evidence->find(",step_window,0,seg_0,"), std::string::npos) << *evidence;
+  EXPECT_NE(evidence->find(",layer_window,1,seg_1,layer_1,"), std::string::npos) << *evidence;
 
   // no HCCL rows on any rank: an empty file, no header (the reference's convention)
   EXPECT_EQ(fs::file_size(dir / "hccl_op_summary.csv"), 0u);

@@ -113,6 +113,7 @@ int main(int argc, char** argv) {
             {"normalize_seconds", o.normalize_seconds},
             {"segment_seconds", o.segment_seconds},
             {"classify_seconds", o.classify_seconds},
+            {"summarize_seconds", o.summarize_seconds},
             {"h5_write_seconds", o.write_seconds}});
     return 0;
   }

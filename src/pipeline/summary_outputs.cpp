@@ -52,9 +52,14 @@ std::string strings_json(const std::vector<std::string>& v) {
   return out + "]";
 }
 
+// An operator called 100k times in a rank has 100k row runs: the cell keeps the first
+// kMaxRowRanges (the row_range_count column says how many there are; all rows are in the HDF5).
+constexpr size_t kMaxRowRanges = 64;
+
 std::string ranges_json(const std::vector<std::pair<uint32_t, uint32_t>>& r) {
   std::string out = "[";
-  for (size_t i = 0; i < r.size(); ++i) out += (i ? ",[" : "[") + std::to_string(r[i].first) + "," + std::to_string(r[i].second) + "]";
+  for (size_t i = 0; i < r.size() && i < kMaxRowRanges; ++i)
+    out += (i ? ",[" : "[") + std::to_string(r[i].first) + "," + std::to_string(r[i].second) + "]";
   return out + "]";
 }
 
@@ -144,7 +149,7 @@ const std::map<std::string, std::string>& headers() {
       {"operator_summary.csv",
        header({{"rank_id", "name", "task_type", "roles", "categories", "call_count", "duration_sum_us", "wait_sum_us",
                 "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "total_cost_avg_us", "wait_ratio",
-                "stream_count", "row_ranges", "sample_rows", "sample_event_ids", "op_type", "bound_stage",
+                "stream_count", "row_ranges", "row_range_count", "sample_rows", "sample_event_ids", "op_type", "bound_stage",
                 "bound_family", "dominant_core", "pipeline_signal", "pipeline_us"}})},
       {"hccl_op_summary.csv",
        header({{"hccl_op_kind", "comm_aiv_fused", "rank_id", "name_count", "call_count", "duration_sum_us",
@@ -153,12 +158,12 @@ const std::map<std::string, std::string>& headers() {
       {"wait_anchor_ops.csv",
        header({{"rank_id", "name", "task_type", "roles", "call_count", "duration_avg_us", "wait_avg_us",
                 "total_cost_avg_us", "wait_ratio", "total_cost_avg_rank", "is_false_hotspot_risk", "row_ranges",
-                "sample_event_ids"}})},
+                "row_range_count", "sample_event_ids"}})},
       {"evidence_index.csv",
        header({{"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"}})},
       {"aicpu_summary.csv",
        header({{"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
-                "classification", "row_ranges", "sample_event_ids"}})},
+                "classification", "row_ranges", "row_range_count", "sample_event_ids"}})},
   };
   return h;
 }
@@ -291,7 +296,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(us(o.duration_sum_ns), 3).number(us(o.wait_sum_ns), 3).number(us(total), 3);
     r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3).number(us(total) / calls, 3);
     r.number(total > 0 ? static_cast<double>(o.wait_sum_ns) / static_cast<double>(total) : 0.0);
-    r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges));
+    r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges)).number(uint64_t{o.row_ranges.size()});
     std::string rows = "[";
     for (size_t i = 0; i < o.sample_rows.size(); ++i) rows += (i ? "," : "") + std::to_string(o.sample_rows[i]);
     r.json(rows + "]").json(events_json(ord, o.sample_rows));
@@ -328,6 +333,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3);
     r.number(us(o.duration_sum_ns + o.wait_sum_ns) / calls, 3).number(w.wait_ratio);
     r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk).json(ranges_json(o.row_ranges));
+    r.number(uint64_t{o.row_ranges.size()});
     r.json(events_json(ord, o.sample_rows));
     parts["wait_anchor_ops.csv"] += r.take_line();
   }
@@ -336,7 +342,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   for (const auto& a : sum.aicpu) {
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
     r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
-    r.json(ranges_json(a.row_ranges)).json(events_json(ord, a.sample_rows));
+    r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
     parts["aicpu_summary.csv"] += r.take_line();
   }
 

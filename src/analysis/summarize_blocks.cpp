@@ -135,6 +135,10 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
   uint32_t epoch = 0;
 
   out.resize(c.blocks.size());
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  ranges.reserve(c.blocks.size());
+  for (const auto& block : c.blocks) ranges.emplace_back(block.row_start, block.row_end);
+  std::vector<model::WindowMetrics> metrics = window_metrics_many(in, ranges, 0);
   for (size_t bi = 0; bi < c.blocks.size(); ++bi) {
     const model::BlockSegment& block = c.blocks[bi];
     model::BlockSummary& row = out[bi];
@@ -146,7 +150,7 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
       row.bound = bound_class({}, row.dominant_op_type, false, false, kb);
       continue;
     }
-    row.metrics = window_metrics(in, a, b, 0);
+    row.metrics = std::move(metrics[bi]);
 
     if (++epoch == 0) {  // stamps wrapped: clear them once every 4 billion blocks
       for (auto& acc : op_acc) acc.stamp = 0;

@@ -526,6 +526,18 @@ model::WindowMetrics window_metrics(const SummarizeInput& in, uint32_t row_start
   return m;
 }
 
+std::vector<model::WindowMetrics> window_metrics_many(const SummarizeInput& in,
+                                                     const std::vector<std::pair<uint32_t, uint32_t>>& ranges,
+                                                     size_t top_bubbles) {
+  std::vector<model::WindowMetrics> out(ranges.size());
+  WindowScratch scratch(in);  // one scratch for all windows: its setup is per distinct kernel, not per row
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    uint32_t a = ranges[i].first, b = ranges[i].second;
+    if (clamp_rows(in, a, b)) scratch.compute(a, b, top_bubbles, true, out[i], nullptr);
+  }
+  return out;
+}
+
 void summarize_windows(const SummarizeInput& in, const model::RankStructure& structure, model::RankSummary& out) {
   out.segments.clear();
   out.layers.clear();

@@ -19,6 +19,7 @@
 #include "ascprof/store/stats_table.hpp"
 #include "rank_store.hpp"
 #include "structure_store.hpp"
+#include "summary_store.hpp"
 
 namespace ascprof::pipeline {
 
@@ -147,7 +148,11 @@ class RankJob {
     {
       Timer t(&out_.summarize_seconds);
       analysis::SummarizeInput in{&k, &norm, &pool_, &kb_};
-      sum = analysis::summarize_rank(in, s);
+      sum = analysis::summarize_rank(in, s, c);
+    }
+    {
+      Timer t(&out_.write_seconds);
+      ASCPROF_RETURN_IF_ERROR(write_summary_tables(*writer_, sum));
     }
     for (const auto& o : sum.operators)
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.call_count, o.duration_sum_ns, o.wait_sum_ns,
@@ -226,6 +231,7 @@ class RankJob {
     Timer t(&out_.write_seconds);
     ASCPROF_RETURN_IF_ERROR(write_trace_tables(*writer_, tr));
     steps_ = std::move(tr.steps);
+    out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
     return {};
   }
 

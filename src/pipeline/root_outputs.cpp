@@ -230,6 +230,58 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   s.structure = writer->totals();
 }
 
+// cross_rank_manifest.json with the ranks' clock offsets (the rest of the cross_rank stage, the
+// alignments, is not built yet and the manifest says so).
+void record_clock_offsets(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+  std::vector<std::string> ids;
+  std::vector<std::vector<analysis::CollectiveMark>> marks;
+  for (const auto& o : outcomes)
+    if (o.ok) {
+      ids.push_back(o.rank_id);
+      marks.push_back(o.collectives);
+    }
+  const auto offsets = analysis::estimate_clock_offsets(ids, marks);
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("stage", "cross_rank");
+  w.kv("status", "partial: clock offsets only; step and operator alignments are not built yet");
+  w.kv("rank_count", static_cast<uint64_t>(ids.size()));
+  w.kv("reference_rank", ids.empty() ? std::string() : ids.front());
+  w.kv("clock_offset_method", "median end-time difference of shared collectives (trace_view communication ops)");
+  w.key("clock_offsets_us");
+  w.begin_object();
+  for (const auto& c : offsets) {
+    w.key(c.rank_id);
+    if (c.estimated) w.value(c.offset_us);
+    else w.null();
+  }
+  w.end_object();
+  w.key("clock_offsets");
+  w.begin_array();
+  for (const auto& c : offsets) {
+    w.begin_object();
+    w.kv("rank_id", c.rank_id);
+    w.kv("estimated", c.estimated);
+    w.key("offset_us");
+    if (c.estimated) w.value(c.offset_us);
+    else w.null();
+    w.kv("collectives", uint64_t{c.collectives});
+    w.kv("via_rank", c.via_rank);
+    w.kv("spread_us", c.spread_us);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  const fs::path out = fs::path(plan.out_dir) / "cross_rank_manifest.json";
+  const Status st = write_file_atomic(out, w.take());
+  if (!st.ok()) {
+    s.status = "failed";
+    s.error = st.to_string();
+    return;
+  }
+  s.outputs.push_back(out.string());
+}
+
 // The summarize tables: the ranks' fragments concatenated in rank order.
 void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
                             RootSummary& s) {
@@ -326,6 +378,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_clock_offsets(plan, outcomes, s);
   return s;
 }
 

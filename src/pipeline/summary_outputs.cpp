@@ -142,6 +142,12 @@ const std::map<std::string, std::string>& headers() {
                            "boundary_source", "row_start", "row_end", "structure_signature", "has_attention", "has_moe",
                            "has_communication", "evidence_ids"},
                           {"layer_class_id", "companion_layer", "block_kinds"})},
+      {"block_summary.csv",
+       metric_header_tail({"block_id", "rank_id", "segment_id", "layer_id", "block_index", "block_kind",
+                           "companion_layer", "row_start", "row_end"},
+                          {"op_type_counts", "dominant_op_type", "comm_duration_us", "comm_share", "bound_stage",
+                           "bound_family", "dominant_core", "pipeline_signal", "pipeline_us", "top_ops", "has_attention",
+                           "has_moe", "has_communication", "block_class_id", "evidence_ids"})},
       {"rank_summary.csv",
        metric_header_tail({"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
                            "has_communication", "row_start", "row_end"},
@@ -179,6 +185,18 @@ void anatomy_cells(CsvRow& r, const model::AnatomyWindow& w) {
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
+std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowledge& kb) {
+  const auto& fields = kb.pipeline.fields();
+  std::string out = "{";
+  for (size_t f = 0; f < fields.size() && f < p.size(); ++f) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.6f", p[f]);
+    out += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
+  }
+  return out + "}";
+}
+
+
 // Rows of CSV text: line ends outside quoted fields (a kernel name may hold a newline).
 uint64_t csv_rows(std::string_view text) {
   uint64_t n = 0;
@@ -193,9 +211,10 @@ uint64_t csv_rows(std::string_view text) {
 }  // namespace
 
 const std::vector<std::string>& summary_tables() {
-  static const std::vector<std::string> t = {"step_summary.csv",     "step_anatomy.csv",    "layer_summary.csv",
-                                             "rank_summary.csv",     "operator_summary.csv", "hccl_op_summary.csv",
-                                             "wait_anchor_ops.csv",  "aicpu_summary.csv",   "evidence_index.csv"};
+  static const std::vector<std::string> t = {"step_summary.csv",    "step_anatomy.csv",     "layer_summary.csv",
+                                             "block_summary.csv",   "rank_summary.csv",     "operator_summary.csv",
+                                             "hccl_op_summary.csv", "wait_anchor_ops.csv",  "aicpu_summary.csv",
+                                             "evidence_index.csv"};
   return t;
 }
 
@@ -262,6 +281,38 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["layer_summary.csv"] += r.take_line();
   }
 
+  // block_summary
+  for (const auto& bs : sum.blocks) {
+    if (bs.block >= c.blocks.size()) continue;
+    const auto& b = c.blocks[bs.block];
+    const auto& l = s.layers[b.layer];
+    r.text(b.block_id).text(rank_id).text(s.segments[l.segment].segment_id).text(l.layer_id);
+    r.number(uint64_t{b.block_index}).text(model::block_kind_name(b.kind)).boolean(b.companion_layer);
+    r.number(uint64_t{b.row_start}).number(uint64_t{b.row_end});
+    metric_cells(r, bs.metrics);
+    r.json(counts_json(bs.op_type_counts)).text(bs.dominant_op_type).number(us(bs.comm_duration_ns), 3);
+    r.number(bs.comm_share).text(bs.bound.bound_stage).text(bs.bound.bound_family).text(bs.bound.dominant_core);
+    r.boolean(bs.pipeline_signal);
+    if (bs.pipeline_us.empty()) r.empty();
+    else r.json(pipeline_json(bs.pipeline_us, kb));
+    std::string top = "[";
+    for (size_t i = 0; i < bs.top_ops.size(); ++i) {
+      const auto& t = bs.top_ops[i];
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%.3f", us(t.duration_sum_ns));
+      top += (i ? "," : "");
+      top += "{\"name\":\"";
+      json_escape_append(top, t.name);
+      top += "\",\"task_type\":\"";
+      json_escape_append(top, t.task_type);
+      top += "\",\"call_count\":" + std::to_string(t.call_count) + ",\"duration_sum_us\":" + buf + "}";
+    }
+    r.json(top + "]").boolean(bs.has_attention).boolean(bs.has_moe).boolean(bs.has_communication);
+    r.text(b.block_class < c.block_classes.size() ? c.block_classes[b.block_class].class_id : std::string());
+    r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
+    parts["block_summary.csv"] += r.take_line();
+  }
+
   // rank_summary
   {
     std::vector<uint32_t> inventory;
@@ -288,7 +339,6 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   }
 
   // operator_summary
-  const auto& fields = kb.pipeline.fields();
   for (const auto& o : sum.operators) {
     const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
     const int64_t total = o.duration_sum_ns + o.wait_sum_ns;
@@ -302,17 +352,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.json(rows + "]").json(events_json(ord, o.sample_rows));
     r.text(o.op_type).text(o.bound.bound_stage).text(o.bound.bound_family).text(o.bound.dominant_core);
     r.boolean(o.pipeline_signal);
-    if (o.pipeline_us.empty()) {
-      r.empty();
-    } else {
-      std::string p = "{";
-      for (size_t f = 0; f < fields.size() && f < o.pipeline_us.size(); ++f) {
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.6f", o.pipeline_us[f]);
-        p += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
-      }
-      r.json(p + "}");
-    }
+    if (o.pipeline_us.empty()) r.empty();
+    else r.json(pipeline_json(o.pipeline_us, kb));
     parts["operator_summary.csv"] += r.take_line();
   }
 
@@ -551,16 +592,6 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
 
 namespace {
 
-std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowledge& kb) {
-  const auto& fields = kb.pipeline.fields();
-  std::string out = "{";
-  for (size_t f = 0; f < fields.size() && f < p.size(); ++f) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.6f", p[f]);
-    out += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
-  }
-  return out + "}";
-}
 
 // A table's text: header + rows, or nothing at all without rows (the reference's convention).
 Status write_table(const fs::path& path, const std::string& header_line, const std::string& rows,

@@ -29,6 +29,11 @@ struct SummarizeInput {
 /// `top_bubbles` largest gaps. Linear in rows plus a sort of the window's intervals.
 model::WindowMetrics window_metrics(const SummarizeInput& in, uint32_t row_start, uint32_t row_end, size_t top_bubbles);
 
+/// window_metrics for many row ranges at once (the setup is shared; use it for thousands of windows).
+std::vector<model::WindowMetrics> window_metrics_many(const SummarizeInput& in,
+                                                     const std::vector<std::pair<uint32_t, uint32_t>>& ranges,
+                                                     size_t top_bubbles);
+
 /// Segment rows (every segment, with anomaly tags and, for steps, anatomy), layer rows and the rank row.
 void summarize_windows(const SummarizeInput& in, const model::RankStructure& structure, model::RankSummary& out);
 
@@ -59,15 +64,17 @@ std::vector<model::HcclClassRow> merge_hccl_classes(std::span<const std::vector<
 
 // ---- the whole stage ----
 
-/// Runs both parts.
-model::RankSummary summarize_rank(const SummarizeInput& in, const model::RankStructure& structure);
+/// Runs every part (windows, blocks, operators).
+model::RankSummary summarize_rank(const SummarizeInput& in, const model::RankStructure& structure,
+                                  const model::RankClasses& classes);
 
 // ---- blocks (summarize_blocks.cpp) ----
 
 /// block_summary.csv rows (§2.5.8), one per `c.blocks` entry in the same order (row i = block i).
 /// Rows outside the table are clamped; a block with no rows left gets zero metrics, dominant_op_type
 /// "unknown" and bound unknown. Empty when `in` lacks kernels, normalized kernels or knowledge.
-/// Linear in the blocks' rows plus a per-taxon setup; `s` is not read yet (kept for layer context).
+/// One pass over each block's rows (no per-event allocation) after a per-taxon setup, plus one
+/// window_metrics call per block (whose setup is O(distinct taxa) per call). `s` is not read yet.
 std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, const model::RankStructure& s,
                                                   const model::RankClasses& c);
 

@@ -1,0 +1,909 @@
+// Layout documented in summary_store.hpp.
+#include "summary_store.hpp"
+
+#include <simdjson.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/store/h5_reader.hpp"
+
+namespace ascprof::pipeline {
+
+namespace {
+
+using model::AnatomyWindow;
+using model::Bubble;
+using model::Counts;
+using model::WindowMetrics;
+using RowRanges = std::vector<std::pair<uint32_t, uint32_t>>;
+
+// ---- JSON cells ---------------------------------------------------------------------------------
+
+std::string json_strings(const std::vector<std::string>& v) {
+  JsonWriter w(false);
+  w.begin_array();
+  for (const auto& s : v) w.value(s);
+  w.end_array();
+  return w.take();
+}
+
+std::string json_indices(const std::vector<uint32_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+  out += ']';
+  return out;
+}
+
+std::string json_ranges(const RowRanges& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += '[';
+    out += std::to_string(v[i].first);
+    out += ',';
+    out += std::to_string(v[i].second);
+    out += ']';
+  }
+  out += ']';
+  return out;
+}
+
+std::string json_counts(const Counts& c) {
+  JsonWriter w(false);
+  w.begin_object();
+  for (const auto& [name, n] : c) w.kv(name, n);
+  w.end_object();
+  return w.take();
+}
+
+std::string json_bubbles(const std::vector<Bubble>& v) {
+  JsonWriter w(false);
+  w.begin_array();
+  for (const auto& b : v) {
+    w.begin_object();
+    w.kv("bubble_index", b.bubble_index);
+    w.kv("start_ns", b.start_ns);
+    w.kv("end_ns", b.end_ns);
+    w.kv("before_row", b.before_row);
+    w.kv("after_row", b.after_row);
+    w.end_object();
+  }
+  w.end_array();
+  return w.take();
+}
+
+// Shortest round-trip form; integral values get ".0" so every reader sees a float (and -0 and
+// values beyond 2^64 survive), non-finite values become null (JSON has no NaN).
+std::string json_doubles(const std::vector<double>& v) {
+  if (v.empty()) return {};
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    if (!std::isfinite(v[i])) {
+      out += "null";
+      continue;
+    }
+    char buf[40];
+    auto r = std::to_chars(buf, buf + sizeof buf, v[i]);
+    const std::string_view s(buf, static_cast<size_t>(r.ptr - buf));
+    out += s;
+    if (s.find_first_of(".e") == std::string_view::npos) out += ".0";
+  }
+  out += ']';
+  return out;
+}
+
+// Cell parsers: nullptr on success, else the reason.
+using simdjson::dom::element;
+
+bool get_u32(element e, uint32_t* out) {
+  uint64_t v = 0;
+  if (e.get_uint64().get(v) != simdjson::SUCCESS || v > UINT32_MAX) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+const char* parse_strings(element doc, std::vector<std::string>* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    std::string_view s;
+    if (e.get_string().get(s) != simdjson::SUCCESS) return "JSON array element is not a string";
+    out->emplace_back(s);
+  }
+  return nullptr;
+}
+
+const char* parse_indices(element doc, std::vector<uint32_t>* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    uint32_t v = 0;
+    if (!get_u32(e, &v)) return "JSON array element is not a row index";
+    out->push_back(v);
+  }
+  return nullptr;
+}
+
+const char* parse_ranges(element doc, RowRanges* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    simdjson::dom::array pair;
+    uint32_t a = 0, b = 0;
+    element first, second;
+    if (e.get_array().get(pair) != simdjson::SUCCESS || pair.at(0).get(first) != simdjson::SUCCESS ||
+        pair.at(1).get(second) != simdjson::SUCCESS || pair.size() != 2 || !get_u32(first, &a) || !get_u32(second, &b))
+      return "JSON array element is not a [start,end] row range";
+    out->emplace_back(a, b);
+  }
+  return nullptr;
+}
+
+const char* parse_counts(element doc, Counts* out) {
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj) != simdjson::SUCCESS) return "not a JSON object";
+  for (simdjson::dom::key_value_pair kv : obj) {
+    uint64_t n = 0;
+    if (kv.value.get_uint64().get(n) != simdjson::SUCCESS) return "JSON object value is not a count";
+    out->emplace_back(std::string(kv.key), n);
+  }
+  return nullptr;
+}
+
+const char* parse_bubbles(element doc, std::vector<Bubble>* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    simdjson::dom::object o;
+    Bubble b;
+    element idx, before, after;
+    if (e.get_object().get(o) != simdjson::SUCCESS || o["bubble_index"].get(idx) != simdjson::SUCCESS ||
+        o["before_row"].get(before) != simdjson::SUCCESS || o["after_row"].get(after) != simdjson::SUCCESS ||
+        !get_u32(idx, &b.bubble_index) || !get_u32(before, &b.before_row) || !get_u32(after, &b.after_row) ||
+        o["start_ns"].get_int64().get(b.start_ns) != simdjson::SUCCESS ||
+        o["end_ns"].get_int64().get(b.end_ns) != simdjson::SUCCESS)
+      return "JSON array element is not a bubble object";
+    out->push_back(b);
+  }
+  return nullptr;
+}
+
+const char* parse_doubles(element doc, std::vector<double>* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    double v = 0;
+    if (e.is_null())
+      v = std::numeric_limits<double>::quiet_NaN();
+    else if (e.get_double().get(v) != simdjson::SUCCESS)
+      return "JSON array element is not a number";
+    out->push_back(v);
+  }
+  return nullptr;
+}
+
+std::string at(const char* what, size_t i) { return std::string(what) + " " + std::to_string(i); }
+
+// ---- writing ------------------------------------------------------------------------------------
+
+// The metric columns (M in the header) of n rows.
+struct MetricColumns {
+  std::vector<uint64_t> events;
+  std::vector<uint32_t> rs, re, bubbles, streams;
+  std::vector<int64_t> start, end, wall, busy, kernel, wait, cost, underfeed, bubble_total, largest;
+  std::vector<double> ratio;
+  std::vector<std::string> task_types, roles, categories, top;
+
+  explicit MetricColumns(size_t n)
+      : events(n), rs(n), re(n), bubbles(n), streams(n), start(n), end(n), wall(n), busy(n), kernel(n), wait(n),
+        cost(n), underfeed(n), bubble_total(n), largest(n), ratio(n), task_types(n), roles(n), categories(n), top(n) {}
+
+  void set(size_t i, const WindowMetrics& m) {
+    events[i] = m.event_count;
+    rs[i] = m.row_start;
+    re[i] = m.row_end;
+    start[i] = m.start_ns;
+    end[i] = m.end_ns;
+    wall[i] = m.wall_ns;
+    busy[i] = m.busy_union_ns;
+    kernel[i] = m.kernel_sum_ns;
+    wait[i] = m.wait_sum_ns;
+    cost[i] = m.total_cost_ns;
+    underfeed[i] = m.underfeed_ns;
+    ratio[i] = m.underfeed_ratio;
+    bubble_total[i] = m.internal_bubble_total_ns;
+    largest[i] = m.largest_internal_bubble_ns;
+    bubbles[i] = m.bubble_count;
+    streams[i] = m.stream_count;
+    task_types[i] = json_counts(m.task_type_counts);
+    roles[i] = json_counts(m.role_counts);
+    categories[i] = json_counts(m.category_counts);
+    top[i] = json_bubbles(m.top_bubbles);
+  }
+
+  void write(store::TableWriter& t) const {
+    t.column("event_count", events);
+    t.column("row_start", rs);
+    t.column("row_end", re);
+    t.column("start_ns", start);
+    t.column("end_ns", end);
+    t.column("wall_ns", wall);
+    t.column("busy_union_ns", busy);
+    t.column("kernel_sum_ns", kernel);
+    t.column("wait_sum_ns", wait);
+    t.column("total_cost_ns", cost);
+    t.column("underfeed_ns", underfeed);
+    t.column("underfeed_ratio", ratio);
+    t.column("internal_bubble_total_ns", bubble_total);
+    t.column("largest_internal_bubble_ns", largest);
+    t.column("bubble_count", bubbles);
+    t.column("stream_count", streams);
+    t.string_column("task_type_counts", task_types);
+    t.string_column("role_counts", roles);
+    t.string_column("category_counts", categories);
+    t.string_column("top_bubbles", top);
+  }
+};
+
+// The W_* columns of one anatomy window (head / main / tail).
+struct AnatomyColumns {
+  std::vector<uint8_t> empty;
+  std::vector<uint32_t> rs, re;
+  std::vector<int64_t> start, end, wall, busy, bubble;
+  std::vector<uint64_t> events;
+
+  explicit AnatomyColumns(size_t n)
+      : empty(n), rs(n), re(n), start(n), end(n), wall(n), busy(n), bubble(n), events(n) {}
+
+  void set(size_t i, const AnatomyWindow& a) {
+    empty[i] = a.empty ? 1 : 0;
+    rs[i] = a.row_start;
+    re[i] = a.row_end;
+    start[i] = a.start_ns;
+    end[i] = a.end_ns;
+    wall[i] = a.wall_ns;
+    busy[i] = a.busy_ns;
+    bubble[i] = a.bubble_ns;
+    events[i] = a.event_count;
+  }
+
+  void write(store::TableWriter& t, const std::string& w) const {
+    t.column(w + "_empty", empty);
+    t.column(w + "_row_start", rs);
+    t.column(w + "_row_end", re);
+    t.column(w + "_start_ns", start);
+    t.column(w + "_end_ns", end);
+    t.column(w + "_wall_ns", wall);
+    t.column(w + "_busy_ns", busy);
+    t.column(w + "_bubble_ns", bubble);
+    t.column(w + "_event_count", events);
+  }
+};
+
+Status write_segments(store::H5Writer& w, const std::vector<model::SegmentSummary>& segs) {
+  const size_t n = segs.size();
+  std::vector<uint32_t> seg(n);
+  MetricColumns m(n);
+  std::vector<std::string> tags(n), kind(n);
+  std::vector<uint8_t> attn(n), moe(n), comm(n);
+  std::vector<uint64_t> attn_events(n), moe_events(n), comm_events(n);
+  AnatomyColumns head(n), main(n), tail(n);
+  std::vector<double> head_ratio(n), main_ratio(n), tail_ratio(n), bubble_ratio(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& g = segs[i];
+    seg[i] = g.segment;
+    m.set(i, g.metrics);
+    tags[i] = json_strings(g.anomaly_tags);
+    attn[i] = g.has_attention ? 1 : 0;
+    moe[i] = g.has_moe ? 1 : 0;
+    comm[i] = g.has_communication ? 1 : 0;
+    attn_events[i] = g.attention_event_count;
+    moe_events[i] = g.moe_event_count;
+    comm_events[i] = g.comm_event_count;
+    kind[i] = g.anatomy.anatomy_kind;
+    head.set(i, g.anatomy.head);
+    main.set(i, g.anatomy.main);
+    tail.set(i, g.anatomy.tail);
+    head_ratio[i] = g.anatomy.head_ratio;
+    main_ratio[i] = g.anatomy.main_ratio;
+    tail_ratio[i] = g.anatomy.tail_ratio;
+    bubble_ratio[i] = g.anatomy.bubble_ratio;
+  }
+  store::TableWriter t(w, "/summary/segments", n);
+  t.column("segment", seg);
+  m.write(t);
+  t.string_column("anomaly_tags", tags);
+  t.column("has_attention", attn);
+  t.column("has_moe", moe);
+  t.column("has_communication", comm);
+  t.column("attention_event_count", attn_events);
+  t.column("moe_event_count", moe_events);
+  t.column("comm_event_count", comm_events);
+  t.string_column("anatomy_kind", kind);
+  head.write(t, "head");
+  main.write(t, "main");
+  tail.write(t, "tail");
+  t.column("head_ratio", head_ratio);
+  t.column("main_ratio", main_ratio);
+  t.column("tail_ratio", tail_ratio);
+  t.column("bubble_ratio", bubble_ratio);
+  return t.finish();
+}
+
+Status write_layers(store::H5Writer& w, const std::vector<model::LayerSummary>& layers) {
+  const size_t n = layers.size();
+  std::vector<uint32_t> layer(n);
+  MetricColumns m(n);
+  std::vector<uint8_t> attn(n), moe(n), comm(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& l = layers[i];
+    layer[i] = l.layer;
+    m.set(i, l.metrics);
+    attn[i] = l.has_attention ? 1 : 0;
+    moe[i] = l.has_moe ? 1 : 0;
+    comm[i] = l.has_communication ? 1 : 0;
+  }
+  store::TableWriter t(w, "/summary/layers", n);
+  t.column("layer", layer);
+  m.write(t);
+  t.column("has_attention", attn);
+  t.column("has_moe", moe);
+  t.column("has_communication", comm);
+  return t.finish();
+}
+
+Status write_operators(store::H5Writer& w, const std::vector<model::OperatorRow>& ops) {
+  const size_t n = ops.size();
+  std::vector<std::string> name(n), task(n), roles(n), cats(n), ranges(n), samples(n), op_type(n), stage(n), family(n),
+      core(n), pipeline(n);
+  std::vector<uint64_t> calls(n);
+  std::vector<int64_t> dur(n), wait(n);
+  std::vector<uint32_t> streams(n);
+  std::vector<uint8_t> signal(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& o = ops[i];
+    name[i] = o.name;
+    task[i] = o.task_type;
+    roles[i] = o.roles;
+    cats[i] = o.categories;
+    calls[i] = o.call_count;
+    dur[i] = o.duration_sum_ns;
+    wait[i] = o.wait_sum_ns;
+    streams[i] = o.stream_count;
+    ranges[i] = json_ranges(o.row_ranges);
+    samples[i] = json_indices(o.sample_rows);
+    op_type[i] = o.op_type;
+    stage[i] = o.bound.bound_stage;
+    family[i] = o.bound.bound_family;
+    core[i] = o.bound.dominant_core;
+    signal[i] = o.pipeline_signal ? 1 : 0;
+    pipeline[i] = json_doubles(o.pipeline_us);
+  }
+  store::TableWriter t(w, "/summary/operators", n);
+  t.string_column("name", name);
+  t.string_column("task_type", task);
+  t.string_column("roles", roles);
+  t.string_column("categories", cats);
+  t.column("call_count", calls);
+  t.column("duration_sum_ns", dur);
+  t.column("wait_sum_ns", wait);
+  t.column("stream_count", streams);
+  t.string_column("row_ranges", ranges);
+  t.string_column("sample_rows", samples);
+  t.string_column("op_type", op_type);
+  t.string_column("bound_stage", stage);
+  t.string_column("bound_family", family);
+  t.string_column("dominant_core", core);
+  t.column("pipeline_signal", signal);
+  t.string_column("pipeline_us", pipeline);
+  return t.finish();
+}
+
+Status write_hccl(store::H5Writer& w, const std::vector<model::HcclOpRow>& rows) {
+  const size_t n = rows.size();
+  std::vector<std::string> kind(n);
+  std::vector<uint8_t> fused(n);
+  std::vector<uint64_t> names(n), calls(n);
+  std::vector<int64_t> dur(n), wait(n);
+  std::vector<double> avg(n), mn(n), p50(n), p90(n), mx(n), ratio(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& h = rows[i];
+    kind[i] = h.hccl_op_kind;
+    fused[i] = h.comm_aiv_fused ? 1 : 0;
+    names[i] = h.name_count;
+    calls[i] = h.call_count;
+    dur[i] = h.duration_sum_ns;
+    wait[i] = h.wait_sum_ns;
+    avg[i] = h.duration_avg_us;
+    mn[i] = h.duration_min_us;
+    p50[i] = h.duration_p50_us;
+    p90[i] = h.duration_p90_us;
+    mx[i] = h.duration_max_us;
+    ratio[i] = h.wait_ratio;
+  }
+  store::TableWriter t(w, "/summary/hccl", n);
+  t.string_column("hccl_op_kind", kind);
+  t.column("comm_aiv_fused", fused);
+  t.column("name_count", names);
+  t.column("call_count", calls);
+  t.column("duration_sum_ns", dur);
+  t.column("wait_sum_ns", wait);
+  t.column("duration_avg_us", avg);
+  t.column("duration_min_us", mn);
+  t.column("duration_p50_us", p50);
+  t.column("duration_p90_us", p90);
+  t.column("duration_max_us", mx);
+  t.column("wait_ratio", ratio);
+  return t.finish();
+}
+
+Status write_wait_anchors(store::H5Writer& w, const std::vector<model::WaitAnchorRow>& rows) {
+  const size_t n = rows.size();
+  std::vector<uint32_t> op(n), rank(n);
+  std::vector<double> ratio(n);
+  std::vector<uint8_t> risk(n);
+  for (size_t i = 0; i < n; ++i) {
+    op[i] = rows[i].op;
+    rank[i] = rows[i].total_cost_avg_rank;
+    ratio[i] = rows[i].wait_ratio;
+    risk[i] = rows[i].is_false_hotspot_risk ? 1 : 0;
+  }
+  store::TableWriter t(w, "/summary/wait_anchors", n);
+  t.column("op", op);
+  t.column("total_cost_avg_rank", rank);
+  t.column("wait_ratio", ratio);
+  t.column("is_false_hotspot_risk", risk);
+  return t.finish();
+}
+
+Status write_aicpu(store::H5Writer& w, const std::vector<model::AicpuRow>& rows) {
+  const size_t n = rows.size();
+  std::vector<std::string> name(n), cls(n), ranges(n), samples(n);
+  std::vector<uint64_t> calls(n);
+  std::vector<int64_t> dur(n), overlap(n);
+  std::vector<double> masked(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& a = rows[i];
+    name[i] = a.name;
+    calls[i] = a.call_count;
+    dur[i] = a.duration_sum_ns;
+    overlap[i] = a.overlap_with_ai_core_ns;
+    masked[i] = a.masked_ratio;
+    cls[i] = a.classification;
+    ranges[i] = json_ranges(a.row_ranges);
+    samples[i] = json_indices(a.sample_rows);
+  }
+  store::TableWriter t(w, "/summary/aicpu", n);
+  t.string_column("name", name);
+  t.column("call_count", calls);
+  t.column("duration_sum_ns", dur);
+  t.column("overlap_with_ai_core_ns", overlap);
+  t.column("masked_ratio", masked);
+  t.string_column("classification", cls);
+  t.string_column("row_ranges", ranges);
+  t.string_column("sample_rows", samples);
+  return t.finish();
+}
+
+// ---- reading ------------------------------------------------------------------------------------
+
+// Reads the columns of one table, keeping the first error (later calls then return empty vectors).
+class TableReader {
+ public:
+  TableReader(const store::H5Reader& r, std::string group) : r_(r), group_(std::move(group)) {
+    if (r_.kind(group_) != store::ObjectKind::kGroup) {
+      fail("missing table");
+      return;
+    }
+    auto rows = r_.uint_attr(group_, "row_count");
+    if (!rows.ok()) {
+      st_ = rows.status();
+      return;
+    }
+    rows_ = *rows;
+  }
+
+  uint64_t rows() const { return rows_; }
+  const Status& status() const { return st_; }
+  bool ok() const { return st_.ok(); }
+  const std::string& group() const { return group_; }
+
+  template <class T>
+  std::vector<T> num(const std::string& name) {
+    if (!present(name)) return {};
+    auto v = r_.read_column<T>(group_ + "/" + name);
+    if (!v.ok()) {
+      st_ = v.status();
+      return {};
+    }
+    if (!check_len(name, v->size())) return {};
+    return std::move(v).value();
+  }
+
+  std::vector<std::string> str(const std::string& name) {
+    if (!present(name)) return {};
+    auto v = r_.read_strings(group_ + "/" + name);
+    if (!v.ok()) {
+      st_ = v.status();
+      return {};
+    }
+    if (!check_len(name, v->size())) return {};
+    return std::move(v).value();
+  }
+
+  // A column of JSON cells parsed by `parse` (nullptr or the reason); with `blank_is_empty` an
+  // empty cell stands for a default T.
+  template <class T>
+  std::vector<T> json(const std::string& name, const char* (*parse)(element, T*), bool blank_is_empty = false) {
+    std::vector<std::string> raw = str(name);
+    std::vector<T> out(raw.size());
+    for (size_t i = 0; i < raw.size() && st_.ok(); ++i) {
+      if (blank_is_empty && raw[i].empty()) continue;
+      element doc;
+      if (parser_.parse(raw[i]).get(doc) != simdjson::SUCCESS) {
+        fail(name, i, "not JSON");
+        break;
+      }
+      if (const char* why = parse(doc, &out[i])) fail(name, i, why);
+    }
+    return st_.ok() ? out : std::vector<T>{};
+  }
+
+  void fail(const std::string& column, size_t row, const std::string& reason) {
+    if (st_.ok())
+      st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + column, at("row", row) + ": " + reason);
+  }
+  void fail(const std::string& reason) {
+    if (st_.ok()) st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_, reason);
+  }
+
+ private:
+  // The store's reader reports a missing dataset as kIo; here it is a damaged (kSchema) table.
+  bool present(const std::string& name) {
+    if (!st_.ok()) return false;
+    if (r_.kind(group_ + "/" + name) == store::ObjectKind::kDataset) return true;
+    st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name, "missing column");
+    return false;
+  }
+  bool check_len(const std::string& name, size_t n) {
+    if (n == rows_) return true;
+    st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name,
+                     std::to_string(n) + " rows, the table has " + std::to_string(rows_));
+    return false;
+  }
+
+  const store::H5Reader& r_;
+  std::string group_;
+  uint64_t rows_ = 0;
+  Status st_;
+  simdjson::dom::parser parser_;
+};
+
+struct MetricReader {
+  std::vector<uint64_t> events;
+  std::vector<uint32_t> rs, re, bubbles, streams;
+  std::vector<int64_t> start, end, wall, busy, kernel, wait, cost, underfeed, bubble_total, largest;
+  std::vector<double> ratio;
+  std::vector<Counts> task_types, roles, categories;
+  std::vector<std::vector<Bubble>> top;
+
+  explicit MetricReader(TableReader& t)
+      : events(t.num<uint64_t>("event_count")),
+        rs(t.num<uint32_t>("row_start")),
+        re(t.num<uint32_t>("row_end")),
+        start(t.num<int64_t>("start_ns")),
+        end(t.num<int64_t>("end_ns")),
+        wall(t.num<int64_t>("wall_ns")),
+        busy(t.num<int64_t>("busy_union_ns")),
+        kernel(t.num<int64_t>("kernel_sum_ns")),
+        wait(t.num<int64_t>("wait_sum_ns")),
+        cost(t.num<int64_t>("total_cost_ns")),
+        underfeed(t.num<int64_t>("underfeed_ns")),
+        bubble_total(t.num<int64_t>("internal_bubble_total_ns")),
+        largest(t.num<int64_t>("largest_internal_bubble_ns")),
+        ratio(t.num<double>("underfeed_ratio")),
+        task_types(t.json<Counts>("task_type_counts", parse_counts)),
+        roles(t.json<Counts>("role_counts", parse_counts)),
+        categories(t.json<Counts>("category_counts", parse_counts)),
+        top(t.json<std::vector<Bubble>>("top_bubbles", parse_bubbles)) {
+    bubbles = t.num<uint32_t>("bubble_count");
+    streams = t.num<uint32_t>("stream_count");
+  }
+
+  // Only after the table reader is ok (every vector has rows() entries).
+  void get(size_t i, WindowMetrics* m) {
+    m->event_count = events[i];
+    m->row_start = rs[i];
+    m->row_end = re[i];
+    m->start_ns = start[i];
+    m->end_ns = end[i];
+    m->wall_ns = wall[i];
+    m->busy_union_ns = busy[i];
+    m->kernel_sum_ns = kernel[i];
+    m->wait_sum_ns = wait[i];
+    m->total_cost_ns = cost[i];
+    m->underfeed_ns = underfeed[i];
+    m->underfeed_ratio = ratio[i];
+    m->internal_bubble_total_ns = bubble_total[i];
+    m->largest_internal_bubble_ns = largest[i];
+    m->bubble_count = bubbles[i];
+    m->stream_count = streams[i];
+    m->task_type_counts = std::move(task_types[i]);
+    m->role_counts = std::move(roles[i]);
+    m->category_counts = std::move(categories[i]);
+    m->top_bubbles = std::move(top[i]);
+  }
+};
+
+struct AnatomyReader {
+  std::vector<uint8_t> empty;
+  std::vector<uint32_t> rs, re;
+  std::vector<int64_t> start, end, wall, busy, bubble;
+  std::vector<uint64_t> events;
+
+  AnatomyReader(TableReader& t, const std::string& w)
+      : empty(t.num<uint8_t>(w + "_empty")),
+        rs(t.num<uint32_t>(w + "_row_start")),
+        re(t.num<uint32_t>(w + "_row_end")),
+        start(t.num<int64_t>(w + "_start_ns")),
+        end(t.num<int64_t>(w + "_end_ns")),
+        wall(t.num<int64_t>(w + "_wall_ns")),
+        busy(t.num<int64_t>(w + "_busy_ns")),
+        bubble(t.num<int64_t>(w + "_bubble_ns")),
+        events(t.num<uint64_t>(w + "_event_count")) {}
+
+  void get(size_t i, AnatomyWindow* a) const {
+    a->empty = empty[i] != 0;
+    a->row_start = rs[i];
+    a->row_end = re[i];
+    a->start_ns = start[i];
+    a->end_ns = end[i];
+    a->wall_ns = wall[i];
+    a->busy_ns = busy[i];
+    a->bubble_ns = bubble[i];
+    a->event_count = events[i];
+  }
+};
+
+Status read_segments(const store::H5Reader& r, std::vector<model::SegmentSummary>* out) {
+  TableReader t(r, "/summary/segments");
+  auto seg = t.num<uint32_t>("segment");
+  MetricReader m(t);
+  auto tags = t.json<std::vector<std::string>>("anomaly_tags", parse_strings);
+  auto attn = t.num<uint8_t>("has_attention");
+  auto moe = t.num<uint8_t>("has_moe");
+  auto comm = t.num<uint8_t>("has_communication");
+  auto attn_events = t.num<uint64_t>("attention_event_count");
+  auto moe_events = t.num<uint64_t>("moe_event_count");
+  auto comm_events = t.num<uint64_t>("comm_event_count");
+  auto kind = t.str("anatomy_kind");
+  AnatomyReader head(t, "head"), main(t, "main"), tail(t, "tail");
+  auto head_ratio = t.num<double>("head_ratio");
+  auto main_ratio = t.num<double>("main_ratio");
+  auto tail_ratio = t.num<double>("tail_ratio");
+  auto bubble_ratio = t.num<double>("bubble_ratio");
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& g = (*out)[i];
+    g.segment = seg[i];
+    m.get(i, &g.metrics);
+    g.anomaly_tags = std::move(tags[i]);
+    g.has_attention = attn[i] != 0;
+    g.has_moe = moe[i] != 0;
+    g.has_communication = comm[i] != 0;
+    g.attention_event_count = attn_events[i];
+    g.moe_event_count = moe_events[i];
+    g.comm_event_count = comm_events[i];
+    g.anatomy.anatomy_kind = std::move(kind[i]);
+    head.get(i, &g.anatomy.head);
+    main.get(i, &g.anatomy.main);
+    tail.get(i, &g.anatomy.tail);
+    g.anatomy.head_ratio = head_ratio[i];
+    g.anatomy.main_ratio = main_ratio[i];
+    g.anatomy.tail_ratio = tail_ratio[i];
+    g.anatomy.bubble_ratio = bubble_ratio[i];
+  }
+  return {};
+}
+
+Status read_layers(const store::H5Reader& r, std::vector<model::LayerSummary>* out) {
+  TableReader t(r, "/summary/layers");
+  auto layer = t.num<uint32_t>("layer");
+  MetricReader m(t);
+  auto attn = t.num<uint8_t>("has_attention");
+  auto moe = t.num<uint8_t>("has_moe");
+  auto comm = t.num<uint8_t>("has_communication");
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& l = (*out)[i];
+    l.layer = layer[i];
+    m.get(i, &l.metrics);
+    l.has_attention = attn[i] != 0;
+    l.has_moe = moe[i] != 0;
+    l.has_communication = comm[i] != 0;
+  }
+  return {};
+}
+
+Status read_rank(const store::H5Reader& r, WindowMetrics* out) {
+  TableReader t(r, "/summary/rank");
+  if (t.ok() && t.rows() != 1) t.fail(std::to_string(t.rows()) + " rows, expected exactly 1");
+  MetricReader m(t);
+  if (!t.ok()) return t.status();
+  m.get(0, out);
+  return {};
+}
+
+Status read_operators(const store::H5Reader& r, std::vector<model::OperatorRow>* out) {
+  TableReader t(r, "/summary/operators");
+  auto name = t.str("name");
+  auto task = t.str("task_type");
+  auto roles = t.str("roles");
+  auto cats = t.str("categories");
+  auto calls = t.num<uint64_t>("call_count");
+  auto dur = t.num<int64_t>("duration_sum_ns");
+  auto wait = t.num<int64_t>("wait_sum_ns");
+  auto streams = t.num<uint32_t>("stream_count");
+  auto ranges = t.json<RowRanges>("row_ranges", parse_ranges);
+  auto samples = t.json<std::vector<uint32_t>>("sample_rows", parse_indices);
+  auto op_type = t.str("op_type");
+  auto stage = t.str("bound_stage");
+  auto family = t.str("bound_family");
+  auto core = t.str("dominant_core");
+  auto signal = t.num<uint8_t>("pipeline_signal");
+  auto pipeline = t.json<std::vector<double>>("pipeline_us", parse_doubles, /*blank_is_empty=*/true);
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& o = (*out)[i];
+    o.name = std::move(name[i]);
+    o.task_type = std::move(task[i]);
+    o.roles = std::move(roles[i]);
+    o.categories = std::move(cats[i]);
+    o.call_count = calls[i];
+    o.duration_sum_ns = dur[i];
+    o.wait_sum_ns = wait[i];
+    o.stream_count = streams[i];
+    o.row_ranges = std::move(ranges[i]);
+    o.sample_rows = std::move(samples[i]);
+    o.op_type = std::move(op_type[i]);
+    o.bound.bound_stage = std::move(stage[i]);
+    o.bound.bound_family = std::move(family[i]);
+    o.bound.dominant_core = std::move(core[i]);
+    o.pipeline_signal = signal[i] != 0;
+    o.pipeline_us = std::move(pipeline[i]);
+  }
+  return {};
+}
+
+Status read_hccl(const store::H5Reader& r, std::vector<model::HcclOpRow>* out) {
+  TableReader t(r, "/summary/hccl");
+  auto kind = t.str("hccl_op_kind");
+  auto fused = t.num<uint8_t>("comm_aiv_fused");
+  auto names = t.num<uint64_t>("name_count");
+  auto calls = t.num<uint64_t>("call_count");
+  auto dur = t.num<int64_t>("duration_sum_ns");
+  auto wait = t.num<int64_t>("wait_sum_ns");
+  auto avg = t.num<double>("duration_avg_us");
+  auto mn = t.num<double>("duration_min_us");
+  auto p50 = t.num<double>("duration_p50_us");
+  auto p90 = t.num<double>("duration_p90_us");
+  auto mx = t.num<double>("duration_max_us");
+  auto ratio = t.num<double>("wait_ratio");
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& h = (*out)[i];
+    h.hccl_op_kind = std::move(kind[i]);
+    h.comm_aiv_fused = fused[i] != 0;
+    h.name_count = names[i];
+    h.call_count = calls[i];
+    h.duration_sum_ns = dur[i];
+    h.wait_sum_ns = wait[i];
+    h.duration_avg_us = avg[i];
+    h.duration_min_us = mn[i];
+    h.duration_p50_us = p50[i];
+    h.duration_p90_us = p90[i];
+    h.duration_max_us = mx[i];
+    h.wait_ratio = ratio[i];
+  }
+  return {};
+}
+
+Status read_wait_anchors(const store::H5Reader& r, std::vector<model::WaitAnchorRow>* out) {
+  TableReader t(r, "/summary/wait_anchors");
+  auto op = t.num<uint32_t>("op");
+  auto rank = t.num<uint32_t>("total_cost_avg_rank");
+  auto ratio = t.num<double>("wait_ratio");
+  auto risk = t.num<uint8_t>("is_false_hotspot_risk");
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) (*out)[i] = model::WaitAnchorRow{op[i], rank[i], ratio[i], risk[i] != 0};
+  return {};
+}
+
+Status read_aicpu(const store::H5Reader& r, std::vector<model::AicpuRow>* out) {
+  TableReader t(r, "/summary/aicpu");
+  auto name = t.str("name");
+  auto calls = t.num<uint64_t>("call_count");
+  auto dur = t.num<int64_t>("duration_sum_ns");
+  auto overlap = t.num<int64_t>("overlap_with_ai_core_ns");
+  auto masked = t.num<double>("masked_ratio");
+  auto cls = t.str("classification");
+  auto ranges = t.json<RowRanges>("row_ranges", parse_ranges);
+  auto samples = t.json<std::vector<uint32_t>>("sample_rows", parse_indices);
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& a = (*out)[i];
+    a.name = std::move(name[i]);
+    a.call_count = calls[i];
+    a.duration_sum_ns = dur[i];
+    a.overlap_with_ai_core_ns = overlap[i];
+    a.masked_ratio = masked[i];
+    a.classification = std::move(cls[i]);
+    a.row_ranges = std::move(ranges[i]);
+    a.sample_rows = std::move(samples[i]);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string summary_inconsistency(const model::RankSummary& s) {
+  for (size_t i = 0; i < s.wait_anchors.size(); ++i)
+    if (s.wait_anchors[i].op >= s.operators.size())
+      return at("wait anchor", i) + ": op " + std::to_string(s.wait_anchors[i].op) + " out of range (" +
+             std::to_string(s.operators.size()) + " operators)";
+  return {};
+}
+
+Status write_summary_tables(store::H5Writer& w, const model::RankSummary& s) {
+  if (auto e = summary_inconsistency(s); !e.empty())
+    return file_error(ErrorCode::kInternal, w.path().string(), "/summary", "inconsistent summary: " + e);
+  ASCPROF_RETURN_IF_ERROR(w.create_group("/summary"));
+  ASCPROF_RETURN_IF_ERROR(write_segments(w, s.segments));
+  ASCPROF_RETURN_IF_ERROR(write_layers(w, s.layers));
+  {
+    MetricColumns m(1);
+    m.set(0, s.rank);
+    store::TableWriter t(w, "/summary/rank", 1);
+    m.write(t);
+    ASCPROF_RETURN_IF_ERROR(t.finish());
+  }
+  ASCPROF_RETURN_IF_ERROR(write_operators(w, s.operators));
+  ASCPROF_RETURN_IF_ERROR(write_hccl(w, s.hccl));
+  ASCPROF_RETURN_IF_ERROR(write_wait_anchors(w, s.wait_anchors));
+  return write_aicpu(w, s.aicpu);
+}
+
+Result<model::RankSummary> read_summary_tables(const std::string& h5_path) {
+  ASCPROF_ASSIGN_OR_RETURN(store::H5Reader r, store::H5Reader::open(h5_path));
+  if (r.kind("/summary") != store::ObjectKind::kGroup)
+    return file_error(ErrorCode::kSchema, h5_path, "/summary", "missing group (summarize stage not written)");
+  model::RankSummary s;
+  ASCPROF_RETURN_IF_ERROR(read_rank(r, &s.rank));
+  ASCPROF_RETURN_IF_ERROR(read_segments(r, &s.segments));
+  ASCPROF_RETURN_IF_ERROR(read_layers(r, &s.layers));
+  ASCPROF_RETURN_IF_ERROR(read_operators(r, &s.operators));
+  ASCPROF_RETURN_IF_ERROR(read_hccl(r, &s.hccl));
+  ASCPROF_RETURN_IF_ERROR(read_wait_anchors(r, &s.wait_anchors));
+  ASCPROF_RETURN_IF_ERROR(read_aicpu(r, &s.aicpu));
+  if (auto e = summary_inconsistency(s); !e.empty())
+    return file_error(ErrorCode::kSchema, h5_path, "/summary/wait_anchors", "inconsistent tables: " + e);
+  return s;
+}
+
+}  // namespace ascprof::pipeline

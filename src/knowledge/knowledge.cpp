@@ -34,6 +34,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_RETURN_IF_ERROR(k.segmentation.load(segmentation, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile summarize, load("summarize.rules"));
   ASCPROF_RETURN_IF_ERROR(k.summarize.load(summarize));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile diagnostics, load("diagnostics.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.diagnostics.load(diagnostics));
   return k;
 }
 

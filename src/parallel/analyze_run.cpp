@@ -248,9 +248,14 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     const char* const rank_stages[] = {"normalize", "segment", "classify", "summarize"};
     for (int32_t i = 0; i <= req.last_stage && i < 4; ++i) w.value(rank_stages[i]);
     w.end_array();
+    w.key("stages_partial");  // written, but only part of the stage exists (see each file's stage_status)
+    w.begin_array();
+    if (req.last_stage >= pipeline::kStageSummarize)
+      for (const char* s : {"cross_rank", "diagnostics"}) w.value(s);
+    w.end_array();
     w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
     w.begin_array();
-    for (const char* s : {"cross_rank", "diagnostics", "report"}) w.value(s);
+    for (const char* s : {"report"}) w.value(s);
     w.end_array();
     w.key("stage_timings");
     w.begin_object();
@@ -293,6 +298,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.kv("step_classes", s.structure.step_classes);
       w.kv("layer_classes", s.structure.layer_classes);
       w.kv("block_classes", s.structure.block_classes);
+      w.kv("finding_count", s.finding_count);
       w.key("failed_ranks");
       w.begin_array();
       for (const auto& f : s.failed_ranks) w.value(f);

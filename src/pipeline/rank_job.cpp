@@ -154,6 +154,10 @@ class RankJob {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_summary_tables(*writer_, sum));
     }
+    out_.findings = analysis::diagnose_rank(task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_);
+    out_.facts.rank_id = task_.rank_id;
+    out_.facts.wall_ns = sum.rank.wall_ns;
+    for (const auto& ss : sum.segments) out_.facts.has_attention = out_.facts.has_attention || ss.has_attention;
     for (const auto& o : sum.operators)
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.call_count, o.duration_sum_ns, o.wait_sum_ns,
                                 o.pipeline_signal, o.pipeline_us});

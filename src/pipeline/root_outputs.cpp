@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "ascprof/common/blake2b.hpp"
 #include "ascprof/common/files.hpp"
@@ -282,6 +283,82 @@ void record_clock_offsets(const RootPlan& plan, const std::vector<RankOutcome>& 
   s.outputs.push_back(out.string());
 }
 
+// diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
+// evidence gate (a finding without evidence is counted, not reported).
+void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
+                     RootSummary& s) {
+  std::vector<model::Finding> findings;
+  std::vector<analysis::RankFacts> facts;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.summary_dir.empty()) {
+      findings.insert(findings.end(), o.findings.begin(), o.findings.end());
+      facts.push_back(o.facts);
+    }
+  for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
+  uint64_t refused = 0;
+  std::map<std::string, uint64_t> by_type;
+  JsonWriter w(true);
+  w.begin_object();
+  w.kv("schema_version", int64_t{1});
+  w.kv("tool_version", ASCPROF_VERSION);
+  w.kv("analysis_stage", "diagnostics");
+  w.kv("stage_status",
+       "partial: communication_collective_slow, ep_load_imbalance_suspected, slow_rank_suspected and "
+       "rank_workload_asymmetry need the cross-rank alignments, which are not built yet");
+  w.key("diagnosis_findings");
+  w.begin_array();
+  for (const auto& f : findings) {
+    if (!analysis::finding_is_traceable(f)) {
+      ++refused;
+      continue;
+    }
+    ++by_type[f.finding_type];
+    w.begin_object();
+    w.kv("claim_id", f.claim_id);
+    w.kv("claim_type", f.finding_type);
+    w.kv("finding_type", f.finding_type);
+    w.kv("scope", f.scope);
+    w.kv("summary", f.summary);
+    w.kv("severity", f.severity);
+    w.kv("confidence", f.confidence);
+    for (const auto& [key, list] : {std::pair<const char*, const std::vector<std::string>*>{"rank_ids", &f.rank_ids},
+                                    {"suspected_ranks", &f.suspected_ranks},
+                                    {"alignment_ids", &f.alignment_ids},
+                                    {"evidence_ids", &f.evidence_ids},
+                                    {"counter_evidence_ids", &f.counter_evidence_ids},
+                                    {"limitations", &f.limitations}}) {
+      w.key(key);
+      w.begin_array();
+      for (const auto& v : *list) w.value(v);
+      w.end_array();
+    }
+    w.kv("magnitude_ms", f.magnitude_ms);
+    w.key("metrics");
+    w.raw(f.metrics_json.empty() ? "{}" : f.metrics_json);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("counts");
+  w.begin_object();
+  w.kv("finding_count", static_cast<uint64_t>(findings.size() - refused));
+  w.kv("refused_without_evidence", refused);
+  w.key("by_type");
+  w.begin_object();
+  for (const auto& [t, n] : by_type) w.kv(t, n);
+  w.end_object();
+  w.end_object();
+  w.end_object();
+  const fs::path out = fs::path(plan.out_dir) / "diagnosis_findings.json";
+  const Status st = write_file_atomic(out, w.take());
+  if (!st.ok()) {
+    s.status = "failed";
+    s.error = st.to_string();
+    return;
+  }
+  s.outputs.push_back(out.string());
+  s.finding_count = findings.size() - refused;
+}
+
 // The summarize tables: the ranks' fragments concatenated in rank order.
 void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
                             RootSummary& s) {
@@ -379,6 +456,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_clock_offsets(plan, outcomes, s);
+  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, s);
   return s;
 }
 

@@ -3,7 +3,7 @@
 /// family needs no recompile). Every file is validated on load; errors name file, line and reason.
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
-/// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules.
+/// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -172,6 +172,17 @@ struct SummarizeRules {
   Status load(const RuleFile& file);
 };
 
+/// diagnostics.rules: thresholds of the diagnostics stage (reference §2.8).
+struct DiagnosticsRules {
+  double cross_rank_skew_ratio = 2.0;
+  double high_skew_ratio = 4.0;
+  double cross_rank_skew_us = 1000;
+  double dp_wall_skew_ratio = 2.0;
+  size_t max_evidence_ids = 64;
+  /// Every key must be present.
+  Status load(const RuleFile& file);
+};
+
 /// Everything in knowledge/, loaded and cross-validated.
 struct Knowledge {
   std::filesystem::path dir;
@@ -182,6 +193,7 @@ struct Knowledge {
   NameKeyRules names;
   SegmentationRules segmentation;
   SummarizeRules summarize;
+  DiagnosticsRules diagnostics;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

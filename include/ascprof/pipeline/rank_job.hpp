@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ascprof/analysis/clock_offsets.hpp"
+#include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 
 namespace ascprof::pipeline {
@@ -121,6 +122,8 @@ struct RankOutcome {
   std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each)
   std::vector<HcclBrief> hccl;
   std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
+  std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
+  analysis::RankFacts facts;                          ///< what the cross-rank findings need
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -133,7 +136,8 @@ struct RankOutcome {
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
-        classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & process;
+        classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
+        process;
   }
 };
 

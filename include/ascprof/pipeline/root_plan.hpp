@@ -64,6 +64,7 @@ struct RootSummary {
   std::vector<std::string> failed_ranks;  ///< "rank_dir: error"
   std::vector<std::string> outputs;       ///< files written for this root
   StructureTotals structure;              ///< segment + classify totals (hard errors, classes)
+  uint64_t finding_count = 0;             ///< diagnosis findings that passed the evidence gate
 };
 
 /// Writes the root-level outputs of the rank-local stages from the gathered outcomes (of this root

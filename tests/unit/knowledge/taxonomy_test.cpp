@@ -209,7 +209,7 @@ TEST_F(TaxonomyTest, NameKeyAndShapeSignature) {
 TEST(KnowledgeLoad, ErrorsNameFileAndLine) {
   ascprof::testing::ScratchDir dir("knowledge");
   for (const char* f : {"vocabulary.rules", "operator_taxonomy.rules", "op_type.rules", "hccl_op_kind.rules",
-                        "pipeline.rules", "name_key.rules", "segmentation.rules", "summarize.rules"})
+                        "pipeline.rules", "name_key.rules", "segmentation.rules", "summarize.rules", "diagnostics.rules"})
     std::filesystem::copy_file(ascprof::testing::knowledge_dir() / f, dir / f);
   ascprof::testing::write_text(dir / "operator_taxonomy.rules",
                                "# typo in a category\n[rule x]\nany = foo\nadd_categories = attention.flash_scor\n");

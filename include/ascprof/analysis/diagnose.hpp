@@ -1,0 +1,48 @@
+#pragma once
+/// The diagnostics stage (reference-analysis.md §2.8) as plain functions. Rank-local findings come
+/// from a rank's summary (idle bubbles, false wait hotspots, exposed AICPU); cross-rank findings from
+/// the ranks' facts (dummy / reduced-work ranks, data-parallel wall imbalance). Every finding carries
+/// evidence ids (windows or events) and names the suspected rank(s); `finding_is_traceable` is the
+/// evidence gate the report applies. Thresholds: knowledge/summarize.rules (tags) and
+/// knowledge/diagnostics.rules. The finding types that need cross-rank alignments
+/// (communication_collective_slow, ep_load_imbalance_suspected, slow_rank_suspected,
+/// rank_workload_asymmetry) are not built yet.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/model/finding.hpp"
+#include "ascprof/model/structure.hpp"
+#include "ascprof/model/summary.hpp"
+
+namespace ascprof::analysis {
+
+/// device_idle_bubble (every segment tagged DEVICE_IDLE_GAP_HEAVY or INTERNAL_BUBBLE_HEAVY),
+/// wait_anchor_false_hotspot, aicpu_exposed (AICPU_EXPOSED_NOT_ALLOWED) of one rank.
+std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t rank_ordinal,
+                                          const model::RankStructure& structure, const model::RankSummary& summary,
+                                          const knowledge::Knowledge& kb);
+
+/// What the cross-rank rules need of each rank.
+struct RankFacts {
+  std::string rank_id;
+  bool has_attention = false;
+  int64_t wall_ns = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & rank_id & has_attention & wall_ns;
+  }
+};
+
+/// reduced_work_or_dummy_rank and dp_workload_imbalance over the ranks of a root.
+std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb);
+
+/// The evidence gate: a finding is reported only if it names evidence (window or event ids).
+bool finding_is_traceable(const model::Finding& f);
+
+/// Fills claim_id as the reference builds it.
+void set_claim_id(model::Finding& f);
+
+}  // namespace ascprof::analysis

@@ -1,0 +1,241 @@
+#include "ascprof/analysis/diagnose.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+
+namespace ascprof::analysis {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, char sep) {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += sep;
+    out += v[i];
+  }
+  return out;
+}
+
+double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
+
+std::string fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
+
+std::string rows_text(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
+  std::string out;
+  for (size_t i = 0; i < ranges.size() && i < 8; ++i) {
+    if (i) out += ", ";
+    out += std::to_string(ranges[i].first);
+    if (ranges[i].second != ranges[i].first) out += "-" + std::to_string(ranges[i].second);
+  }
+  if (ranges.size() > 8) out += ", ... (" + std::to_string(ranges.size()) + " runs)";
+  return out;
+}
+
+}  // namespace
+
+void set_claim_id(model::Finding& f) {
+  f.claim_id = stable_id("claim", {f.finding_type, f.scope, f.summary, join(f.rank_ids, ','), join(f.alignment_ids, ',')});
+}
+
+bool finding_is_traceable(const model::Finding& f) { return !f.evidence_ids.empty(); }
+
+std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t ordinal, const model::RankStructure& s,
+                                          const model::RankSummary& sum, const knowledge::Knowledge& kb) {
+  std::vector<model::Finding> out;
+  const size_t max_ids = kb.diagnostics.max_evidence_ids;
+
+  // device_idle_bubble: every tagged segment row (head, tail and window rows too, as the reference)
+  for (const auto& ss : sum.segments) {
+    if (ss.anomaly_tags.empty() || ss.segment >= s.segments.size()) continue;
+    const auto& g = s.segments[ss.segment];
+    const auto& m = ss.metrics;
+    model::Finding f;
+    f.finding_type = "device_idle_bubble";
+    f.scope = "step";
+    f.severity = "medium";
+    f.confidence = "high";
+    f.rank_ids = {rank_id};
+    f.suspected_ranks = {rank_id};
+    f.summary = "rank " + rank_id + " " + model::segment_type_name(g.type) + " rows " + std::to_string(g.row_start) + "-" +
+                std::to_string(g.row_end) +
+                fmt(": device idle %.3f ms of %.3f ms wall (%.0f %%)", ms(m.underfeed_ns), ms(m.wall_ns),
+                    100.0 * m.underfeed_ratio) +
+                fmt(", largest gap %.3f ms", ms(m.largest_internal_bubble_ns));
+    f.evidence_ids.push_back(
+        stable_id("evd", {g.segment_id, g.type == model::SegmentType::kStep ? "step_window" : "edge_window"}));
+    for (const auto& b : m.top_bubbles) {
+      if (f.evidence_ids.size() >= max_ids) break;
+      f.evidence_ids.push_back(event_id(ordinal, b.before_row));
+      f.evidence_ids.push_back(event_id(ordinal, b.after_row));
+    }
+    JsonWriter w;
+    w.begin_object();
+    w.kv("segment_id", g.segment_id);
+    w.kv("segment_type", model::segment_type_name(g.type));
+    if (g.declared_step >= 0) w.kv("declared_step", g.declared_step);
+    w.kv("row_start", uint64_t{g.row_start});
+    w.kv("row_end", uint64_t{g.row_end});
+    w.kv("wall_ms", ms(m.wall_ns));
+    w.kv("underfeed_ms", ms(m.underfeed_ns));
+    w.kv("underfeed_ratio", m.underfeed_ratio);
+    w.kv("largest_internal_bubble_ms", ms(m.largest_internal_bubble_ns));
+    w.key("anomaly_tags");
+    w.begin_array();
+    for (const auto& t : ss.anomaly_tags) w.value(t);
+    w.end_array();
+    w.key("suspected_ranks");
+    w.begin_array();
+    w.value(rank_id);
+    w.end_array();
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = ms(m.underfeed_ns);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+
+  // wait_anchor_false_hotspot
+  for (const auto& wa : sum.wait_anchors) {
+    if (!wa.is_false_hotspot_risk || wa.op >= sum.operators.size()) continue;
+    const auto& o = sum.operators[wa.op];
+    model::Finding f;
+    f.finding_type = "wait_anchor_false_hotspot";
+    f.scope = "operator";
+    f.severity = "low";
+    f.confidence = "high";
+    f.rank_ids = {rank_id};
+    f.suspected_ranks = {rank_id};
+    f.summary = "rank " + rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
+                                                        100.0 * wa.wait_ratio, wa.total_cost_avg_rank);
+    for (size_t i = 0; i < o.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, o.sample_rows[i]));
+    f.limitations.push_back("rows " + rows_text(o.row_ranges) + " of kernel_details.csv");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("name", o.name);
+    w.kv("call_count", o.call_count);
+    w.kv("wait_ratio", wa.wait_ratio);
+    w.kv("total_cost_avg_rank", uint64_t{wa.total_cost_avg_rank});
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = ms(o.wait_sum_ns);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+
+  // aicpu_exposed
+  for (const auto& a : sum.aicpu) {
+    if (a.classification != "AICPU_EXPOSED_NOT_ALLOWED") continue;
+    model::Finding f;
+    f.finding_type = "aicpu_exposed";
+    f.scope = "operator";
+    f.severity = "medium";
+    f.confidence = "medium";
+    f.rank_ids = {rank_id};
+    f.suspected_ranks = {rank_id};
+    f.summary = "rank " + rank_id + " AICPU kernel " + a.name +
+                fmt(": %.3f ms on the AI CPU, %.0f %% of it not hidden by AI-core work", ms(a.duration_sum_ns),
+                    100.0 * (1.0 - a.masked_ratio));
+    for (size_t i = 0; i < a.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, a.sample_rows[i]));
+    f.limitations.push_back("rows " + rows_text(a.row_ranges) + " of kernel_details.csv");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("name", a.name);
+    w.kv("call_count", a.call_count);
+    w.kv("duration_sum_ms", ms(a.duration_sum_ns));
+    w.kv("masked_ratio", a.masked_ratio);
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = ms(a.duration_sum_ns - a.overlap_with_ai_core_ns);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb) {
+  std::vector<model::Finding> out;
+  std::vector<std::string> all, with, without;
+  for (const auto& r : ranks) {
+    all.push_back(r.rank_id);
+    (r.has_attention ? with : without).push_back(r.rank_id);
+  }
+  auto rank_windows = [](const std::vector<std::string>& ids) {
+    std::vector<std::string> e;
+    for (const auto& id : ids) e.push_back(stable_id("evd", {id, "rank_window"}));
+    return e;
+  };
+  if (!with.empty() && !without.empty()) {
+    model::Finding f;
+    f.finding_type = "reduced_work_or_dummy_rank";
+    f.scope = "cross_rank";
+    f.severity = "medium";
+    f.confidence = "medium";
+    f.rank_ids = all;
+    f.suspected_ranks = without;
+    f.summary = std::to_string(without.size()) + " of " + std::to_string(all.size()) +
+                " ranks run no attention work (ranks " + join(without, ',') + "): dummy or reduced-work ranks";
+    f.evidence_ids = rank_windows(without);
+    f.limitations.push_back("ranks without any attention-role kernel: " + join(without, ','));
+    JsonWriter w;
+    w.begin_object();
+    w.key("ranks_without_attention");
+    w.begin_array();
+    for (const auto& id : without) w.value(id);
+    w.end_array();
+    w.kv("rank_count", static_cast<uint64_t>(all.size()));
+    w.end_object();
+    f.metrics_json = w.take();
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  int64_t lo = 0, hi = 0;
+  std::string lo_id, hi_id;
+  for (const auto& r : ranks) {
+    if (r.wall_ns <= 0) continue;
+    if (lo_id.empty() || r.wall_ns < lo) {
+      lo = r.wall_ns;
+      lo_id = r.rank_id;
+    }
+    if (hi_id.empty() || r.wall_ns > hi) {
+      hi = r.wall_ns;
+      hi_id = r.rank_id;
+    }
+  }
+  if (lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) >= kb.diagnostics.dp_wall_skew_ratio) {
+    model::Finding f;
+    f.finding_type = "dp_workload_imbalance";
+    f.scope = "cross_rank";
+    f.severity = "medium";
+    f.confidence = "low";
+    f.rank_ids = all;
+    f.suspected_ranks = {hi_id};
+    f.summary = "rank " + hi_id + fmt(" is busy for %.3f ms of wall, %.1fx rank ", ms(hi), static_cast<double>(hi) / static_cast<double>(lo)) +
+                lo_id + fmt(" (%.3f ms)", ms(lo));
+    f.evidence_ids = rank_windows({hi_id, lo_id});
+    f.limitations.push_back("capture windows of different lengths also differ in wall time");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("max_wall_ms", ms(hi));
+    w.kv("max_rank", hi_id);
+    w.kv("min_wall_ms", ms(lo));
+    w.kv("min_rank", lo_id);
+    w.kv("ratio", static_cast<double>(hi) / static_cast<double>(lo));
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = ms(hi - lo);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace ascprof::analysis

@@ -1,0 +1,74 @@
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "ascprof/knowledge/knowledge.hpp"
+
+namespace ascprof::knowledge {
+
+namespace {
+
+struct NumberSlot {
+  double* real = nullptr;
+  size_t* count = nullptr;
+};
+
+// Files made only of numbers under [block] keys: every key known, every key present.
+Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot>& slots) {
+  std::set<std::string> seen;
+  for (const auto& block : file.blocks) {
+    for (const auto& e : block.entries) {
+      const std::string key = block.kind + "." + e.key;
+      auto it = slots.find(key);
+      if (it == slots.end()) return file.error(e.line, "unknown key '" + e.key + "' in [" + block.kind + "]");
+      if (e.values.size() != 1) return file.error(e.line, "'" + e.key + "' needs one number");
+      char* end = nullptr;
+      const double v = std::strtod(e.values[0].c_str(), &end);
+      if (end == e.values[0].c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
+        return file.error(e.line, "'" + e.key + "' needs a non-negative number, got '" + e.values[0] + "'");
+      if (it->second.count != nullptr) {
+        if (v != std::floor(v)) return file.error(e.line, "'" + e.key + "' needs a whole number");
+        *it->second.count = static_cast<size_t>(v);
+      } else {
+        *it->second.real = v;
+      }
+      seen.insert(key);
+    }
+  }
+  for (const auto& [key, slot] : slots)
+    if (!seen.count(key)) return file.error(1, "missing key '" + key.substr(key.find('.') + 1) + "' in [" +
+                                                   key.substr(0, key.find('.')) + "]");
+  return {};
+}
+
+}  // namespace
+
+Status SummarizeRules::load(const RuleFile& file) {
+  return load_numbers(file, {
+      {"anomaly.idle_gap_heavy_ratio", {&idle_gap_heavy_ratio, nullptr}},
+      {"anomaly.bubble_heavy_min_ms", {&bubble_heavy_min_ms, nullptr}},
+      {"anomaly.bubble_heavy_wall_share", {&bubble_heavy_wall_share, nullptr}},
+      {"windows.top_bubbles", {nullptr, &top_bubbles}},
+      {"bound.mixed_margin", {&mixed_margin, nullptr}},
+      {"wait_anchor.min_wait_ratio", {&wait_anchor_min_ratio, nullptr}},
+      {"wait_anchor.false_hotspot_wait_ratio", {&false_hotspot_wait_ratio, nullptr}},
+      {"wait_anchor.false_hotspot_max_duration_us", {&false_hotspot_max_duration_us, nullptr}},
+      {"wait_anchor.false_hotspot_top_rank", {nullptr, &false_hotspot_top_rank}},
+      {"aicpu.masked_undesirable_ratio", {&aicpu_masked_undesirable_ratio, nullptr}},
+      {"aicpu.partially_exposed_ratio", {&aicpu_partially_exposed_ratio, nullptr}},
+      {"operators.sample_event_ids", {nullptr, &operator_sample_event_ids}},
+  });
+}
+
+Status DiagnosticsRules::load(const RuleFile& file) {
+  return load_numbers(file, {
+      {"skew.cross_rank_skew_ratio", {&cross_rank_skew_ratio, nullptr}},
+      {"skew.high_skew_ratio", {&high_skew_ratio, nullptr}},
+      {"skew.cross_rank_skew_us", {&cross_rank_skew_us, nullptr}},
+      {"skew.dp_wall_skew_ratio", {&dp_wall_skew_ratio, nullptr}},
+      {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
+  });
+}
+
+}  // namespace ascprof::knowledge

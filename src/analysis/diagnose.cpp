@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
@@ -155,6 +156,46 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     w.end_object();
     f.metrics_json = w.take();
     f.magnitude_ms = ms(a.duration_sum_ns - a.overlap_with_ai_core_ns);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>& alignments,
+                                                const std::vector<StepWindow>& windows) {
+  std::vector<model::Finding> out;
+  for (const auto& a : alignments) {
+    if (!a.is_structure_mismatch) continue;
+    std::map<std::pair<std::string, uint32_t>, std::vector<std::string>> by_shape;
+    for (const size_t m : a.members) {
+      auto& v = by_shape[{windows[m].step_family, windows[m].main_layer_count}];
+      if (std::find(v.begin(), v.end(), windows[m].rank_id) == v.end()) v.push_back(windows[m].rank_id);
+    }
+    size_t most = 0;
+    for (const auto& [shape, ranks] : by_shape) most = std::max(most, ranks.size());
+    model::Finding f;
+    f.finding_type = "rank_workload_asymmetry";
+    f.scope = "cross_rank";
+    f.severity = "medium";
+    f.confidence = "medium";
+    f.rank_ids = a.rank_ids;
+    f.alignment_ids = {a.alignment_id};
+    std::string shapes;
+    for (const auto& [shape, ranks] : by_shape) {
+      if (ranks.size() < most)  // the minority shape(s); a tie singles out nobody
+        f.suspected_ranks.insert(f.suspected_ranks.end(), ranks.begin(), ranks.end());
+      shapes += (shapes.empty() ? "" : "; ") + shape.first + " x" + std::to_string(shape.second) + " on ranks " + join(ranks, ',');
+    }
+    f.summary = "aligned steps differ in structure: " + shapes;
+    for (const size_t m : a.members) f.evidence_ids.push_back(stable_id("evd", {windows[m].segment_id, "step_window"}));
+    JsonWriter w;
+    w.begin_object();
+    w.kv("alignment_id", a.alignment_id);
+    w.kv("member_count", static_cast<uint64_t>(a.members.size()));
+    w.kv("wall_skew_us", a.wall_skew_us);
+    w.end_object();
+    f.metrics_json = w.take();
     set_claim_id(f);
     out.push_back(std::move(f));
   }

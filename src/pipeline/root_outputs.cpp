@@ -8,6 +8,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stats.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/common/csv_writer.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "structure_store.hpp"
@@ -233,7 +234,8 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 
 // cross_rank_manifest.json with the ranks' clock offsets (the rest of the cross_rank stage, the
 // alignments, is not built yet and the manifest says so).
-void record_clock_offsets(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes,
+                                                        std::vector<analysis::StepWindow>& windows, RootSummary& s) {
   std::vector<std::string> ids;
   std::vector<std::vector<analysis::CollectiveMark>> marks;
   for (const auto& o : outcomes)
@@ -242,10 +244,90 @@ void record_clock_offsets(const RootPlan& plan, const std::vector<RankOutcome>& 
       marks.push_back(o.collectives);
     }
   const auto offsets = analysis::estimate_clock_offsets(ids, marks);
+  // step alignment on clock-corrected times
+  std::map<std::string, int64_t> offset_of;
+  for (const auto& c : offsets)
+    if (c.estimated) offset_of[c.rank_id] = static_cast<int64_t>(c.offset_us * 1000.0);
+  std::vector<int64_t> window_offset;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.summary_dir.empty())
+      for (const auto& sw : o.step_windows) {
+        windows.push_back(sw);
+        window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
+      }
+  auto alignments = analysis::align_steps(windows, window_offset);
+  {
+    JsonWriter a(true);
+    a.begin_array();
+    std::string csv = "alignment_id,alignment_type,rank_ids,segment_ids,start_us,end_us,alignment_method,"
+                      "alignment_confidence,member_count,wall_skew_us,layer_counts,step_families,is_structure_mismatch\n";
+    for (const auto& al : alignments) {
+      std::vector<std::string> segs, fams;
+      std::vector<uint64_t> layers;
+      for (const size_t m : al.members) {
+        segs.push_back(windows[m].segment_id);
+        fams.push_back(windows[m].step_family);
+        layers.push_back(windows[m].main_layer_count);
+      }
+      a.begin_object();
+      a.kv("alignment_id", al.alignment_id);
+      a.kv("alignment_type", "time_window");
+      a.key("rank_ids");
+      a.begin_array();
+      for (const auto& r : al.rank_ids) a.value(r);
+      a.end_array();
+      a.key("segment_ids");
+      a.begin_array();
+      for (const auto& g : segs) a.value(g);
+      a.end_array();
+      a.kv("start_us", static_cast<double>(al.start_ns) / 1000.0);
+      a.kv("end_us", static_cast<double>(al.end_ns) / 1000.0);
+      a.kv("alignment_method", "step_time_overlap_v1+clock_offsets");
+      a.kv("alignment_confidence", al.confidence);
+      a.kv("member_count", static_cast<uint64_t>(al.members.size()));
+      a.kv("wall_skew_us", al.wall_skew_us);
+      a.key("layer_counts");
+      a.begin_array();
+      for (const auto v : layers) a.value(v);
+      a.end_array();
+      a.key("step_families");
+      a.begin_array();
+      for (const auto& f : fams) a.value(f);
+      a.end_array();
+      a.kv("is_structure_mismatch", al.is_structure_mismatch);
+      a.end_object();
+      CsvRow r;
+      std::string rank_list, seg_list, layer_list, fam_list;
+      for (const auto& x : al.rank_ids) rank_list += (rank_list.empty() ? "" : ",") + x;
+      for (const auto& x : segs) seg_list += (seg_list.empty() ? "" : ",") + x;
+      for (const auto v : layers) layer_list += (layer_list.empty() ? "" : ",") + std::to_string(v);
+      for (const auto& x : fams) fam_list += (fam_list.empty() ? "" : ",") + x;
+      r.text(al.alignment_id).text("time_window").text(rank_list).text(seg_list);
+      r.number(static_cast<double>(al.start_ns) / 1000.0, 3).number(static_cast<double>(al.end_ns) / 1000.0, 3);
+      r.text("step_time_overlap_v1+clock_offsets").text(al.confidence).number(static_cast<uint64_t>(al.members.size()));
+      r.number(al.wall_skew_us, 3).text(layer_list).text(fam_list).boolean(al.is_structure_mismatch);
+      csv += r.take_line();
+    }
+    a.end_array();
+    const fs::path json_path = fs::path(plan.out_dir) / "cross_rank_alignment.json";
+    const fs::path csv_path = fs::path(plan.out_dir) / "cross_rank_alignment.csv";
+    Status st = write_file_atomic(json_path, a.take());
+    if (st.ok()) st = write_file_atomic(csv_path, alignments.empty() ? std::string() : csv);
+    if (!st.ok()) {
+      s.status = "failed";
+      s.error = st.to_string();
+      return alignments;
+    }
+    s.outputs.push_back(json_path.string());
+    s.outputs.push_back(csv_path.string());
+  }
   JsonWriter w(true);
   w.begin_object();
   w.kv("stage", "cross_rank");
-  w.kv("status", "partial: clock offsets only; step and operator alignments are not built yet");
+  w.kv("status", "partial: clock offsets and step alignments; operator alignments are not built yet");
+  w.kv("alignment_count", static_cast<uint64_t>(alignments.size()));
+  w.kv("step_alignment_count", static_cast<uint64_t>(alignments.size()));
+  w.kv("operator_alignment_count", uint64_t{0});
   w.kv("rank_count", static_cast<uint64_t>(ids.size()));
   w.kv("reference_rank", ids.empty() ? std::string() : ids.front());
   w.kv("clock_offset_method", "median end-time difference of shared collectives (trace_view communication ops)");
@@ -278,15 +360,17 @@ void record_clock_offsets(const RootPlan& plan, const std::vector<RankOutcome>& 
   if (!st.ok()) {
     s.status = "failed";
     s.error = st.to_string();
-    return;
+    return alignments;
   }
   s.outputs.push_back(out.string());
+  return alignments;
 }
 
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
 // evidence gate (a finding without evidence is counted, not reported).
 void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                     RootSummary& s) {
+                     const std::vector<analysis::StepAlignment>& alignments,
+                     const std::vector<analysis::StepWindow>& windows, RootSummary& s) {
   std::vector<model::Finding> findings;
   std::vector<analysis::RankFacts> facts;
   for (const auto& o : outcomes)
@@ -295,6 +379,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       facts.push_back(o.facts);
     }
   for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
+  for (auto& f : analysis::diagnose_alignments(alignments, windows)) findings.push_back(std::move(f));
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);
@@ -455,8 +540,10 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
-  if (s.ranks_ok > 0 && s.status != "failed") record_clock_offsets(plan, outcomes, s);
-  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, s);
+  std::vector<analysis::StepWindow> windows;
+  std::vector<analysis::StepAlignment> alignments;
+  if (s.ranks_ok > 0 && s.status != "failed") alignments = record_cross_rank(plan, outcomes, windows, s);
+  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, alignments, windows, s);
   return s;
 }
 

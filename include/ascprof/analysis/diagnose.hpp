@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/analysis/align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/model/structure.hpp"
@@ -38,6 +39,11 @@ struct RankFacts {
 
 /// reduced_work_or_dummy_rank and dp_workload_imbalance over the ranks of a root.
 std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb);
+
+/// rank_workload_asymmetry: one finding per step alignment whose members differ in (step family,
+/// main layer count); suspected ranks are those in the minority shape.
+std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>& alignments,
+                                                const std::vector<StepWindow>& windows);
 
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "ascprof/analysis/align.hpp"
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -124,6 +125,7 @@ struct RankOutcome {
   std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
   std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
   analysis::RankFacts facts;                          ///< what the cross-rank findings need
+  std::vector<analysis::StepWindow> step_windows;     ///< the rank's complete steps (alignment)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -137,7 +139,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        process;
+        step_windows & process;
   }
 };
 

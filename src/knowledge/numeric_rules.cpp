@@ -12,6 +12,7 @@ namespace {
 struct NumberSlot {
   double* real = nullptr;
   size_t* count = nullptr;
+  std::vector<double>* list = nullptr;  ///< one or more numbers
 };
 
 // Files made only of numbers under [block] keys: every key known, every key present.
@@ -22,12 +23,20 @@ Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot
       const std::string key = block.kind + "." + e.key;
       auto it = slots.find(key);
       if (it == slots.end()) return file.error(e.line, "unknown key '" + e.key + "' in [" + block.kind + "]");
-      if (e.values.size() != 1) return file.error(e.line, "'" + e.key + "' needs one number");
-      char* end = nullptr;
-      const double v = std::strtod(e.values[0].c_str(), &end);
-      if (end == e.values[0].c_str() || *end != '\0' || !std::isfinite(v) || v < 0)
-        return file.error(e.line, "'" + e.key + "' needs a non-negative number, got '" + e.values[0] + "'");
-      if (it->second.count != nullptr) {
+      if (e.values.empty() || (it->second.list == nullptr && e.values.size() != 1))
+        return file.error(e.line, "'" + e.key + "' needs one number");
+      std::vector<double> parsed;
+      for (const auto& text : e.values) {
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
+          return file.error(e.line, "'" + e.key + "' needs non-negative numbers, got '" + text + "'");
+        parsed.push_back(x);
+      }
+      const double v = parsed[0];
+      if (it->second.list != nullptr) {
+        *it->second.list = std::move(parsed);
+      } else if (it->second.count != nullptr) {
         if (v != std::floor(v)) return file.error(e.line, "'" + e.key + "' needs a whole number");
         *it->second.count = static_cast<size_t>(v);
       } else {
@@ -67,6 +76,10 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"skew.high_skew_ratio", {&high_skew_ratio, nullptr}},
       {"skew.cross_rank_skew_us", {&cross_rank_skew_us, nullptr}},
       {"skew.dp_wall_skew_ratio", {&dp_wall_skew_ratio, nullptr}},
+      {"slow_rank.dixon_q_critical", {nullptr, nullptr, &dixon_q_critical}},
+      {"slow_rank.sigma", {&slow_rank_sigma, nullptr}},
+      {"slow_rank.min_votes", {nullptr, &slow_rank_min_votes}},
+      {"slow_rank.min_vote_share", {&slow_rank_min_vote_share, nullptr}},
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
   });
 }

@@ -250,6 +250,7 @@ class RankJob {
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
       groups = importers::link_groups(c, meta_, stats_, task_.communication);
+      out_.comm_times = analysis::collective_times(c);
     }
     out_.comm_stat_rows = c.size();
     Timer t(&out_.write_seconds);

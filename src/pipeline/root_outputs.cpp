@@ -380,6 +380,16 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
     }
   for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
   for (auto& f : analysis::diagnose_alignments(alignments, windows)) findings.push_back(std::move(f));
+  {
+    std::vector<std::string> ids;
+    std::vector<std::vector<analysis::CollectiveTime>> times;
+    for (const auto& o : outcomes)
+      if (o.ok) {
+        ids.push_back(o.rank_id);
+        times.push_back(o.comm_times);
+      }
+    for (auto& f : analysis::diagnose_slow_ranks(ids, times, kb)) findings.push_back(std::move(f));
+  }
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);
@@ -388,8 +398,8 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.kv("tool_version", ASCPROF_VERSION);
   w.kv("analysis_stage", "diagnostics");
   w.kv("stage_status",
-       "partial: communication_collective_slow, ep_load_imbalance_suspected, slow_rank_suspected and "
-       "rank_workload_asymmetry need the cross-rank alignments, which are not built yet");
+       "partial: communication_collective_slow and ep_load_imbalance_suspected need the operator "
+       "alignments, which are not built yet");
   w.key("diagnosis_findings");
   w.begin_array();
   for (const auto& f : findings) {

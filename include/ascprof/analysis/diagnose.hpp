@@ -13,6 +13,7 @@
 
 #include "ascprof/analysis/align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/model/comm_table.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/model/structure.hpp"
 #include "ascprof/model/summary.hpp"
@@ -44,6 +45,30 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
 /// main layer count); suspected ranks are those in the minority shape.
 std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>& alignments,
                                                 const std::vector<StepWindow>& windows);
+
+/// One collective's communication time on a rank (communication.json), for the slow-rank vote.
+struct CollectiveTime {
+  uint64_t group_hash = 0;  ///< communicator (same on every member)
+  uint32_t seq = 0;         ///< position among the communicator's collectives on the rank
+  double elapse_ms = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & group_hash & seq & elapse_ms;
+  }
+};
+
+/// The rank's collectives (not p2p, not the totals row) numbered per communicator in start order,
+/// kept for sequence numbers below `head` and every `stride`-th after (same numbers on every rank).
+std::vector<CollectiveTime> collective_times(const model::CommStatTable& comm, uint32_t head = 256, uint32_t stride = 64);
+
+/// slow_rank_suspected the msprof-analyze way (peers.md §1): in each collective the member with the
+/// shortest communication time is the one the others waited for; it gets a vote when that time is an
+/// outlier (Dixon's Q up to 10 members, else mean - sigma x sd). Ranks with enough votes are reported
+/// with the time the others spent waiting for them.
+std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& rank_ids,
+                                               const std::vector<std::vector<CollectiveTime>>& times,
+                                               const knowledge::Knowledge& kb);
 
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);

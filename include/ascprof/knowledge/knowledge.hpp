@@ -178,6 +178,10 @@ struct DiagnosticsRules {
   double high_skew_ratio = 4.0;
   double cross_rank_skew_us = 1000;
   double dp_wall_skew_ratio = 2.0;
+  std::vector<double> dixon_q_critical;  ///< 99 % Q for n = 3, 4, ... members
+  double slow_rank_sigma = 3;
+  size_t slow_rank_min_votes = 3;
+  double slow_rank_min_vote_share = 0.3;
   size_t max_evidence_ids = 64;
   /// Every key must be present.
   Status load(const RuleFile& file);

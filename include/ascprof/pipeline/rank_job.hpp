@@ -126,6 +126,7 @@ struct RankOutcome {
   std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
   analysis::RankFacts facts;                          ///< what the cross-rank findings need
   std::vector<analysis::StepWindow> step_windows;     ///< the rank's complete steps (alignment)
+  std::vector<analysis::CollectiveTime> comm_times;   ///< sampled collective times (slow rank)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -139,7 +140,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & process;
+        step_windows & comm_times & process;
   }
 };
 

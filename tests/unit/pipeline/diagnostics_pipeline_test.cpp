@@ -26,12 +26,13 @@ struct Reported {
 };
 
 std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::string>& faults,
-                                  const std::vector<int>& dummy = {}) {
+                                  const std::vector<int>& dummy = {}, const char* scenario = "moe_mla_decode",
+                                  int ranks = 4, int steps = 3) {
   synth::SynthOptions o;
-  o.scenario = "moe_mla_decode";
+  o.scenario = scenario;
   o.out_dir = dir / "c";
-  o.ranks = 4;
-  o.steps = 3;
+  o.ranks = ranks;
+  o.steps = steps;
   o.faults = faults;
   o.dummy_ranks = dummy;
   auto gen = synth::generate_capture(o);
@@ -85,6 +86,22 @@ TEST(DiagnosticsPipeline, InjectedFaultsAreFoundOnTheRightRank) {
       EXPECT_GT(f.evidence, 0u);
     }
     EXPECT_EQ(types, c.types);
+  }
+}
+
+// A slow rank in data-parallel training: the DP collectives vote for it (shortest communication
+// time), and its TP peer, which also looks slow there, is recognised as waiting for it.
+TEST(DiagnosticsPipeline, SlowRankIsFoundAndItsPeerIsNotBlamed) {
+  {
+    ascprof::testing::ScratchDir dir("diag-train-clean");
+    EXPECT_TRUE(findings_of(dir.path(), {}, {}, "training", 8, 6).empty());
+  }
+  for (const char* rank : {"1", "6"}) {
+    ascprof::testing::ScratchDir dir("diag-slow");
+    const auto found = findings_of(dir.path(), {std::string("slow_rank:") + rank}, {}, "training", 8, 6);
+    ASSERT_EQ(found.size(), 1u) << rank;
+    EXPECT_EQ(found[0].type, "slow_rank_suspected");
+    EXPECT_EQ(found[0].suspected, std::set<std::string>{rank});
   }
 }
 

@@ -90,11 +90,13 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   EXPECT_TRUE(fs::exists(mpi_root / "source_index.json"));
   EXPECT_TRUE(fs::exists(mpi_root / "analysis.h5"));
   // The structure files the coordinator composes from the rank files equal a serial composition.
-  const auto serial = pipeline::write_root_outputs(plan, outcomes);
+  const auto serial = pipeline::write_root_outputs(plan, outcomes, &*kb);
   ASSERT_EQ(serial.status, "ok") << serial.error;
   for (const char* f : {"step_segments.json", "layer_segments.json", "block_segments.json", "class_signatures.json",
                         "structure_evidence_graph.json", "step_summary.csv", "layer_summary.csv", "operator_summary.csv",
-                        "rank_summary.csv", "step_anatomy.csv", "hccl_op_summary.csv"}) {
+                        "rank_summary.csv", "step_anatomy.csv", "hccl_op_summary.csv", "block_summary.csv",
+                        "operator_class_summary.csv", "cross_rank_alignment.json", "cross_rank_manifest.json",
+                        "diagnosis_findings.json", "evidence_index.csv"}) {
     auto a = read_file(fs::path(plan.out_dir) / f);
     auto b = read_file(mpi_root / f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;

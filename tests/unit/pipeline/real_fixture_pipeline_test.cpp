@@ -7,6 +7,7 @@
 #include <ostream>
 #include <string>
 
+#include "ascprof/common/files.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "support/test_support.hpp"
@@ -55,7 +56,15 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
     EXPECT_EQ(o.data_loss_records, 0u) << o.stats_json;
     outcomes.push_back(o);
   }
-  EXPECT_EQ(write_root_outputs(plan, outcomes).status, "ok");
+  const auto summary = write_root_outputs(plan, outcomes, &*kb);
+  EXPECT_EQ(summary.status, "ok") << summary.error;
+  // every stage's root files exist, and every finding passed the evidence gate
+  for (const char* f : {"segment_manifest.json", "classify_manifest.json", "summary_manifest.json", "step_summary.csv",
+                        "operator_summary.csv", "cross_rank_manifest.json", "diagnosis_findings.json"})
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(plan.out_dir) / f)) << f;
+  auto findings = read_file(std::filesystem::path(plan.out_dir) / "diagnosis_findings.json");
+  ASSERT_TRUE(findings.ok());
+  EXPECT_NE(findings->find("\"refused_without_evidence\": 0"), std::string::npos) << *findings;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -202,6 +202,49 @@ std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>
   return out;
 }
 
+std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>& rank_ids,
+                                                 const std::vector<int64_t>& expert_ns, const knowledge::Knowledge& kb) {
+  std::vector<model::Finding> out;
+  double sum = 0;
+  size_t n = 0, hot = 0;
+  for (size_t r = 0; r < expert_ns.size() && r < rank_ids.size(); ++r) {
+    if (expert_ns[r] <= 0) continue;
+    sum += static_cast<double>(expert_ns[r]);
+    ++n;
+    if (expert_ns[r] > expert_ns[hot] || expert_ns[hot] <= 0) hot = r;
+  }
+  if (n < 2) return out;
+  const double mean = sum / static_cast<double>(n);
+  const double ratio = static_cast<double>(expert_ns[hot]) / mean;
+  if (ratio < kb.diagnostics.ep_imbalance_ratio) return out;
+  model::Finding f;
+  f.finding_type = "ep_load_imbalance_suspected";
+  f.scope = "cross_rank";
+  f.severity = ratio >= kb.diagnostics.cross_rank_skew_ratio ? "high" : "medium";
+  f.confidence = "medium";
+  f.rank_ids = rank_ids;
+  f.suspected_ranks = {rank_ids[hot]};
+  f.summary = "rank " + rank_ids[hot] + fmt(" spends %.3f ms in expert compute, %.2fx the mean of %.0f ranks (hot experts)",
+                                            ms(expert_ns[hot]), ratio, static_cast<double>(n));
+  f.evidence_ids = {stable_id("evd", {rank_ids[hot], "rank_window"})};
+  f.limitations.push_back("expert compute = operators with category moe.expert_matmul or moe.dispatch_expert_compute");
+  JsonWriter w;
+  w.begin_object();
+  w.kv("expert_ms_max", ms(expert_ns[hot]));
+  w.kv("expert_ms_mean", mean / 1e6);
+  w.kv("ratio", ratio);
+  w.key("suspected_ranks");
+  w.begin_array();
+  w.value(rank_ids[hot]);
+  w.end_array();
+  w.end_object();
+  f.metrics_json = w.take();
+  f.magnitude_ms = (static_cast<double>(expert_ns[hot]) - mean) / 1e6;
+  set_claim_id(f);
+  out.push_back(std::move(f));
+  return out;
+}
+
 std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb) {
   std::vector<model::Finding> out;
   std::vector<std::string> all, with, without;

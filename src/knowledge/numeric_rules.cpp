@@ -80,6 +80,7 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"slow_rank.sigma", {&slow_rank_sigma, nullptr}},
       {"slow_rank.min_votes", {nullptr, &slow_rank_min_votes}},
       {"slow_rank.min_vote_share", {&slow_rank_min_vote_share, nullptr}},
+      {"ep.imbalance_ratio", {&ep_imbalance_ratio, nullptr}},
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
   });
 }

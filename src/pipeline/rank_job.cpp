@@ -162,8 +162,8 @@ class RankJob {
       if (g.type == model::SegmentType::kStep)
         out_.step_windows.push_back({task_.rank_id, g.segment_id, g.step_family, g.main_layer_count, g.start_ns, g.end_ns});
     for (const auto& o : sum.operators)
-      out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.call_count, o.duration_sum_ns, o.wait_sum_ns,
-                                o.pipeline_signal, o.pipeline_us});
+      out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.categories, o.call_count, o.duration_sum_ns,
+                                o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
     for (const auto& h : sum.hccl)
       out_.hccl.push_back({h.hccl_op_kind, h.comm_aiv_fused, h.name_count, h.call_count, h.duration_sum_ns, h.wait_sum_ns,
                            h.duration_avg_us, h.duration_min_us, h.duration_p50_us, h.duration_p90_us, h.duration_max_us,

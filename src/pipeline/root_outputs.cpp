@@ -390,6 +390,21 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       }
     for (auto& f : analysis::diagnose_slow_ranks(ids, times, kb)) findings.push_back(std::move(f));
   }
+  {
+    std::vector<std::string> ids;
+    std::vector<int64_t> expert;
+    for (const auto& o : outcomes)
+      if (o.ok && !o.summary_dir.empty()) {
+        ids.push_back(o.rank_id);
+        int64_t ns = 0;
+        for (const auto& op : o.operators)
+          if (op.categories.find("moe.expert_matmul") != std::string::npos ||
+              op.categories.find("moe.dispatch_expert_compute") != std::string::npos)
+            ns += op.duration_sum_ns;
+        expert.push_back(ns);
+      }
+    for (auto& f : analysis::diagnose_ep_imbalance(ids, expert, kb)) findings.push_back(std::move(f));
+  }
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);
@@ -398,8 +413,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.kv("tool_version", ASCPROF_VERSION);
   w.kv("analysis_stage", "diagnostics");
   w.kv("stage_status",
-       "partial: communication_collective_slow and ep_load_imbalance_suspected need the operator "
-       "alignments, which are not built yet");
+       "partial: communication_collective_slow needs the operator alignments, which are not built yet");
   w.key("diagnosis_findings");
   w.begin_array();
   for (const auto& f : findings) {

@@ -70,6 +70,12 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
                                                const std::vector<std::vector<CollectiveTime>>& times,
                                                const knowledge::Knowledge& kb);
 
+/// ep_load_imbalance_suspected from each rank's expert compute time (moe.expert_matmul /
+/// moe.dispatch_expert_compute operators): the rank far above the mean is the hot-expert rank.
+/// `expert_ns[i]` is rank i's total.
+std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>& rank_ids,
+                                                 const std::vector<int64_t>& expert_ns, const knowledge::Knowledge& kb);
+
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);
 

@@ -182,6 +182,7 @@ struct DiagnosticsRules {
   double slow_rank_sigma = 3;
   size_t slow_rank_min_votes = 3;
   double slow_rank_min_vote_share = 0.3;
+  double ep_imbalance_ratio = 1.5;
   size_t max_evidence_ids = 64;
   /// Every key must be present.
   Status load(const RuleFile& file);

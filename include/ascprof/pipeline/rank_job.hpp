@@ -57,7 +57,7 @@ struct SourceRef {
 
 /// One operator of a rank, as the coordinator needs it for operator_class_summary (no row lists).
 struct OperatorBrief {
-  std::string name, task_type, roles, op_type;
+  std::string name, task_type, roles, op_type, categories;
   uint64_t call_count = 0;
   int64_t duration_sum_ns = 0, wait_sum_ns = 0;
   bool pipeline_signal = false;
@@ -65,7 +65,8 @@ struct OperatorBrief {
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & name & task_type & roles & op_type & call_count & duration_sum_ns & wait_sum_ns & pipeline_signal & pipeline_us;
+    ar & name & task_type & roles & op_type & categories & call_count & duration_sum_ns & wait_sum_ns & pipeline_signal &
+        pipeline_us;
   }
 };
 

@@ -21,29 +21,34 @@ std::vector<CollectiveTime> collective_times(const model::CommStatTable& comm, u
   for (const size_t i : order) {
     const uint32_t seq = next_seq[comm.group_hash[i]]++;
     if (seq >= head && (stride == 0 || seq % stride != 0)) continue;
-    out.push_back({comm.group_hash[i], seq, comm.elapse_ms[i]});
+    out.push_back({comm.group_hash[i], seq, comm.elapse_ms[i], comm.transit_ms[i]});
   }
   return out;
 }
 
-std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& rank_ids,
-                                               const std::vector<std::vector<CollectiveTime>>& times,
-                                               const knowledge::Knowledge& kb) {
-  const auto& rules = kb.diagnostics;
-  std::map<std::pair<uint64_t, uint32_t>, std::vector<std::pair<double, size_t>>> members;  // -> (elapse, rank)
-  for (size_t r = 0; r < times.size() && r < rank_ids.size(); ++r)
-    for (const auto& t : times[r]) members[{t.group_hash, t.seq}].emplace_back(t.elapse_ms, r);
-  std::vector<uint32_t> votes(rank_ids.size(), 0), tested(rank_ids.size(), 0);
-  std::vector<double> waited(rank_ids.size(), 0);
+namespace {
+
+using Members = std::map<std::pair<uint64_t, uint32_t>, std::vector<std::pair<double, size_t>>>;
+
+struct Votes {
+  std::vector<uint32_t> votes, tested;
+  std::vector<double> excess;  // |median - outlier| summed over the voted collectives
+};
+
+// One vote per collective for its extreme member (the lowest when `low`, else the highest) when that
+// value is an outlier: Dixon's Q (r10) for up to len(dixon_q_critical) + 2 members, else sigma x sd.
+Votes vote(Members& members, size_t ranks, bool low, const knowledge::DiagnosticsRules& rules) {
+  Votes v{std::vector<uint32_t>(ranks, 0), std::vector<uint32_t>(ranks, 0), std::vector<double>(ranks, 0)};
   for (auto& [key, list] : members) {
     const size_t n = list.size();
     if (n < 3) continue;
-    for (const auto& m : list) ++tested[m.second];
+    for (const auto& m : list) ++v.tested[m.second];
     std::sort(list.begin(), list.end());
+    if (!low) std::reverse(list.begin(), list.end());
     const double x1 = list[0].first, x2 = list[1].first, xn = list[n - 1].first;
     bool outlier = false;
     if (n - 3 < rules.dixon_q_critical.size()) {
-      outlier = xn > x1 && (x2 - x1) / (xn - x1) > rules.dixon_q_critical[n - 3];
+      outlier = xn != x1 && (x2 - x1) / (xn - x1) > rules.dixon_q_critical[n - 3];
     } else {
       double mean = 0;
       for (const auto& m : list) mean += m.first;
@@ -51,17 +56,36 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
       double var = 0;
       for (const auto& m : list) var += (m.first - mean) * (m.first - mean);
       const double sd = std::sqrt(var / static_cast<double>(n));
-      outlier = sd > 0 && x1 < mean - rules.slow_rank_sigma * sd;
+      outlier = sd > 0 && std::abs(x1 - mean) > rules.slow_rank_sigma * sd;
     }
     if (!outlier) continue;
-    ++votes[list[0].second];
-    waited[list[0].second] += list[n / 2].first - x1;  // how long the median member waited
+    ++v.votes[list[0].second];
+    v.excess[list[0].second] += std::abs(list[n / 2].first - x1);
   }
+  return v;
+}
+
+bool enough(const Votes& v, size_t r, const knowledge::DiagnosticsRules& rules) {
+  return v.votes[r] >= rules.slow_rank_min_votes && v.tested[r] > 0 &&
+         static_cast<double>(v.votes[r]) / static_cast<double>(v.tested[r]) >= rules.slow_rank_min_vote_share;
+}
+
+}  // namespace
+
+std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& rank_ids,
+                                               const std::vector<std::vector<CollectiveTime>>& times,
+                                               const knowledge::Knowledge& kb) {
+  const auto& rules = kb.diagnostics;
+  Members members;  // (communicator, seq) -> (elapse, rank)
+  for (size_t r = 0; r < times.size() && r < rank_ids.size(); ++r)
+    for (const auto& t : times[r]) members[{t.group_hash, t.seq}].emplace_back(t.elapse_ms, r);
+  const Votes v = vote(members, rank_ids.size(), /*low=*/true, rules);
+  const auto& votes = v.votes;
+  const auto& tested = v.tested;
+  const auto& waited = v.excess;
   std::vector<size_t> candidates;
   for (size_t r = 0; r < rank_ids.size(); ++r)
-    if (votes[r] >= rules.slow_rank_min_votes && tested[r] > 0 &&
-        static_cast<double>(votes[r]) / static_cast<double>(tested[r]) >= rules.slow_rank_min_vote_share)
-      candidates.push_back(r);
+    if (enough(v, r, rules)) candidates.push_back(r);
   // A rank that waits for another candidate in most collectives they share (including 2-member
   // ones the vote cannot test, e.g. its TP peer) is late because of it: a victim, not a cause.
   std::vector<std::string> waits_for(rank_ids.size());
@@ -99,9 +123,9 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
     f.summary = "rank " + rank_ids[r] + " is the one its peers wait for" + buf;
     f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
     f.limitations.push_back("from communication.json collective times (Elapse Time); send/receive excluded");
-    for (const size_t v : candidates)
-      if (waits_for[v] == rank_ids[r])
-        f.limitations.push_back("rank " + rank_ids[v] + " also looks slow but waits for rank " + rank_ids[r] +
+    for (const size_t c : candidates)
+      if (waits_for[c] == rank_ids[r])
+        f.limitations.push_back("rank " + rank_ids[c] + " also looks slow but waits for rank " + rank_ids[r] +
                                 " in the collectives they share: a consequence, not a cause");
     JsonWriter w;
     w.begin_object();
@@ -116,6 +140,47 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
     w.end_object();
     f.metrics_json = w.take();
     f.magnitude_ms = waited[r];
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& rank_ids,
+                                               const std::vector<std::vector<CollectiveTime>>& times,
+                                               const knowledge::Knowledge& kb) {
+  const auto& rules = kb.diagnostics;
+  Members members;  // (communicator, seq) -> (transit, rank)
+  for (size_t r = 0; r < times.size() && r < rank_ids.size(); ++r)
+    for (const auto& t : times[r])
+      if (std::isfinite(t.transit_ms)) members[{t.group_hash, t.seq}].emplace_back(t.transit_ms, r);
+  const Votes v = vote(members, rank_ids.size(), /*low=*/false, rules);
+  std::vector<model::Finding> out;
+  for (size_t r = 0; r < rank_ids.size(); ++r) {
+    if (!enough(v, r, rules)) continue;
+    const double share = static_cast<double>(v.votes[r]) / static_cast<double>(v.tested[r]);
+    model::Finding f;
+    f.finding_type = "slow_link_suspected";
+    f.scope = "cross_rank";
+    f.severity = share >= 0.8 ? "high" : "medium";
+    f.confidence = "medium";
+    f.rank_ids = rank_ids;
+    f.suspected_ranks = {rank_ids[r]};
+    char buf[200];
+    std::snprintf(buf, sizeof buf, ": longest transit time in %u of %u collectives (%.3f ms more than the median member)",
+                  v.votes[r], v.tested[r], v.excess[r]);
+    f.summary = "rank " + rank_ids[r] + " moves collective data slowest" + buf;
+    f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
+    f.limitations.push_back("from communication.json Transit Time; the link (not the NPU) of this rank is suspected");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("votes", uint64_t{v.votes[r]});
+    w.kv("collectives_tested", uint64_t{v.tested[r]});
+    w.kv("vote_share", share);
+    w.kv("extra_transit_ms", v.excess[r]);
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = v.excess[r];
     set_claim_id(f);
     out.push_back(std::move(f));
   }

@@ -388,7 +388,19 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
         ids.push_back(o.rank_id);
         times.push_back(o.comm_times);
       }
-    for (auto& f : analysis::diagnose_slow_ranks(ids, times, kb)) findings.push_back(std::move(f));
+    // A rank whose link is slow also makes its peers wait: then the link is the cause, and its
+    // slow-rank finding is folded into the slow-link one.
+    auto links = analysis::diagnose_slow_links(ids, times, kb);
+    for (auto& f : analysis::diagnose_slow_ranks(ids, times, kb)) {
+      auto link = std::find_if(links.begin(), links.end(), [&f](const model::Finding& l) { return l.suspected_ranks == f.suspected_ranks; });
+      if (link == links.end()) {
+        findings.push_back(std::move(f));
+        continue;
+      }
+      link->limitations.push_back("its peers also wait for it (" + f.summary + "): the wait comes from the link");
+      analysis::set_claim_id(*link);
+    }
+    for (auto& f : links) findings.push_back(std::move(f));
   }
   {
     std::vector<std::string> ids;

@@ -51,10 +51,11 @@ struct CollectiveTime {
   uint64_t group_hash = 0;  ///< communicator (same on every member)
   uint32_t seq = 0;         ///< position among the communicator's collectives on the rank
   double elapse_ms = 0;
+  double transit_ms = 0;  ///< time moving data (NaN when absent)
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & group_hash & seq & elapse_ms;
+    ar & group_hash & seq & elapse_ms & transit_ms;
   }
 };
 
@@ -67,6 +68,12 @@ std::vector<CollectiveTime> collective_times(const model::CommStatTable& comm, u
 /// outlier (Dixon's Q up to 10 members, else mean - sigma x sd). Ranks with enough votes are reported
 /// with the time the others spent waiting for them.
 std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& rank_ids,
+                                               const std::vector<std::vector<CollectiveTime>>& times,
+                                               const knowledge::Knowledge& kb);
+
+/// slow_link_suspected: the same vote on the other side of the transit times: in each collective the
+/// member whose data movement took longest, when that is an outlier, points at its link.
+std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& rank_ids,
                                                const std::vector<std::vector<CollectiveTime>>& times,
                                                const knowledge::Knowledge& kb);
 

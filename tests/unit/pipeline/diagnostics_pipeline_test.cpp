@@ -106,6 +106,16 @@ TEST(DiagnosticsPipeline, SlowRankIsFoundAndItsPeerIsNotBlamed) {
   }
 }
 
+// A slow link: the rank's collectives take longest to move data; its peers also wait for it, which
+// is folded into the one slow-link finding instead of a second, misleading slow-rank one.
+TEST(DiagnosticsPipeline, SlowLinkIsFoundAsTheCause) {
+  ascprof::testing::ScratchDir dir("diag-link");
+  const auto found = findings_of(dir.path(), {"slow_collective:5"}, {}, "training", 8, 6);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].type, "slow_link_suspected");
+  EXPECT_EQ(found[0].suspected, std::set<std::string>{"5"});
+}
+
 // Steps of ranks whose clocks are 30 ms apart still align once the offsets are applied.
 TEST(DiagnosticsPipeline, StepsAlignAcrossSkewedClocks) {
   ascprof::testing::ScratchDir dir("diag-align");

@@ -21,7 +21,8 @@ std::vector<CollectiveTime> collective_times(const model::CommStatTable& comm, u
   for (const size_t i : order) {
     const uint32_t seq = next_seq[comm.group_hash[i]]++;
     if (seq >= head && (stride == 0 || seq % stride != 0)) continue;
-    out.push_back({comm.group_hash[i], seq, comm.elapse_ms[i], comm.transit_ms[i]});
+    const double transit = i < comm.transit_ms.size() ? comm.transit_ms[i] : std::nan("");
+    out.push_back({comm.group_hash[i], seq, comm.elapse_ms[i], transit});
   }
   return out;
 }

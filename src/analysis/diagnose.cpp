@@ -245,6 +245,45 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
   return out;
 }
 
+std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& rank_ids,
+                                               const std::vector<HostBoundStats>& stats, const knowledge::Knowledge& kb) {
+  std::vector<model::Finding> out;
+  for (size_t r = 0; r < rank_ids.size() && r < stats.size(); ++r) {
+    const auto& s = stats[r];
+    if (s.device_wall_ns <= 0) continue;
+    const double share = static_cast<double>(s.host_bound_ns) / static_cast<double>(s.device_wall_ns);
+    if (share < kb.diagnostics.host_bound_min_share || ms(s.host_bound_ns) < kb.diagnostics.host_bound_min_ms) continue;
+    model::Finding f;
+    f.finding_type = "host_dispatch_bound";
+    f.scope = "cross_rank";
+    f.severity = share >= 0.3 ? "high" : "medium";
+    f.confidence = "medium";
+    f.rank_ids = {rank_ids[r]};
+    f.suspected_ranks = {rank_ids[r]};
+    f.summary = "rank " + rank_ids[r] +
+                fmt(": the device waited %.3f ms (%.0f %% of its %.3f ms) for kernels the host launched late", ms(s.host_bound_ns),
+                    100.0 * share, ms(s.device_wall_ns)) +
+                " (" + std::to_string(s.host_bound_gaps) + " of " + std::to_string(s.gaps) + " idle gaps)";
+    f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
+    f.limitations.push_back("trace_view.json HostToDevice flows matched " + std::to_string(s.tasks_with_launch) + " of " +
+                            std::to_string(s.tasks) + " device tasks to their launch");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("host_bound_ms", ms(s.host_bound_ns));
+    w.kv("device_idle_ms", ms(s.idle_ns));
+    w.kv("device_wall_ms", ms(s.device_wall_ns));
+    w.kv("host_bound_share", share);
+    w.kv("host_bound_gaps", uint64_t{s.host_bound_gaps});
+    w.kv("gaps", uint64_t{s.gaps});
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = ms(s.host_bound_ns);
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb) {
   std::vector<model::Finding> out;
   std::vector<std::string> all, with, without;

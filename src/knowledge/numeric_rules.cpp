@@ -81,6 +81,8 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"slow_rank.min_votes", {nullptr, &slow_rank_min_votes}},
       {"slow_rank.min_vote_share", {&slow_rank_min_vote_share, nullptr}},
       {"ep.imbalance_ratio", {&ep_imbalance_ratio, nullptr}},
+      {"host.min_share", {&host_bound_min_share, nullptr}},
+      {"host.min_ms", {&host_bound_min_ms, nullptr}},
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
   });
 }

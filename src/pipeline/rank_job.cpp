@@ -239,6 +239,7 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(write_trace_tables(*writer_, tr));
     steps_ = std::move(tr.steps);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
+    out_.host_bound = analysis::host_bound_stats(tr, pool_);
     return {};
   }
 

@@ -417,6 +417,16 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       }
     for (auto& f : analysis::diagnose_ep_imbalance(ids, expert, kb)) findings.push_back(std::move(f));
   }
+  {
+    std::vector<std::string> ids;
+    std::vector<analysis::HostBoundStats> stats;
+    for (const auto& o : outcomes)
+      if (o.ok) {
+        ids.push_back(o.rank_id);
+        stats.push_back(o.host_bound);
+      }
+    for (auto& f : analysis::diagnose_host_bound(ids, stats, kb)) findings.push_back(std::move(f));
+  }
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);

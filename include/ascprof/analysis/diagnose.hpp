@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "ascprof/analysis/align.hpp"
+#include "ascprof/analysis/host_bound.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/comm_table.hpp"
 #include "ascprof/model/finding.hpp"
@@ -82,6 +83,11 @@ std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& 
 /// `expert_ns[i]` is rank i's total.
 std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>& rank_ids,
                                                  const std::vector<int64_t>& expert_ns, const knowledge::Knowledge& kb);
+
+/// host_dispatch_bound: a rank whose device waits for late kernel launches (host_bound.hpp) for at
+/// least the configured share of its device wall time.
+std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& rank_ids,
+                                               const std::vector<HostBoundStats>& stats, const knowledge::Knowledge& kb);
 
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);

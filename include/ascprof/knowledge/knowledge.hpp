@@ -183,6 +183,8 @@ struct DiagnosticsRules {
   size_t slow_rank_min_votes = 3;
   double slow_rank_min_vote_share = 0.3;
   double ep_imbalance_ratio = 1.5;
+  double host_bound_min_share = 0.10;
+  double host_bound_min_ms = 1.0;
   size_t max_evidence_ids = 64;
   /// Every key must be present.
   Status load(const RuleFile& file);

@@ -11,6 +11,7 @@
 #include "ascprof/analysis/align.hpp"
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
+#include "ascprof/analysis/host_bound.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 
 namespace ascprof::pipeline {
@@ -128,6 +129,7 @@ struct RankOutcome {
   analysis::RankFacts facts;                          ///< what the cross-rank findings need
   std::vector<analysis::StepWindow> step_windows;     ///< the rank's complete steps (alignment)
   std::vector<analysis::CollectiveTime> comm_times;   ///< sampled collective times (slow rank)
+  analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
 
   template <class Ar>
@@ -141,7 +143,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & process;
+        step_windows & comm_times & host_bound & process;
   }
 };
 

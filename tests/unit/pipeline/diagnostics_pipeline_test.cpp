@@ -74,7 +74,8 @@ TEST(DiagnosticsPipeline, InjectedFaultsAreFoundOnTheRightRank) {
   };
   for (const Case& c : {Case{{"idle_bubble:2"}, {}, {"device_idle_bubble"}, "2"},
                         Case{{"exposed_aicpu:1"}, {}, {"aicpu_exposed"}, "1"},
-                        Case{{"host_bound:3"}, {}, {"device_idle_bubble"}, "3"},
+                        // late launches: the idle steps, and the host-bound share of the idle time
+                        Case{{"host_bound:3"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "3"},
                         Case{{"ep_imbalance:2"}, {}, {"ep_load_imbalance_suspected"}, "2"},
                         // a dummy rank: no attention at all, and its steps differ from its peers'
                         Case{{}, {3}, {"reduced_work_or_dummy_rank", "rank_workload_asymmetry"}, "3"}}) {

@@ -72,7 +72,8 @@ TEST(DiagnosticsPipeline, InjectedFaultsAreFoundOnTheRightRank) {
     std::set<std::string> types;
     std::string rank;
   };
-  for (const Case& c : {Case{{"idle_bubble:2"}, {}, {"device_idle_bubble"}, "2"},
+  // the synth's idle bubble is a host stall before the middle segment: the device waits for launches
+  for (const Case& c : {Case{{"idle_bubble:2"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "2"},
                         Case{{"exposed_aicpu:1"}, {}, {"aicpu_exposed"}, "1"},
                         // late launches: the idle steps, and the host-bound share of the idle time
                         Case{{"host_bound:3"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "3"},

@@ -1,5 +1,6 @@
 // Layout documented in structure_store.hpp.
 #include "structure_store.hpp"
+#include "table_reader.hpp"
 
 #include <simdjson.h>
 
@@ -20,17 +21,6 @@ using model::StepSource;
 
 constexpr int kSegmentTypes = 7, kLayerRoles = 4, kStepSources = 3, kBlockKinds = 5, kBoundarySources = 3;
 
-template <class E>
-bool parse_enum(std::string_view name, const char* (*to_name)(E), int count, E* out) {
-  for (int i = 0; i < count; ++i) {
-    const E e = static_cast<E>(i);
-    if (name == to_name(e)) {
-      *out = e;
-      return true;
-    }
-  }
-  return false;
-}
 
 std::string json_strings(const std::vector<std::string>& v) {
   JsonWriter w(false);
@@ -50,7 +40,6 @@ std::string json_indices(const std::vector<uint32_t>& v) {
   return out;
 }
 
-std::string at(const char* what, size_t i) { return std::string(what) + " " + std::to_string(i); }
 
 // ---- writing ------------------------------------------------------------------------------------
 
@@ -94,124 +83,6 @@ Status write_class_table(store::H5Writer& w, const std::string& group, const std
 
 // ---- reading ------------------------------------------------------------------------------------
 
-// Reads the columns of one table, keeping the first error (later calls then return empty vectors).
-class TableReader {
- public:
-  TableReader(const store::H5Reader& r, std::string group) : r_(r), group_(std::move(group)) {
-    if (r_.kind(group_) != store::ObjectKind::kGroup) {
-      fail("missing table");
-      return;
-    }
-    auto rows = r_.uint_attr(group_, "row_count");
-    if (!rows.ok()) {
-      st_ = rows.status();
-      return;
-    }
-    rows_ = *rows;
-  }
-
-  uint64_t rows() const { return rows_; }
-  const Status& status() const { return st_; }
-  bool ok() const { return st_.ok(); }
-
-  template <class T>
-  std::vector<T> num(const char* name) {
-    if (!st_.ok()) return {};
-    auto v = r_.read_column<T>(group_ + "/" + name);
-    if (!v.ok()) {
-      st_ = v.status();
-      return {};
-    }
-    if (!check_len(name, v->size())) return {};
-    return std::move(v).value();
-  }
-
-  std::vector<std::string> str(const char* name) {
-    if (!st_.ok()) return {};
-    auto v = r_.read_strings(group_ + "/" + name);
-    if (!v.ok()) {
-      st_ = v.status();
-      return {};
-    }
-    if (!check_len(name, v->size())) return {};
-    return std::move(v).value();
-  }
-
-  // A column of compact JSON arrays of strings.
-  std::vector<std::vector<std::string>> str_lists(const char* name) {
-    std::vector<std::string> raw = str(name);
-    std::vector<std::vector<std::string>> out(raw.size());
-    for (size_t i = 0; i < raw.size() && st_.ok(); ++i) {
-      simdjson::dom::array arr;
-      if (parser_.parse(raw[i]).get_array().get(arr) != simdjson::SUCCESS) {
-        fail(name, i, "not a JSON array");
-        break;
-      }
-      for (simdjson::dom::element e : arr) {
-        std::string_view s;
-        if (e.get_string().get(s) != simdjson::SUCCESS) {
-          fail(name, i, "JSON array element is not a string");
-          break;
-        }
-        out[i].emplace_back(s);
-      }
-    }
-    return st_.ok() ? out : std::vector<std::vector<std::string>>{};
-  }
-
-  // A column of compact JSON arrays of row indices.
-  std::vector<std::vector<uint32_t>> index_lists(const char* name) {
-    std::vector<std::string> raw = str(name);
-    std::vector<std::vector<uint32_t>> out(raw.size());
-    for (size_t i = 0; i < raw.size() && st_.ok(); ++i) {
-      simdjson::dom::array arr;
-      if (parser_.parse(raw[i]).get_array().get(arr) != simdjson::SUCCESS) {
-        fail(name, i, "not a JSON array");
-        break;
-      }
-      for (simdjson::dom::element e : arr) {
-        uint64_t v = 0;
-        if (e.get_uint64().get(v) != simdjson::SUCCESS || v > UINT32_MAX) {
-          fail(name, i, "JSON array element is not a row index");
-          break;
-        }
-        out[i].push_back(static_cast<uint32_t>(v));
-      }
-    }
-    return st_.ok() ? out : std::vector<std::vector<uint32_t>>{};
-  }
-
-  template <class E>
-  std::vector<E> enums(const char* name, const char* (*to_name)(E), int count) {
-    std::vector<std::string> raw = str(name);
-    std::vector<E> out(raw.size());
-    for (size_t i = 0; i < raw.size() && st_.ok(); ++i)
-      if (!parse_enum(raw[i], to_name, count, &out[i])) fail(name, i, "unknown value '" + raw[i] + "'");
-    return st_.ok() ? out : std::vector<E>{};
-  }
-
-  void fail(const char* column, size_t row, const std::string& reason) {
-    if (st_.ok())
-      st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + column, at("row", row) + ": " + reason);
-  }
-
- private:
-  void fail(const std::string& reason) {
-    if (st_.ok()) st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_, reason);
-  }
-  bool check_len(const char* name, size_t n) {
-    if (n == rows_) return true;
-    st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name,
-                     std::to_string(n) + " rows, the table has " + std::to_string(rows_));
-    return false;
-  }
-
-  const store::H5Reader& r_;
-  std::string group_;
-  uint64_t rows_ = 0;
-  Status st_;
-  simdjson::dom::parser parser_;
-};
 
 Status read_classes(const store::H5Reader& r, const std::string& group, std::vector<model::ShapeClass>* out) {
   TableReader t(r, group);

@@ -1,5 +1,6 @@
 // Layout documented in summary_store.hpp.
 #include "summary_store.hpp"
+#include "table_reader.hpp"
 
 #include <simdjson.h>
 
@@ -103,7 +104,6 @@ std::string json_doubles(const std::vector<double>& v) {
 }
 
 // Cell parsers: nullptr on success, else the reason.
-using simdjson::dom::element;
 
 bool get_u32(element e, uint32_t* out) {
   uint64_t v = 0;
@@ -192,7 +192,6 @@ const char* parse_doubles(element doc, std::vector<double>* out) {
   return nullptr;
 }
 
-std::string at(const char* what, size_t i) { return std::string(what) + " " + std::to_string(i); }
 
 // ---- writing ------------------------------------------------------------------------------------
 
@@ -497,97 +496,6 @@ Status write_aicpu(store::H5Writer& w, const std::vector<model::AicpuRow>& rows)
 
 // ---- reading ------------------------------------------------------------------------------------
 
-// Reads the columns of one table, keeping the first error (later calls then return empty vectors).
-class TableReader {
- public:
-  TableReader(const store::H5Reader& r, std::string group) : r_(r), group_(std::move(group)) {
-    if (r_.kind(group_) != store::ObjectKind::kGroup) {
-      fail("missing table");
-      return;
-    }
-    auto rows = r_.uint_attr(group_, "row_count");
-    if (!rows.ok()) {
-      st_ = rows.status();
-      return;
-    }
-    rows_ = *rows;
-  }
-
-  uint64_t rows() const { return rows_; }
-  const Status& status() const { return st_; }
-  bool ok() const { return st_.ok(); }
-  const std::string& group() const { return group_; }
-
-  template <class T>
-  std::vector<T> num(const std::string& name) {
-    if (!present(name)) return {};
-    auto v = r_.read_column<T>(group_ + "/" + name);
-    if (!v.ok()) {
-      st_ = v.status();
-      return {};
-    }
-    if (!check_len(name, v->size())) return {};
-    return std::move(v).value();
-  }
-
-  std::vector<std::string> str(const std::string& name) {
-    if (!present(name)) return {};
-    auto v = r_.read_strings(group_ + "/" + name);
-    if (!v.ok()) {
-      st_ = v.status();
-      return {};
-    }
-    if (!check_len(name, v->size())) return {};
-    return std::move(v).value();
-  }
-
-  // A column of JSON cells parsed by `parse` (nullptr or the reason); with `blank_is_empty` an
-  // empty cell stands for a default T.
-  template <class T>
-  std::vector<T> json(const std::string& name, const char* (*parse)(element, T*), bool blank_is_empty = false) {
-    std::vector<std::string> raw = str(name);
-    std::vector<T> out(raw.size());
-    for (size_t i = 0; i < raw.size() && st_.ok(); ++i) {
-      if (blank_is_empty && raw[i].empty()) continue;
-      element doc;
-      if (parser_.parse(raw[i]).get(doc) != simdjson::SUCCESS) {
-        fail(name, i, "not JSON");
-        break;
-      }
-      if (const char* why = parse(doc, &out[i])) fail(name, i, why);
-    }
-    return st_.ok() ? out : std::vector<T>{};
-  }
-
-  void fail(const std::string& column, size_t row, const std::string& reason) {
-    if (st_.ok())
-      st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + column, at("row", row) + ": " + reason);
-  }
-  void fail(const std::string& reason) {
-    if (st_.ok()) st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_, reason);
-  }
-
- private:
-  // The store's reader reports a missing dataset as kIo; here it is a damaged (kSchema) table.
-  bool present(const std::string& name) {
-    if (!st_.ok()) return false;
-    if (r_.kind(group_ + "/" + name) == store::ObjectKind::kDataset) return true;
-    st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name, "missing column");
-    return false;
-  }
-  bool check_len(const std::string& name, size_t n) {
-    if (n == rows_) return true;
-    st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name,
-                     std::to_string(n) + " rows, the table has " + std::to_string(rows_));
-    return false;
-  }
-
-  const store::H5Reader& r_;
-  std::string group_;
-  uint64_t rows_ = 0;
-  Status st_;
-  simdjson::dom::parser parser_;
-};
 
 struct MetricReader {
   std::vector<uint64_t> events;

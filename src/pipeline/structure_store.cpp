@@ -1,6 +1,6 @@
 // Layout documented in structure_store.hpp.
 #include "structure_store.hpp"
-#include "table_reader.hpp"
+#include "column_tables.hpp"
 
 #include <simdjson.h>
 
@@ -20,26 +20,6 @@ using model::SegmentType;
 using model::StepSource;
 
 constexpr int kSegmentTypes = 7, kLayerRoles = 4, kStepSources = 3, kBlockKinds = 5, kBoundarySources = 3;
-
-
-std::string json_strings(const std::vector<std::string>& v) {
-  JsonWriter w(false);
-  w.begin_array();
-  for (const auto& s : v) w.value(s);
-  w.end_array();
-  return w.take();
-}
-
-std::string json_indices(const std::vector<uint32_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(v[i]);
-  }
-  out += ']';
-  return out;
-}
-
 
 // ---- writing ------------------------------------------------------------------------------------
 
@@ -82,7 +62,6 @@ Status write_class_table(store::H5Writer& w, const std::string& group, const std
 }
 
 // ---- reading ------------------------------------------------------------------------------------
-
 
 Status read_classes(const store::H5Reader& r, const std::string& group, std::vector<model::ShapeClass>* out) {
   TableReader t(r, group);

@@ -1,6 +1,6 @@
 // Layout documented in summary_store.hpp.
 #include "summary_store.hpp"
-#include "table_reader.hpp"
+#include "column_tables.hpp"
 
 #include <simdjson.h>
 
@@ -25,24 +25,6 @@ using model::WindowMetrics;
 using RowRanges = std::vector<std::pair<uint32_t, uint32_t>>;
 
 // ---- JSON cells ---------------------------------------------------------------------------------
-
-std::string json_strings(const std::vector<std::string>& v) {
-  JsonWriter w(false);
-  w.begin_array();
-  for (const auto& s : v) w.value(s);
-  w.end_array();
-  return w.take();
-}
-
-std::string json_indices(const std::vector<uint32_t>& v) {
-  std::string out = "[";
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(v[i]);
-  }
-  out += ']';
-  return out;
-}
 
 std::string json_ranges(const RowRanges& v) {
   std::string out = "[";
@@ -191,7 +173,6 @@ const char* parse_doubles(element doc, std::vector<double>* out) {
   }
   return nullptr;
 }
-
 
 // ---- writing ------------------------------------------------------------------------------------
 
@@ -495,7 +476,6 @@ Status write_aicpu(store::H5Writer& w, const std::vector<model::AicpuRow>& rows)
 }
 
 // ---- reading ------------------------------------------------------------------------------------
-
 
 struct MetricReader {
   std::vector<uint64_t> events;

@@ -1,5 +1,5 @@
 #pragma once
-// Reading a column table of a rank's HDF5 file (the store's layout: a group of equal-length 1-D
+// The compact-JSON cells of the column tables, and reading a column table of a rank's HDF5 file (the store's layout: a group of equal-length 1-D
 // columns with `row_count`) with every damage reported as kSchema naming file, dataset and row.
 // Private to the pipeline module; used by structure_store.cpp and summary_store.cpp.
 #include <simdjson.h>
@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/store/h5_reader.hpp"
 
@@ -17,6 +18,27 @@ namespace ascprof::pipeline {
 
 using simdjson::dom::element;
 
+// ["a","b"]: a list of strings as one cell.
+inline std::string json_strings(const std::vector<std::string>& v) {
+  JsonWriter w(false);
+  w.begin_array();
+  for (const auto& s : v) w.value(s);
+  w.end_array();
+  return w.take();
+}
+
+// [1,2]: a list of row indices as one cell.
+inline std::string json_indices(const std::vector<uint32_t>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+  out += ']';
+  return out;
+}
+
+// "row 3": a place in an error message.
 inline std::string at(const char* what, size_t i) { return std::string(what) + " " + std::to_string(i); }
 
 // The enum value whose name (as `to_name` spells it) is `name`; false if none of the `count` values.

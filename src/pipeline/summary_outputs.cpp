@@ -224,7 +224,15 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
+  // Each table's rows are written out as soon as they are rendered, so at most one table's text
+  // is held (a big rank's layer table alone is tens of MB).
   std::map<std::string, std::string> parts;
+  auto flush = [&parts, &dir](const char* table) {
+    std::string& text = parts[table];
+    const Status st = write_file_atomic(dir / (std::string(table) + ".part"), text);
+    std::string().swap(text);
+    return st;
+  };
   CsvRow r;
 
   // step_summary + step_anatomy: one row per segment (anatomy: steps only)
@@ -260,6 +268,9 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["step_anatomy.csv"] += r.take_line();
   }
 
+  ASCPROF_RETURN_IF_ERROR(flush("step_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush("step_anatomy.csv"));
+
   // layer_summary
   for (const auto& ls : sum.layers) {
     const auto& l = s.layers[ls.layer];
@@ -280,6 +291,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     }
     parts["layer_summary.csv"] += r.take_line();
   }
+
+  ASCPROF_RETURN_IF_ERROR(flush("layer_summary.csv"));
 
   // block_summary
   for (const auto& bs : sum.blocks) {
@@ -313,6 +326,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["block_summary.csv"] += r.take_line();
   }
 
+  ASCPROF_RETURN_IF_ERROR(flush("block_summary.csv"));
+
   // rank_summary
   {
     std::vector<uint32_t> inventory;
@@ -338,6 +353,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["rank_summary.csv"] += r.take_line();
   }
 
+  ASCPROF_RETURN_IF_ERROR(flush("rank_summary.csv"));
+
   // operator_summary
   for (const auto& o : sum.operators) {
     const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
@@ -357,6 +374,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["operator_summary.csv"] += r.take_line();
   }
 
+  ASCPROF_RETURN_IF_ERROR(flush("operator_summary.csv"));
+
   // hccl_op_summary
   for (const auto& h : sum.hccl) {
     r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).text(rank_id).number(h.name_count).number(h.call_count);
@@ -365,6 +384,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(h.wait_ratio);
     parts["hccl_op_summary.csv"] += r.take_line();
   }
+
+  ASCPROF_RETURN_IF_ERROR(flush("hccl_op_summary.csv"));
 
   // wait_anchor_ops
   for (const auto& w : sum.wait_anchors) {
@@ -379,6 +400,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     parts["wait_anchor_ops.csv"] += r.take_line();
   }
 
+  ASCPROF_RETURN_IF_ERROR(flush("wait_anchor_ops.csv"));
+
   // aicpu_summary
   for (const auto& a : sum.aicpu) {
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
@@ -386,6 +409,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
     parts["aicpu_summary.csv"] += r.take_line();
   }
+
+  ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));
 
   // evidence_index (step, layer and bubble windows) and the bubble evidence records. Bubble lines
   // carry their duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
@@ -441,8 +466,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   std::string bubble_part;
   for (const auto& [ns, line] : bubbles) bubble_part += std::to_string(ns) + "\t" + line + "\n";
 
-  for (const auto& t : summary_tables())
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (t + ".part"), parts[t]));
+  ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
   return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
 }
 

@@ -153,6 +153,8 @@ class WindowScratch {
   // Start, end and busy union of rows [a, b] (for anatomy windows).
   void span(uint32_t a, uint32_t b, model::AnatomyWindow& w);
 
+  void set_category_counts(bool on) { category_counts_ = on; }
+
   bool has_tail_role(uint32_t row) const {
     if (!taxa_ok_ || tail_roles_.none()) return false;
     return (in_.normalized->taxa[in_.normalized->taxon[row]].roles & tail_roles_).any();
@@ -175,6 +177,7 @@ class WindowScratch {
 
   const SummarizeInput& in_;
   bool taxa_ok_ = false;
+  bool category_counts_ = true;  // category_counts filled (blocks do not need them)
   uint32_t epoch_ = 0;
   std::vector<uint32_t> taxon_stamp_, taxon_count_, touched_;
   std::vector<int32_t> taxon_type_slot_;
@@ -354,10 +357,15 @@ void WindowScratch::count_taxa(uint32_t a, uint32_t b, model::WindowMetrics& m, 
   if (role_names_ != nullptr) {
     for (const uint32_t i : role_order_)
       if (i < knowledge::kMaxRoles && role_count[i] > 0) m.role_counts.emplace_back((*role_names_)[i], role_count[i]);
-    for (const uint32_t i : category_order_)
-      if (i < knowledge::kMaxCategories && category_count[i] > 0)
-        m.category_counts.emplace_back((*category_names_)[i], category_count[i]);
+    if (category_counts_)
+      for (const uint32_t i : category_order_)
+        if (i < knowledge::kMaxCategories && category_count[i] > 0)
+          m.category_counts.emplace_back((*category_names_)[i], category_count[i]);
   }
+  // tens of thousands of windows are kept at once: no spare capacity
+  m.task_type_counts.shrink_to_fit();
+  m.role_counts.shrink_to_fit();
+  m.category_counts.shrink_to_fit();
 }
 
 void WindowScratch::count_types_without_taxa(uint32_t a, uint32_t b, model::WindowMetrics& m) {
@@ -528,9 +536,10 @@ model::WindowMetrics window_metrics(const SummarizeInput& in, uint32_t row_start
 
 std::vector<model::WindowMetrics> window_metrics_many(const SummarizeInput& in,
                                                      const std::vector<std::pair<uint32_t, uint32_t>>& ranges,
-                                                     size_t top_bubbles) {
+                                                     size_t top_bubbles, bool category_counts) {
   std::vector<model::WindowMetrics> out(ranges.size());
   WindowScratch scratch(in);  // one scratch for all windows: its setup is per distinct kernel, not per row
+  scratch.set_category_counts(category_counts);
   for (size_t i = 0; i < ranges.size(); ++i) {
     uint32_t a = ranges[i].first, b = ranges[i].second;
     if (clamp_rows(in, a, b)) scratch.compute(a, b, top_bubbles, true, out[i], nullptr);

@@ -30,9 +30,10 @@ struct SummarizeInput {
 model::WindowMetrics window_metrics(const SummarizeInput& in, uint32_t row_start, uint32_t row_end, size_t top_bubbles);
 
 /// window_metrics for many row ranges at once (the setup is shared; use it for thousands of windows).
+/// Without `category_counts` the windows' category_counts stay empty (they are the largest counter).
 std::vector<model::WindowMetrics> window_metrics_many(const SummarizeInput& in,
                                                      const std::vector<std::pair<uint32_t, uint32_t>>& ranges,
-                                                     size_t top_bubbles);
+                                                     size_t top_bubbles, bool category_counts = true);
 
 /// Segment rows (every segment, with anomaly tags and, for steps, anatomy), layer rows and the rank row.
 void summarize_windows(const SummarizeInput& in, const model::RankStructure& structure, model::RankSummary& out);

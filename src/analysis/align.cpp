@@ -9,7 +9,8 @@
 namespace ascprof::analysis {
 
 std::vector<StepAlignment> align_steps(const std::vector<StepWindow>& w, const std::vector<int64_t>& offset_ns,
-                                       double min_overlap_ratio) {
+                                       const knowledge::DiagnosticsRules& rules) {
+  const double min_overlap_ratio = rules.align_min_overlap_ratio;
   const size_t n = w.size();
   std::vector<int64_t> start(n), end(n);
   for (size_t i = 0; i < n; ++i) {
@@ -68,8 +69,9 @@ std::vector<StepAlignment> align_steps(const std::vector<StepWindow>& w, const s
     a.wall_skew_us = static_cast<double>(dmax - dmin) / 1000.0;
     a.is_structure_mismatch = shapes.size() > 1;
     if (a.is_structure_mismatch) a.confidence = "low";
-    else if (a.members.size() >= 4 && a.wall_skew_us <= 5000) a.confidence = "high";
-    else if (a.members.size() >= 2 && a.wall_skew_us <= 20000) a.confidence = "medium";
+    else if (a.members.size() >= rules.align_high_min_members && a.wall_skew_us <= rules.align_high_max_skew_us)
+      a.confidence = "high";
+    else if (a.members.size() >= 2 && a.wall_skew_us <= rules.align_medium_max_skew_us) a.confidence = "medium";
     else a.confidence = "low";
     std::string joined;
     for (const auto& id : key) joined += id + ",";

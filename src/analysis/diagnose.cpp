@@ -256,7 +256,7 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
     model::Finding f;
     f.finding_type = "host_dispatch_bound";
     f.scope = "cross_rank";
-    f.severity = share >= 0.3 ? "high" : "medium";
+    f.severity = share >= kb.diagnostics.host_bound_high_share ? "high" : "medium";
     f.confidence = "medium";
     f.rank_ids = {rank_ids[r]};
     f.suspected_ranks = {rank_ids[r]};

@@ -113,7 +113,7 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
     model::Finding f;
     f.finding_type = "slow_rank_suspected";
     f.scope = "cross_rank";
-    f.severity = share >= 0.8 ? "high" : "medium";
+    f.severity = share >= rules.slow_vote_high_share ? "high" : "medium";
     f.confidence = "medium";
     f.rank_ids = rank_ids;
     f.suspected_ranks = {rank_ids[r]};
@@ -163,7 +163,7 @@ std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& 
     model::Finding f;
     f.finding_type = "slow_link_suspected";
     f.scope = "cross_rank";
-    f.severity = share >= 0.8 ? "high" : "medium";
+    f.severity = share >= rules.slow_vote_high_share ? "high" : "medium";
     f.confidence = "medium";
     f.rank_ids = rank_ids;
     f.suspected_ranks = {rank_ids[r]};

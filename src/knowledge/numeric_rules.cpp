@@ -83,6 +83,12 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"ep.imbalance_ratio", {&ep_imbalance_ratio, nullptr}},
       {"host.min_share", {&host_bound_min_share, nullptr}},
       {"host.min_ms", {&host_bound_min_ms, nullptr}},
+      {"alignment.min_overlap_ratio", {&align_min_overlap_ratio, nullptr}},
+      {"alignment.high_min_members", {nullptr, &align_high_min_members}},
+      {"alignment.high_max_skew_us", {&align_high_max_skew_us, nullptr}},
+      {"alignment.medium_max_skew_us", {&align_medium_max_skew_us, nullptr}},
+      {"severity.slow_vote_high_share", {&slow_vote_high_share, nullptr}},
+      {"severity.host_bound_high_share", {&host_bound_high_share, nullptr}},
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
   });
 }

@@ -235,6 +235,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 // cross_rank_manifest.json with the ranks' clock offsets (the rest of the cross_rank stage, the
 // alignments, is not built yet and the manifest says so).
 std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes,
+                                                        const knowledge::Knowledge* kb,
                                                         std::vector<analysis::StepWindow>& windows, RootSummary& s) {
   std::vector<std::string> ids;
   std::vector<std::vector<analysis::CollectiveMark>> marks;
@@ -255,7 +256,9 @@ std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, con
         windows.push_back(sw);
         window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
       }
-  auto alignments = analysis::align_steps(windows, window_offset);
+  // alignment thresholds come from knowledge/; without it (a caller that only wants the offsets) none
+  auto alignments = kb != nullptr ? analysis::align_steps(windows, window_offset, kb->diagnostics)
+                                  : std::vector<analysis::StepAlignment>{};
   {
     JsonWriter a(true);
     a.begin_array();
@@ -588,7 +591,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
   std::vector<analysis::StepWindow> windows;
   std::vector<analysis::StepAlignment> alignments;
-  if (s.ranks_ok > 0 && s.status != "failed") alignments = record_cross_rank(plan, outcomes, windows, s);
+  if (s.ranks_ok > 0 && s.status != "failed") alignments = record_cross_rank(plan, outcomes, kb, windows, s);
   if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, alignments, windows, s);
   return s;
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/knowledge/knowledge.hpp"
+
 namespace ascprof::analysis {
 
 /// One complete step of a rank, as gathered (small: one per step).
@@ -32,7 +34,8 @@ struct StepAlignment {
 };
 
 /// `windows` of all ranks; `offset_ns[i]` is subtracted from windows[i]'s times (0 when unknown).
+/// Overlap and confidence thresholds: knowledge/diagnostics.rules [alignment].
 std::vector<StepAlignment> align_steps(const std::vector<StepWindow>& windows, const std::vector<int64_t>& offset_ns,
-                                       double min_overlap_ratio = 0.20);
+                                       const knowledge::DiagnosticsRules& rules);
 
 }  // namespace ascprof::analysis

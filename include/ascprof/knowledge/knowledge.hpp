@@ -185,6 +185,12 @@ struct DiagnosticsRules {
   double ep_imbalance_ratio = 1.5;
   double host_bound_min_share = 0.10;
   double host_bound_min_ms = 1.0;
+  double align_min_overlap_ratio = 0.20;
+  size_t align_high_min_members = 4;
+  double align_high_max_skew_us = 5000;
+  double align_medium_max_skew_us = 20000;
+  double slow_vote_high_share = 0.8;
+  double host_bound_high_share = 0.3;
   size_t max_evidence_ids = 64;
   /// Every key must be present.
   Status load(const RuleFile& file);

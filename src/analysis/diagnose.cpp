@@ -43,6 +43,18 @@ std::string rows_text(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) 
 
 }  // namespace
 
+model::Finding new_finding(std::string type, std::string scope, std::string severity, std::string confidence,
+                           std::vector<std::string> rank_ids, std::vector<std::string> suspected_ranks) {
+  model::Finding f;
+  f.finding_type = std::move(type);
+  f.scope = std::move(scope);
+  f.severity = std::move(severity);
+  f.confidence = std::move(confidence);
+  f.rank_ids = std::move(rank_ids);
+  f.suspected_ranks = std::move(suspected_ranks);
+  return f;
+}
+
 void set_claim_id(model::Finding& f) {
   f.claim_id = stable_id("claim", {f.finding_type, f.scope, f.summary, join(f.rank_ids, ','), join(f.alignment_ids, ',')});
 }
@@ -59,13 +71,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     if (ss.anomaly_tags.empty() || ss.segment >= s.segments.size()) continue;
     const auto& g = s.segments[ss.segment];
     const auto& m = ss.metrics;
-    model::Finding f;
-    f.finding_type = "device_idle_bubble";
-    f.scope = "step";
-    f.severity = "medium";
-    f.confidence = "high";
-    f.rank_ids = {rank_id};
-    f.suspected_ranks = {rank_id};
+    model::Finding f = new_finding("device_idle_bubble", "step", "medium", "high", {rank_id}, {rank_id});
     f.summary = "rank " + rank_id + " " + model::segment_type_name(g.type) + " rows " + std::to_string(g.row_start) + "-" +
                 std::to_string(g.row_end) +
                 fmt(": device idle %.3f ms of %.3f ms wall (%.0f %%)", ms(m.underfeed_ns), ms(m.wall_ns),
@@ -108,13 +114,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
   for (const auto& wa : sum.wait_anchors) {
     if (!wa.is_false_hotspot_risk || wa.op >= sum.operators.size()) continue;
     const auto& o = sum.operators[wa.op];
-    model::Finding f;
-    f.finding_type = "wait_anchor_false_hotspot";
-    f.scope = "operator";
-    f.severity = "low";
-    f.confidence = "high";
-    f.rank_ids = {rank_id};
-    f.suspected_ranks = {rank_id};
+    model::Finding f = new_finding("wait_anchor_false_hotspot", "operator", "low", "high", {rank_id}, {rank_id});
     f.summary = "rank " + rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
                                                         100.0 * wa.wait_ratio, wa.total_cost_avg_rank);
     for (size_t i = 0; i < o.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, o.sample_rows[i]));
@@ -135,13 +135,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
   // aicpu_exposed
   for (const auto& a : sum.aicpu) {
     if (a.classification != "AICPU_EXPOSED_NOT_ALLOWED") continue;
-    model::Finding f;
-    f.finding_type = "aicpu_exposed";
-    f.scope = "operator";
-    f.severity = "medium";
-    f.confidence = "medium";
-    f.rank_ids = {rank_id};
-    f.suspected_ranks = {rank_id};
+    model::Finding f = new_finding("aicpu_exposed", "operator", "medium", "medium", {rank_id}, {rank_id});
     f.summary = "rank " + rank_id + " AICPU kernel " + a.name +
                 fmt(": %.3f ms on the AI CPU, %.0f %% of it not hidden by AI-core work", ms(a.duration_sum_ns),
                     100.0 * (1.0 - a.masked_ratio));
@@ -174,12 +168,7 @@ std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>
     }
     size_t most = 0;
     for (const auto& [shape, ranks] : by_shape) most = std::max(most, ranks.size());
-    model::Finding f;
-    f.finding_type = "rank_workload_asymmetry";
-    f.scope = "cross_rank";
-    f.severity = "medium";
-    f.confidence = "medium";
-    f.rank_ids = a.rank_ids;
+    model::Finding f = new_finding("rank_workload_asymmetry", "cross_rank", "medium", "medium", a.rank_ids, {});
     f.alignment_ids = {a.alignment_id};
     std::string shapes;
     for (const auto& [shape, ranks] : by_shape) {
@@ -217,13 +206,7 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
   const double mean = sum / static_cast<double>(n);
   const double ratio = static_cast<double>(expert_ns[hot]) / mean;
   if (ratio < kb.diagnostics.ep_imbalance_ratio) return out;
-  model::Finding f;
-  f.finding_type = "ep_load_imbalance_suspected";
-  f.scope = "cross_rank";
-  f.severity = ratio >= kb.diagnostics.cross_rank_skew_ratio ? "high" : "medium";
-  f.confidence = "medium";
-  f.rank_ids = rank_ids;
-  f.suspected_ranks = {rank_ids[hot]};
+  model::Finding f = new_finding("ep_load_imbalance_suspected", "cross_rank", ratio >= kb.diagnostics.cross_rank_skew_ratio ? "high" : "medium", "medium", rank_ids, {rank_ids[hot]});
   f.summary = "rank " + rank_ids[hot] + fmt(" spends %.3f ms in expert compute, %.2fx the mean of %.0f ranks (hot experts)",
                                             ms(expert_ns[hot]), ratio, static_cast<double>(n));
   f.evidence_ids = {stable_id("evd", {rank_ids[hot], "rank_window"})};
@@ -253,13 +236,7 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
     if (s.device_wall_ns <= 0) continue;
     const double share = static_cast<double>(s.host_bound_ns) / static_cast<double>(s.device_wall_ns);
     if (share < kb.diagnostics.host_bound_min_share || ms(s.host_bound_ns) < kb.diagnostics.host_bound_min_ms) continue;
-    model::Finding f;
-    f.finding_type = "host_dispatch_bound";
-    f.scope = "cross_rank";
-    f.severity = share >= kb.diagnostics.host_bound_high_share ? "high" : "medium";
-    f.confidence = "medium";
-    f.rank_ids = {rank_ids[r]};
-    f.suspected_ranks = {rank_ids[r]};
+    model::Finding f = new_finding("host_dispatch_bound", "cross_rank", share >= kb.diagnostics.host_bound_high_share ? "high" : "medium", "medium", {rank_ids[r]}, {rank_ids[r]});
     f.summary = "rank " + rank_ids[r] +
                 fmt(": the device waited %.3f ms (%.0f %% of its %.3f ms) for kernels the host launched late", ms(s.host_bound_ns),
                     100.0 * share, ms(s.device_wall_ns)) +
@@ -297,13 +274,7 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
     return e;
   };
   if (!with.empty() && !without.empty()) {
-    model::Finding f;
-    f.finding_type = "reduced_work_or_dummy_rank";
-    f.scope = "cross_rank";
-    f.severity = "medium";
-    f.confidence = "medium";
-    f.rank_ids = all;
-    f.suspected_ranks = without;
+    model::Finding f = new_finding("reduced_work_or_dummy_rank", "cross_rank", "medium", "medium", all, without);
     f.summary = std::to_string(without.size()) + " of " + std::to_string(all.size()) +
                 " ranks run no attention work (ranks " + join(without, ',') + "): dummy or reduced-work ranks";
     f.evidence_ids = rank_windows(without);
@@ -334,13 +305,7 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
     }
   }
   if (lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) >= kb.diagnostics.dp_wall_skew_ratio) {
-    model::Finding f;
-    f.finding_type = "dp_workload_imbalance";
-    f.scope = "cross_rank";
-    f.severity = "medium";
-    f.confidence = "low";
-    f.rank_ids = all;
-    f.suspected_ranks = {hi_id};
+    model::Finding f = new_finding("dp_workload_imbalance", "cross_rank", "medium", "low", all, {hi_id});
     f.summary = "rank " + hi_id + fmt(" is busy for %.3f ms of wall, %.1fx rank ", ms(hi), static_cast<double>(hi) / static_cast<double>(lo)) +
                 lo_id + fmt(" (%.3f ms)", ms(lo));
     f.evidence_ids = rank_windows({hi_id, lo_id});

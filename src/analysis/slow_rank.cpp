@@ -110,13 +110,7 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
   for (const size_t r : candidates) {
     if (!waits_for[r].empty()) continue;
     const double share = static_cast<double>(votes[r]) / static_cast<double>(tested[r]);
-    model::Finding f;
-    f.finding_type = "slow_rank_suspected";
-    f.scope = "cross_rank";
-    f.severity = share >= rules.slow_vote_high_share ? "high" : "medium";
-    f.confidence = "medium";
-    f.rank_ids = rank_ids;
-    f.suspected_ranks = {rank_ids[r]};
+    model::Finding f = new_finding("slow_rank_suspected", "cross_rank", share >= rules.slow_vote_high_share ? "high" : "medium", "medium", rank_ids, {rank_ids[r]});
     char buf[200];
     std::snprintf(buf, sizeof buf,
                   ": shortest communication time in %u of %u collectives (others waited %.3f ms for it in those)",
@@ -160,13 +154,7 @@ std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& 
   for (size_t r = 0; r < rank_ids.size(); ++r) {
     if (!enough(v, r, rules)) continue;
     const double share = static_cast<double>(v.votes[r]) / static_cast<double>(v.tested[r]);
-    model::Finding f;
-    f.finding_type = "slow_link_suspected";
-    f.scope = "cross_rank";
-    f.severity = share >= rules.slow_vote_high_share ? "high" : "medium";
-    f.confidence = "medium";
-    f.rank_ids = rank_ids;
-    f.suspected_ranks = {rank_ids[r]};
+    model::Finding f = new_finding("slow_link_suspected", "cross_rank", share >= rules.slow_vote_high_share ? "high" : "medium", "medium", rank_ids, {rank_ids[r]});
     char buf[200];
     std::snprintf(buf, sizeof buf, ": longest transit time in %u of %u collectives (%.3f ms more than the median member)",
                   v.votes[r], v.tested[r], v.excess[r]);

@@ -92,6 +92,10 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);
 
+/// A finding with its identity fields set (the rule that raises it fills the rest).
+model::Finding new_finding(std::string type, std::string scope, std::string severity, std::string confidence,
+                           std::vector<std::string> rank_ids, std::vector<std::string> suspected_ranks);
+
 /// Fills claim_id as the reference builds it.
 void set_claim_id(model::Finding& f);
 

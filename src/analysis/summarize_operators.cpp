@@ -284,7 +284,7 @@ void summarize_operators(const SummarizeInput& in, model::RankSummary& out) {
     }
     f.comm = (role_comm >= 0 && e.roles.test(static_cast<size_t>(role_comm))) || (e.categories & comm_categories).any();
     bool core_token = false;
-    for (const char* tok : {"AI_CORE", "AICORE", "AI_VECTOR", "AIVECTOR", "MIX_AIC", "MIXAIC"})
+    for (const std::string& tok : rules.aicpu_masking_core_tokens)  // upper-cased by the loader
       core_token = core_token || contains(type_u, tok) || contains(core_u, tok);
     f.ai_core = core_token && !f.aicpu && !f.comm;
   }

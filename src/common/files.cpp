@@ -112,4 +112,56 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
   return {};
 }
 
+AtomicFileWriter::~AtomicFileWriter() { discard(); }
+
+void AtomicFileWriter::discard() {
+  if (f_ != nullptr) std::fclose(f_);
+  f_ = nullptr;
+  if (!tmp_.empty()) {
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+    tmp_.clear();
+  }
+}
+
+Status AtomicFileWriter::open(const fs::path& path) {
+  discard();
+  path_ = path;
+  st_ = {};
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  if (ec) return st_ = file_error(ErrorCode::kIo, path.parent_path().string(), "", ec.message());
+  tmp_ = temp_sibling(path);
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (f_ == nullptr) {
+    st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
+    tmp_.clear();
+  }
+  return st_;
+}
+
+void AtomicFileWriter::write(std::string_view text) {
+  if (!st_.ok() || f_ == nullptr || text.empty()) return;
+  if (std::fwrite(text.data(), 1, text.size(), f_) != text.size())
+    st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
+}
+
+Status AtomicFileWriter::commit() {
+  if (f_ == nullptr) return st_.ok() ? file_error(ErrorCode::kIo, path_.string(), "", "not open") : st_;
+  const bool flushed = std::fflush(f_) == 0;
+  const int e = errno;
+  const bool closed = std::fclose(f_) == 0;
+  f_ = nullptr;
+  if (st_.ok() && (!flushed || !closed))
+    st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(e));
+  if (st_.ok()) {
+    std::error_code ec;
+    fs::rename(tmp_, path_, ec);
+    if (ec) st_ = file_error(ErrorCode::kIo, path_.string(), "", "rename failed: " + ec.message());
+    else tmp_.clear();
+  }
+  discard();
+  return st_;
+}
+
 }  // namespace ascprof

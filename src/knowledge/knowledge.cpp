@@ -36,6 +36,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_RETURN_IF_ERROR(k.summarize.load(summarize));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile diagnostics, load("diagnostics.rules"));
   ASCPROF_RETURN_IF_ERROR(k.diagnostics.load(diagnostics));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile op_align, load("operator_alignment.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.operator_alignment.load(op_align, k.vocab));
   return k;
 }
 

@@ -1,3 +1,4 @@
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <map>
@@ -13,9 +14,27 @@ struct NumberSlot {
   double* real = nullptr;
   size_t* count = nullptr;
   std::vector<double>* list = nullptr;  ///< one or more numbers
+  std::vector<std::string>* words = nullptr;  ///< one or more tokens of [A-Za-z0-9_], stored upper-cased
 };
 
-// Files made only of numbers under [block] keys: every key known, every key present.
+// One or more tokens of letters, digits and '_' (upper-cased): the few non-numeric settings.
+Status load_words(const RuleFile& file, const RuleEntry& e, std::vector<std::string>* out) {
+  if (e.values.empty()) return file.error(e.line, "'" + e.key + "' needs one or more tokens");
+  std::vector<std::string> words;
+  for (const auto& text : e.values) {
+    std::string w;
+    for (const char c : text) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+        return file.error(e.line, "'" + e.key + "' needs tokens of letters, digits and '_', got '" + text + "'");
+      w += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    }
+    words.push_back(std::move(w));
+  }
+  *out = std::move(words);
+  return {};
+}
+
+// Files made of numbers (and a few token lists) under [block] keys: every key known, every key present.
 Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot>& slots) {
   std::set<std::string> seen;
   for (const auto& block : file.blocks) {
@@ -23,6 +42,11 @@ Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot
       const std::string key = block.kind + "." + e.key;
       auto it = slots.find(key);
       if (it == slots.end()) return file.error(e.line, "unknown key '" + e.key + "' in [" + block.kind + "]");
+      if (it->second.words != nullptr) {
+        ASCPROF_RETURN_IF_ERROR(load_words(file, e, it->second.words));
+        seen.insert(key);
+        continue;
+      }
       if (e.values.empty() || (it->second.list == nullptr && e.values.size() != 1))
         return file.error(e.line, "'" + e.key + "' needs one number");
       std::vector<double> parsed;
@@ -66,6 +90,7 @@ Status SummarizeRules::load(const RuleFile& file) {
       {"wait_anchor.false_hotspot_top_rank", {nullptr, &false_hotspot_top_rank}},
       {"aicpu.masked_undesirable_ratio", {&aicpu_masked_undesirable_ratio, nullptr}},
       {"aicpu.partially_exposed_ratio", {&aicpu_partially_exposed_ratio, nullptr}},
+      {"aicpu.masking_core_tokens", {nullptr, nullptr, nullptr, &aicpu_masking_core_tokens}},
       {"operators.sample_event_ids", {nullptr, &operator_sample_event_ids}},
   });
 }
@@ -90,6 +115,10 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"severity.slow_vote_high_share", {&slow_vote_high_share, nullptr}},
       {"severity.host_bound_high_share", {&host_bound_high_share, nullptr}},
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
+      {"alignment_findings.min_share", {&align_finding_min_share, nullptr}},
+      {"alignment_findings.min_excess_ms", {&align_finding_min_excess_ms, nullptr}},
+      {"comm_aiv.max_spread", {&comm_aiv_max_spread, nullptr}},
+      {"alltoall.size_ratio", {&alltoall_size_ratio, nullptr}},
   });
 }
 

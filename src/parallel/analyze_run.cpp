@@ -4,6 +4,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <boost/serialization/string.hpp>
+#include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 #include <chrono>
 #include <cstdio>
@@ -95,6 +96,35 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
   }
 }
 
+// One rank's operator bucket partials, sent in the second gather.
+struct RankBucketsMessage {
+  int32_t root_index = 0, rank_index = 0;
+  analysis::RankOperatorBuckets buckets;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & root_index & rank_index & buckets;
+  }
+};
+
+// The clock offset of one rank, broadcast by the coordinator.
+struct RankOffset {
+  int32_t root_index = 0, rank_index = 0;
+  int64_t offset_ns = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & root_index & rank_index & offset_ns;
+  }
+};
+
+template <class T>
+uint64_t packed_size(mpi::communicator& world, const T& value) {
+  mpi::packed_oarchive oa(world);
+  oa << value;
+  return oa.size();
+}
+
 }  // namespace
 
 std::string error_result_json(std::string_view command, std::string_view error_class, std::string_view message) {
@@ -176,25 +206,13 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
 
   // Phase 4: gather outcomes (compact) and timings.
   t = Clock::now();
-  uint64_t my_payload = 0;
-  {
-    mpi::packed_oarchive oa(world);
-    oa << mine;
-    my_payload = oa.size();
-  }
+  uint64_t my_payload = packed_size(world, mine);
   std::vector<std::vector<pipeline::RankOutcome>> all;
   mpi::gather(world, mine, all, 0);
-  std::vector<double> work_seconds;
-  mpi::gather(world, my_work_seconds, work_seconds, 0);
-  std::vector<uint64_t> payloads;
-  mpi::gather(world, my_payload, payloads, 0);
-  const double gather_seconds = since(t);
-
-  if (me == 0) {
-    t = Clock::now();
-    std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
-    size_t outcome_count = 0;
-    double segment_cpu = 0, classify_cpu = 0, summarize_cpu = 0;
+  std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
+  size_t outcome_count = 0;
+  double segment_cpu = 0, classify_cpu = 0, summarize_cpu = 0;
+  if (me == 0)
     for (auto& per_process : all)
       for (auto& o : per_process) {
         ++outcome_count;
@@ -203,6 +221,49 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
         summarize_cpu += o.summarize_seconds;
         by_root[o.root_index].push_back(std::move(o));
       }
+  all.clear();
+
+  // Second round: the coordinator estimates every root's clock offsets from the gathered collective
+  // marks; each process folds the operator candidates of its own ranks into bucket partials on the
+  // corrected clock and sends only those (the candidates never leave the process).
+  std::vector<RankOffset> offsets;
+  if (me == 0)
+    for (const auto& [root, outcomes] : by_root) {
+      const auto ns = pipeline::clock_offsets_ns(outcomes);
+      for (size_t i = 0; i < outcomes.size(); ++i) offsets.push_back({root, outcomes[i].rank_index, ns[i]});
+    }
+  mpi::broadcast(world, offsets, 0);
+  std::map<std::pair<int32_t, int32_t>, int64_t> offset_of;
+  for (const auto& x : offsets) offset_of[{x.root_index, x.rank_index}] = x.offset_ns;
+  std::vector<RankBucketsMessage> my_buckets;
+  for (auto& o : mine) {
+    const auto it = offset_of.find({o.root_index, o.rank_index});
+    pipeline::fold_operator_buckets(o, it == offset_of.end() ? 0 : it->second, *kb);
+    if (o.operator_buckets.built) my_buckets.push_back({o.root_index, o.rank_index, std::move(o.operator_buckets)});
+  }
+  mine.clear();
+  my_payload += packed_size(world, my_buckets);
+  std::vector<std::vector<RankBucketsMessage>> all_buckets;
+  mpi::gather(world, my_buckets, all_buckets, 0);
+  my_buckets.clear();
+  if (me == 0) {
+    std::map<std::pair<int32_t, int32_t>, pipeline::RankOutcome*> outcome_of;
+    for (auto& [root, outcomes] : by_root)
+      for (auto& o : outcomes) outcome_of[{root, o.rank_index}] = &o;
+    for (auto& per_process : all_buckets)
+      for (auto& m : per_process)
+        if (auto it = outcome_of.find({m.root_index, m.rank_index}); it != outcome_of.end())
+          it->second->operator_buckets = std::move(m.buckets);
+  }
+  all_buckets.clear();
+  std::vector<double> work_seconds;
+  mpi::gather(world, my_work_seconds, work_seconds, 0);
+  std::vector<uint64_t> payloads;
+  mpi::gather(world, my_payload, payloads, 0);
+  const double gather_seconds = since(t);
+
+  if (me == 0) {
+    t = Clock::now();
     std::vector<pipeline::RootSummary> summaries;
     for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
     const double outputs_seconds = since(t);
@@ -247,11 +308,11 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.begin_array();
     const char* const rank_stages[] = {"normalize", "segment", "classify", "summarize"};
     for (int32_t i = 0; i <= req.last_stage && i < 4; ++i) w.value(rank_stages[i]);
+    if (req.last_stage >= pipeline::kStageSummarize)
+      for (const char* s : {"cross_rank", "diagnostics"}) w.value(s);
     w.end_array();
     w.key("stages_partial");  // written, but only part of the stage exists (see each file's stage_status)
     w.begin_array();
-    if (req.last_stage >= pipeline::kStageSummarize)
-      for (const char* s : {"cross_rank", "diagnostics"}) w.value(s);
     w.end_array();
     w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
     w.begin_array();

@@ -149,14 +149,22 @@ class RankJob {
       Timer t(&out_.summarize_seconds);
       analysis::SummarizeInput in{&k, &norm, &pool_, &kb_};
       sum = analysis::summarize_rank(in, s, c);
+      out_.class_partials = analysis::class_partials(s, c, sum, kb_);
     }
     {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_summary_tables(*writer_, sum));
     }
+    {
+      Timer t(&out_.summarize_seconds);
+      out_.candidates = std::make_shared<const analysis::OperatorCandidates>(
+          analysis::operator_candidates(k, norm, pool_, kb_));
+    }
     out_.findings = analysis::diagnose_rank(task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_);
     out_.facts.rank_id = task_.rank_id;
+    out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
     out_.facts.wall_ns = sum.rank.wall_ns;
+    analysis::collect_operator_comm_facts(sum, kb_, out_.facts);
     for (const auto& ss : sum.segments) out_.facts.has_attention = out_.facts.has_attention || ss.has_attention;
     for (const auto& g : s.segments)
       if (g.type == model::SegmentType::kStep)
@@ -170,8 +178,11 @@ class RankJob {
                            h.wait_ratio});
     Timer t(&out_.write_seconds);
     out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
-    return write_rank_summary_parts(fs::path(task_.root_out) / out_.summary_dir, static_cast<uint32_t>(task_.rank_index),
-                                    task_.rank_id, s, c, sum, kb_);
+    const fs::path dir = fs::path(task_.root_out) / out_.summary_dir;
+    ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
+                                                     sum, kb_));
+    return write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
+                                       task_.kernel_details, k, norm, pool_, kb_);
   }
 
   void summarise_structure(const model::RankStructure& s, const model::RankClasses& c) {
@@ -252,6 +263,7 @@ class RankJob {
       ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
       groups = importers::link_groups(c, meta_, stats_, task_.communication);
       out_.comm_times = analysis::collective_times(c);
+      analysis::collect_alltoall_volume(c, pool_, out_.facts);
     }
     out_.comm_stat_rows = c.size();
     Timer t(&out_.write_seconds);
@@ -311,6 +323,12 @@ RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb
     out.h5_file.clear();
   }
   return out;
+}
+
+void fold_operator_buckets(RankOutcome& o, int64_t offset_ns, const knowledge::Knowledge& kb) {
+  if (!o.ok || o.candidates == nullptr) return;
+  o.operator_buckets = analysis::operator_buckets(*o.candidates, offset_ns, kb.operator_alignment);
+  o.candidates.reset();
 }
 
 }  // namespace ascprof::pipeline

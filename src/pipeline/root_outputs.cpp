@@ -9,8 +9,10 @@
 #include "ascprof/common/stats.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/common/csv_writer.hpp"
+#include "ascprof/pipeline/class_summary_outputs.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "alignment_outputs.hpp"
 #include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 
@@ -232,20 +234,21 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   s.structure = writer->totals();
 }
 
-// cross_rank_manifest.json with the ranks' clock offsets (the rest of the cross_rank stage, the
-// alignments, is not built yet and the manifest says so).
-std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes,
-                                                        const knowledge::Knowledge* kb,
-                                                        std::vector<analysis::StepWindow>& windows, RootSummary& s) {
-  std::vector<std::string> ids;
-  std::vector<std::vector<analysis::CollectiveMark>> marks;
-  for (const auto& o : outcomes)
-    if (o.ok) {
-      ids.push_back(o.rank_id);
-      marks.push_back(o.collectives);
-    }
-  const auto offsets = analysis::estimate_clock_offsets(ids, marks);
-  // step alignment on clock-corrected times
+// What the cross-rank stage hands to the diagnostics.
+struct CrossRank {
+  std::vector<analysis::StepWindow> windows;
+  std::vector<analysis::StepAlignment> steps;
+  analysis::OperatorAlignments operators;
+  std::vector<const analysis::RankOperatorBuckets*> per_rank;  // ranks with buckets, rank order
+  std::vector<std::string> rank_ids;
+  std::vector<uint32_t> rank_ordinals;
+};
+
+// The cross_rank stage: clock offsets, step alignments and operator alignments on corrected times,
+// written to cross_rank_alignment.{json,csv} and cross_rank_manifest.json.
+void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+                       CrossRank& cr, RootSummary& s) {
+  const auto offsets = root_clock_offsets(outcomes);
   std::map<std::string, int64_t> offset_of;
   for (const auto& c : offsets)
     if (c.estimated) offset_of[c.rank_id] = static_cast<int64_t>(c.offset_us * 1000.0);
@@ -253,84 +256,44 @@ std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, con
   for (const auto& o : outcomes)
     if (o.ok && !o.summary_dir.empty())
       for (const auto& sw : o.step_windows) {
-        windows.push_back(sw);
+        cr.windows.push_back(sw);
         window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
       }
   // alignment thresholds come from knowledge/; without it (a caller that only wants the offsets) none
-  auto alignments = kb != nullptr ? analysis::align_steps(windows, window_offset, kb->diagnostics)
-                                  : std::vector<analysis::StepAlignment>{};
-  {
-    JsonWriter a(true);
-    a.begin_array();
-    std::string csv = "alignment_id,alignment_type,rank_ids,segment_ids,start_us,end_us,alignment_method,"
-                      "alignment_confidence,member_count,wall_skew_us,layer_counts,step_families,is_structure_mismatch\n";
-    for (const auto& al : alignments) {
-      std::vector<std::string> segs, fams;
-      std::vector<uint64_t> layers;
-      for (const size_t m : al.members) {
-        segs.push_back(windows[m].segment_id);
-        fams.push_back(windows[m].step_family);
-        layers.push_back(windows[m].main_layer_count);
+  if (kb != nullptr) {
+    cr.steps = analysis::align_steps(cr.windows, window_offset, kb->diagnostics);
+    for (const auto& o : outcomes)
+      if (o.ok && o.operator_buckets.built) {
+        cr.per_rank.push_back(&o.operator_buckets);
+        cr.rank_ids.push_back(o.rank_id);
+        cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
       }
-      a.begin_object();
-      a.kv("alignment_id", al.alignment_id);
-      a.kv("alignment_type", "time_window");
-      a.key("rank_ids");
-      a.begin_array();
-      for (const auto& r : al.rank_ids) a.value(r);
-      a.end_array();
-      a.key("segment_ids");
-      a.begin_array();
-      for (const auto& g : segs) a.value(g);
-      a.end_array();
-      a.kv("start_us", static_cast<double>(al.start_ns) / 1000.0);
-      a.kv("end_us", static_cast<double>(al.end_ns) / 1000.0);
-      a.kv("alignment_method", "step_time_overlap_v1+clock_offsets");
-      a.kv("alignment_confidence", al.confidence);
-      a.kv("member_count", static_cast<uint64_t>(al.members.size()));
-      a.kv("wall_skew_us", al.wall_skew_us);
-      a.key("layer_counts");
-      a.begin_array();
-      for (const auto v : layers) a.value(v);
-      a.end_array();
-      a.key("step_families");
-      a.begin_array();
-      for (const auto& f : fams) a.value(f);
-      a.end_array();
-      a.kv("is_structure_mismatch", al.is_structure_mismatch);
-      a.end_object();
-      CsvRow r;
-      std::string rank_list, seg_list, layer_list, fam_list;
-      for (const auto& x : al.rank_ids) rank_list += (rank_list.empty() ? "" : ",") + x;
-      for (const auto& x : segs) seg_list += (seg_list.empty() ? "" : ",") + x;
-      for (const auto v : layers) layer_list += (layer_list.empty() ? "" : ",") + std::to_string(v);
-      for (const auto& x : fams) fam_list += (fam_list.empty() ? "" : ",") + x;
-      r.text(al.alignment_id).text("time_window").text(rank_list).text(seg_list);
-      r.number(static_cast<double>(al.start_ns) / 1000.0, 3).number(static_cast<double>(al.end_ns) / 1000.0, 3);
-      r.text("step_time_overlap_v1+clock_offsets").text(al.confidence).number(static_cast<uint64_t>(al.members.size()));
-      r.number(al.wall_skew_us, 3).text(layer_list).text(fam_list).boolean(al.is_structure_mismatch);
-      csv += r.take_line();
-    }
-    a.end_array();
-    const fs::path json_path = fs::path(plan.out_dir) / "cross_rank_alignment.json";
-    const fs::path csv_path = fs::path(plan.out_dir) / "cross_rank_alignment.csv";
-    Status st = write_file_atomic(json_path, a.take());
-    if (st.ok()) st = write_file_atomic(csv_path, alignments.empty() ? std::string() : csv);
-    if (!st.ok()) {
-      s.status = "failed";
-      s.error = st.to_string();
-      return alignments;
-    }
-    s.outputs.push_back(json_path.string());
-    s.outputs.push_back(csv_path.string());
+    cr.operators = analysis::align_operators(cr.per_rank, kb->operator_alignment);
   }
+  AlignmentTables tables;
+  tables.steps = &cr.steps;
+  tables.windows = &cr.windows;
+  tables.operators = &cr.operators;
+  tables.per_rank = &cr.per_rank;
+  tables.rank_ids = &cr.rank_ids;
+  tables.rank_ordinals = &cr.rank_ordinals;
+  tables.rules = kb != nullptr ? &kb->operator_alignment : nullptr;
+  if (const Status st = write_alignment_tables(plan.out_dir, tables, &s.outputs); !st.ok()) {
+    s.status = "failed";
+    s.error = st.to_string();
+    return;
+  }
+  std::vector<std::string> ids;
+  for (const auto& o : outcomes)
+    if (o.ok) ids.push_back(o.rank_id);
   JsonWriter w(true);
   w.begin_object();
   w.kv("stage", "cross_rank");
-  w.kv("status", "partial: clock offsets and step alignments; operator alignments are not built yet");
-  w.kv("alignment_count", static_cast<uint64_t>(alignments.size()));
-  w.kv("step_alignment_count", static_cast<uint64_t>(alignments.size()));
-  w.kv("operator_alignment_count", uint64_t{0});
+  w.kv("status", "ok");
+  w.kv("alignment_count", static_cast<uint64_t>(cr.steps.size() + cr.operators.alignments.size()));
+  w.kv("step_alignment_count", static_cast<uint64_t>(cr.steps.size()));
+  w.kv("operator_alignment_count", static_cast<uint64_t>(cr.operators.alignments.size()));
+  w.kv("operator_alignment_ranks", static_cast<uint64_t>(cr.per_rank.size()));
   w.kv("rank_count", static_cast<uint64_t>(ids.size()));
   w.kv("reference_rank", ids.empty() ? std::string() : ids.front());
   w.kv("clock_offset_method", "median end-time difference of shared collectives (trace_view communication ops)");
@@ -363,17 +326,15 @@ std::vector<analysis::StepAlignment> record_cross_rank(const RootPlan& plan, con
   if (!st.ok()) {
     s.status = "failed";
     s.error = st.to_string();
-    return alignments;
+    return;
   }
   s.outputs.push_back(out.string());
-  return alignments;
 }
 
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
 // evidence gate (a finding without evidence is counted, not reported).
 void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                     const std::vector<analysis::StepAlignment>& alignments,
-                     const std::vector<analysis::StepWindow>& windows, RootSummary& s) {
+                     CrossRank& cr, RootSummary& s) {
   std::vector<model::Finding> findings;
   std::vector<analysis::RankFacts> facts;
   for (const auto& o : outcomes)
@@ -382,7 +343,8 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       facts.push_back(o.facts);
     }
   for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
-  for (auto& f : analysis::diagnose_alignments(alignments, windows)) findings.push_back(std::move(f));
+  for (auto& f : analysis::diagnose_comm_balance(facts, kb)) findings.push_back(std::move(f));
+  for (auto& f : analysis::diagnose_alignments(cr.steps, cr.windows)) findings.push_back(std::move(f));
   {
     std::vector<std::string> ids;
     std::vector<std::vector<analysis::CollectiveTime>> times;
@@ -430,6 +392,9 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       }
     for (auto& f : analysis::diagnose_host_bound(ids, stats, kb)) findings.push_back(std::move(f));
   }
+  // last: skew in the operator alignments may follow from a cause found above
+  for (auto& f : analysis::diagnose_operator_alignments(cr.operators, cr.per_rank, cr.rank_ids, cr.rank_ordinals, kb, findings))
+    findings.push_back(std::move(f));
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);
@@ -437,8 +402,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.kv("schema_version", int64_t{1});
   w.kv("tool_version", ASCPROF_VERSION);
   w.kv("analysis_stage", "diagnostics");
-  w.kv("stage_status",
-       "partial: communication_collective_slow needs the operator alignments, which are not built yet");
+  w.kv("stage_status", "ok");
   w.key("diagnosis_findings");
   w.begin_array();
   for (const auto& f : findings) {
@@ -544,9 +508,44 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
     return;
   }
   for (const auto& p : *classes) s.outputs.push_back(p.string());
+  std::vector<analysis::ClassPartials> partials;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.summary_dir.empty()) partials.push_back(o.class_partials);
+  auto structure_classes =
+      write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, *kb), *kb);
+  if (!structure_classes.ok()) {
+    s.status = "failed";
+    s.error = structure_classes.status().to_string();
+    return;
+  }
+  for (const auto& p : *structure_classes) s.outputs.push_back(p.string());
 }
 
 }  // namespace
+
+std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes) {
+  std::vector<const RankOutcome*> ok;
+  for (const auto& o : outcomes)
+    if (o.ok) ok.push_back(&o);
+  // rank order, whatever order the caller holds them in: the lowest rank is the reference clock
+  std::stable_sort(ok.begin(), ok.end(), [](const RankOutcome* a, const RankOutcome* b) { return a->rank_index < b->rank_index; });
+  std::vector<std::string> ids;
+  std::vector<std::vector<analysis::CollectiveMark>> marks;
+  for (const auto* o : ok) {
+    ids.push_back(o->rank_id);
+    marks.push_back(o->collectives);
+  }
+  return analysis::estimate_clock_offsets(ids, marks);
+}
+
+std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes) {
+  std::map<std::string, int64_t> by_rank;
+  for (const auto& c : root_clock_offsets(outcomes))
+    if (c.estimated) by_rank[c.rank_id] = static_cast<int64_t>(c.offset_us * 1000.0);
+  std::vector<int64_t> out;
+  for (const auto& o : outcomes) out.push_back(o.ok && by_rank.count(o.rank_id) ? by_rank[o.rank_id] : 0);
+  return out;
+}
 
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge* kb) {
   std::sort(outcomes.begin(), outcomes.end(),
@@ -589,10 +588,15 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
-  std::vector<analysis::StepWindow> windows;
-  std::vector<analysis::StepAlignment> alignments;
-  if (s.ranks_ok > 0 && s.status != "failed") alignments = record_cross_rank(plan, outcomes, kb, windows, s);
-  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, alignments, windows, s);
+  // ranks analysed in this process (serial callers) still hold their candidates: fold them now
+  if (kb != nullptr) {
+    const auto offsets = clock_offsets_ns(outcomes);
+    for (size_t i = 0; i < outcomes.size(); ++i)
+      if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], *kb);
+  }
+  CrossRank cr;
+  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, cr, s);
+  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, cr, s);
   return s;
 }
 

@@ -170,6 +170,9 @@ const std::map<std::string, std::string>& headers() {
       {"aicpu_summary.csv",
        header({{"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
                 "classification", "row_ranges", "row_range_count", "sample_event_ids"}})},
+      {"raw_kernel_index.csv",
+       header({{"event_id", "rank_id", "source_id", "row_idx", "name", "task_type", "start_us", "duration_us",
+                "wait_us", "roles", "categories", "shape_signature"}})},
   };
   return h;
 }
@@ -197,10 +200,10 @@ std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowled
 }
 
 
-// Rows of CSV text: line ends outside quoted fields (a kernel name may hold a newline).
-uint64_t csv_rows(std::string_view text) {
+// Rows of CSV text: line ends outside quoted fields (a kernel name may hold a newline). `quoted`
+// carries the state from one chunk of a file to the next.
+uint64_t csv_rows(std::string_view text, bool& quoted) {
   uint64_t n = 0;
-  bool quoted = false;
   for (const char ch : text) {
     if (ch == '"') quoted = !quoted;
     else if (ch == '\n' && !quoted) ++n;
@@ -214,7 +217,7 @@ const std::vector<std::string>& summary_tables() {
   static const std::vector<std::string> t = {"step_summary.csv",    "step_anatomy.csv",     "layer_summary.csv",
                                              "block_summary.csv",   "rank_summary.csv",     "operator_summary.csv",
                                              "hccl_op_summary.csv", "wait_anchor_ops.csv",  "aicpu_summary.csv",
-                                             "evidence_index.csv"};
+                                             "evidence_index.csv",  "raw_kernel_index.csv"};
   return t;
 }
 
@@ -558,21 +561,36 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
     uint64_t rows = 0;
-    bool ok = true;
+    bool ok = true, header_written = false;
+    // Fragments are copied in chunks: a rank's raw_kernel_index fragment alone is ~150 MB.
+    std::vector<char> chunk(1u << 20);
     for (const auto& part : ranks) {
-      auto text = read_file(part.dir / (t + ".part"));
-      if (!text.ok()) {
+      const fs::path in_path = part.dir / (t + ".part");
+      std::FILE* in = std::fopen(in_path.c_str(), "rb");
+      if (in == nullptr) {
+        const Status st = file_error(ErrorCode::kIo, in_path.string(), "", std::strerror(errno));
         std::fclose(f);
         fs::remove(tmp);
-        return text.status();
+        return st;
       }
-      if (text->empty()) continue;
-      if (rows == 0) {  // a table without rows stays an empty file, as the reference writes it
-        const std::string& h = headers().at(t);
-        ok = ok && std::fwrite(h.data(), 1, h.size(), f) == h.size();
+      bool quoted = false;
+      size_t got = 0;
+      while (ok && (got = std::fread(chunk.data(), 1, chunk.size(), in)) > 0) {
+        if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
+          const std::string& h = headers().at(t);
+          ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
+          header_written = true;
+        }
+        rows += csv_rows({chunk.data(), got}, quoted);
+        ok = ok && std::fwrite(chunk.data(), 1, got, f) == got;
       }
-      rows += csv_rows(*text);
-      ok = ok && std::fwrite(text->data(), 1, text->size(), f) == text->size();
+      const bool read_failed = std::ferror(in) != 0;
+      std::fclose(in);
+      if (read_failed) {
+        std::fclose(f);
+        fs::remove(tmp);
+        return file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
+      }
     }
     ok = std::fclose(f) == 0 && ok;
     std::error_code ec;

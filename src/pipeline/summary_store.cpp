@@ -85,6 +85,22 @@ std::string json_doubles(const std::vector<double>& v) {
   return out;
 }
 
+// [{"name","task_type","call_count","duration_sum_ns"},...] in model order.
+std::string json_top_ops(const std::vector<model::BlockSummary::TopOp>& v) {
+  JsonWriter w(false);
+  w.begin_array();
+  for (const auto& t : v) {
+    w.begin_object();
+    w.kv("name", t.name);
+    w.kv("task_type", t.task_type);
+    w.kv("call_count", t.call_count);
+    w.kv("duration_sum_ns", t.duration_sum_ns);
+    w.end_object();
+  }
+  w.end_array();
+  return w.take();
+}
+
 // Cell parsers: nullptr on success, else the reason.
 
 bool get_u32(element e, uint32_t* out) {
@@ -156,6 +172,25 @@ const char* parse_bubbles(element doc, std::vector<Bubble>* out) {
         o["end_ns"].get_int64().get(b.end_ns) != simdjson::SUCCESS)
       return "JSON array element is not a bubble object";
     out->push_back(b);
+  }
+  return nullptr;
+}
+
+const char* parse_top_ops(element doc, std::vector<model::BlockSummary::TopOp>* out) {
+  simdjson::dom::array arr;
+  if (doc.get_array().get(arr) != simdjson::SUCCESS) return "not a JSON array";
+  for (element e : arr) {
+    simdjson::dom::object o;
+    std::string_view name, task_type;
+    model::BlockSummary::TopOp t;
+    if (e.get_object().get(o) != simdjson::SUCCESS || o["name"].get_string().get(name) != simdjson::SUCCESS ||
+        o["task_type"].get_string().get(task_type) != simdjson::SUCCESS ||
+        o["call_count"].get_uint64().get(t.call_count) != simdjson::SUCCESS ||
+        o["duration_sum_ns"].get_int64().get(t.duration_sum_ns) != simdjson::SUCCESS)
+      return "JSON array element is not a top-op object";
+    t.name = std::string(name);
+    t.task_type = std::string(task_type);
+    out->push_back(std::move(t));
   }
   return nullptr;
 }
@@ -336,6 +371,51 @@ Status write_layers(store::H5Writer& w, const std::vector<model::LayerSummary>& 
   store::TableWriter t(w, "/summary/layers", n);
   t.column("layer", layer);
   m.write(t);
+  t.column("has_attention", attn);
+  t.column("has_moe", moe);
+  t.column("has_communication", comm);
+  return t.finish();
+}
+
+Status write_blocks(store::H5Writer& w, const std::vector<model::BlockSummary>& blocks) {
+  const size_t n = blocks.size();
+  std::vector<uint32_t> block(n);
+  MetricColumns m(n);
+  std::vector<std::string> op_types(n), dominant(n), pipeline(n), stage(n), family(n), core(n), top(n);
+  std::vector<int64_t> comm_ns(n);
+  std::vector<double> comm_share(n);
+  std::vector<uint8_t> signal(n), attn(n), moe(n), comm(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto& b = blocks[i];
+    block[i] = b.block;
+    m.set(i, b.metrics);
+    op_types[i] = json_counts(b.op_type_counts);
+    dominant[i] = b.dominant_op_type;
+    comm_ns[i] = b.comm_duration_ns;
+    comm_share[i] = b.comm_share;
+    signal[i] = b.pipeline_signal ? 1 : 0;
+    pipeline[i] = json_doubles(b.pipeline_us);
+    stage[i] = b.bound.bound_stage;
+    family[i] = b.bound.bound_family;
+    core[i] = b.bound.dominant_core;
+    top[i] = json_top_ops(b.top_ops);
+    attn[i] = b.has_attention ? 1 : 0;
+    moe[i] = b.has_moe ? 1 : 0;
+    comm[i] = b.has_communication ? 1 : 0;
+  }
+  store::TableWriter t(w, "/summary/blocks", n);
+  t.column("block", block);
+  m.write(t);
+  t.string_column("op_type_counts", op_types);
+  t.string_column("dominant_op_type", dominant);
+  t.column("comm_duration_ns", comm_ns);
+  t.column("comm_share", comm_share);
+  t.column("pipeline_signal", signal);
+  t.string_column("pipeline_us", pipeline);
+  t.string_column("bound_stage", stage);
+  t.string_column("bound_family", family);
+  t.string_column("dominant_core", core);
+  t.string_column("top_ops", top);
   t.column("has_attention", attn);
   t.column("has_moe", moe);
   t.column("has_communication", comm);
@@ -634,6 +714,46 @@ Status read_rank(const store::H5Reader& r, WindowMetrics* out) {
   return {};
 }
 
+Status read_blocks(const store::H5Reader& r, std::vector<model::BlockSummary>* out) {
+  TableReader t(r, "/summary/blocks");
+  auto block = t.num<uint32_t>("block");
+  MetricReader m(t);
+  auto op_types = t.json<Counts>("op_type_counts", parse_counts);
+  auto dominant = t.str("dominant_op_type");
+  auto comm_ns = t.num<int64_t>("comm_duration_ns");
+  auto comm_share = t.num<double>("comm_share");
+  auto signal = t.num<uint8_t>("pipeline_signal");
+  auto pipeline = t.json<std::vector<double>>("pipeline_us", parse_doubles, /*blank_is_empty=*/true);
+  auto stage = t.str("bound_stage");
+  auto family = t.str("bound_family");
+  auto core = t.str("dominant_core");
+  auto top = t.json<std::vector<model::BlockSummary::TopOp>>("top_ops", parse_top_ops);
+  auto attn = t.num<uint8_t>("has_attention");
+  auto moe = t.num<uint8_t>("has_moe");
+  auto comm = t.num<uint8_t>("has_communication");
+  if (!t.ok()) return t.status();
+  out->resize(t.rows());
+  for (size_t i = 0; i < t.rows(); ++i) {
+    auto& b = (*out)[i];
+    b.block = block[i];
+    m.get(i, &b.metrics);
+    b.op_type_counts = std::move(op_types[i]);
+    b.dominant_op_type = std::move(dominant[i]);
+    b.comm_duration_ns = comm_ns[i];
+    b.comm_share = comm_share[i];
+    b.pipeline_signal = signal[i] != 0;
+    b.pipeline_us = std::move(pipeline[i]);
+    b.bound.bound_stage = std::move(stage[i]);
+    b.bound.bound_family = std::move(family[i]);
+    b.bound.dominant_core = std::move(core[i]);
+    b.top_ops = std::move(top[i]);
+    b.has_attention = attn[i] != 0;
+    b.has_moe = moe[i] != 0;
+    b.has_communication = comm[i] != 0;
+  }
+  return {};
+}
+
 Status read_operators(const store::H5Reader& r, std::vector<model::OperatorRow>* out) {
   TableReader t(r, "/summary/operators");
   auto name = t.str("name");
@@ -764,6 +884,7 @@ Status write_summary_tables(store::H5Writer& w, const model::RankSummary& s) {
   ASCPROF_RETURN_IF_ERROR(w.create_group("/summary"));
   ASCPROF_RETURN_IF_ERROR(write_segments(w, s.segments));
   ASCPROF_RETURN_IF_ERROR(write_layers(w, s.layers));
+  ASCPROF_RETURN_IF_ERROR(write_blocks(w, s.blocks));
   {
     MetricColumns m(1);
     m.set(0, s.rank);
@@ -785,6 +906,7 @@ Result<model::RankSummary> read_summary_tables(const std::string& h5_path) {
   ASCPROF_RETURN_IF_ERROR(read_rank(r, &s.rank));
   ASCPROF_RETURN_IF_ERROR(read_segments(r, &s.segments));
   ASCPROF_RETURN_IF_ERROR(read_layers(r, &s.layers));
+  ASCPROF_RETURN_IF_ERROR(read_blocks(r, &s.blocks));
   ASCPROF_RETURN_IF_ERROR(read_operators(r, &s.operators));
   ASCPROF_RETURN_IF_ERROR(read_hccl(r, &s.hccl));
   ASCPROF_RETURN_IF_ERROR(read_wait_anchors(r, &s.wait_anchors));

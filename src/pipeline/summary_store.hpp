@@ -27,6 +27,12 @@
 //   /summary/layers            one row per LayerSummary: layer u32 (row of /structure/layers), M,
 //       has_attention u8, has_moe u8, has_communication u8
 //   /summary/rank              exactly one row: M for the whole rank
+//   /summary/blocks            one row per BlockSummary: block u32 (row of /classes/blocks),
+//       M (top_bubbles is [] for blocks), op_type_counts s (JSON object
+//       as M's counts), dominant_op_type s, comm_duration_ns i64, comm_share f64, pipeline_signal u8,
+//       pipeline_us s (as in /summary/operators), bound_stage s, bound_family s, dominant_core s,
+//       top_ops s (JSON array of {"name","task_type","call_count","duration_sum_ns"} in model order),
+//       has_attention u8, has_moe u8, has_communication u8
 //   /summary/operators         one row per OperatorRow, in model order (total cost desc, then name):
 //       name s, task_type s, roles s, categories s, call_count u64, duration_sum_ns i64,
 //       wait_sum_ns i64, stream_count u32, row_ranges s (JSON [[start,end],...], inclusive),

@@ -4,15 +4,14 @@
 /// the ranks' facts (dummy / reduced-work ranks, data-parallel wall imbalance). Every finding carries
 /// evidence ids (windows or events) and names the suspected rank(s); `finding_is_traceable` is the
 /// evidence gate the report applies. Thresholds: knowledge/summarize.rules (tags) and
-/// knowledge/diagnostics.rules. The finding types that need cross-rank alignments
-/// (communication_collective_slow, ep_load_imbalance_suspected, slow_rank_suspected,
-/// rank_workload_asymmetry) are not built yet.
+/// knowledge/diagnostics.rules and knowledge/operator_alignment.rules.
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "ascprof/analysis/align.hpp"
 #include "ascprof/analysis/host_bound.hpp"
+#include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/comm_table.hpp"
 #include "ascprof/model/finding.hpp"
@@ -30,17 +29,41 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t r
 /// What the cross-rank rules need of each rank.
 struct RankFacts {
   std::string rank_id;
+  uint32_t rank_ordinal = 0;      ///< for event ids
   bool has_attention = false;
   int64_t wall_ns = 0;
+  /// Fused communication kernels (op_type mix_comm_aiv): AIV time (the AIV stage fields of the
+  /// pipeline, or the duration where a kernel has no pipeline data), calls and sample rows.
+  int64_t comm_aiv_ns = 0;
+  uint64_t comm_aiv_calls = 0;
+  std::vector<uint32_t> comm_aiv_rows;
+  /// All-to-all collectives of communication.json: data moved (transit sizes, all transports).
+  double alltoall_mb = 0;
+  uint64_t alltoall_ops = 0;
+  std::vector<uint32_t> alltoall_rows;  ///< sample kernel rows of the rank's all-to-all kernels
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & rank_id & has_attention & wall_ns;
+    ar & rank_id & rank_ordinal & has_attention & wall_ns & comm_aiv_ns & comm_aiv_calls & comm_aiv_rows & alltoall_mb &
+        alltoall_ops & alltoall_rows;
   }
 };
 
 /// reduced_work_or_dummy_rank and dp_workload_imbalance over the ranks of a root.
 std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb);
+
+/// Two rules the reference documents but does not build (communication_taxonomy.md §5):
+/// comm_aiv_compute_imbalance, when the AIV time of fused communication kernels differs across the
+/// ranks by more than comm_aiv.max_spread of the mean ((max - min) / mean; the rank with the most is
+/// named), and alltoall_size_imbalance, when a rank moves alltoall.size_ratio x the mean data in
+/// all-to-all collectives (tokens routed unevenly to experts). Ranks with none are left out.
+std::vector<model::Finding> diagnose_comm_balance(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb);
+
+/// The comm-AIV facts of a rank and the sample rows of its all-to-all kernels, from its operators.
+void collect_operator_comm_facts(const model::RankSummary& summary, const knowledge::Knowledge& kb, RankFacts& facts);
+
+/// The all-to-all data volume of a rank, from its communication.json table.
+void collect_alltoall_volume(const model::CommStatTable& comm, const StringPool& pool, RankFacts& facts);
 
 /// rank_workload_asymmetry: one finding per step alignment whose members differ in (step family,
 /// main layer count); suspected ranks are those in the minority shape.
@@ -88,6 +111,30 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
 /// least the configured share of its device wall time.
 std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& rank_ids,
                                                const std::vector<HostBoundStats>& stats, const knowledge::Knowledge& kb);
+
+/// The id of an operator alignment row: stable_id("align", operator, role, name key, shape, bucket).
+std::string operator_alignment_id(const OperatorAlignments& al, const OperatorAlignment& a,
+                                  const knowledge::OperatorAlignmentRules& rules);
+
+/// The reference's alignment findings (§2.8): communication_collective_slow and
+/// ep_load_imbalance_suspected from operator alignments whose durations differ (ratio >= skew ratio
+/// or max - min >= skew µs), slow_rank_suspected from matmul alignments whose starts differ; the
+/// role -> finding table is in knowledge/operator_alignment.rules. Beyond the reference, each skewed
+/// alignment names the rank that stands out: when the members started apart but left together, the
+/// last to arrive (the others waited for it, pattern "late_arrival"); otherwise the last to finish
+/// (pattern "slow_finish"). The alignments of one (finding, role, name key, suspected rank, pattern)
+/// make one finding (the reference writes one per alignment) listing the worst alignments first.
+/// Alignments where the others wait for a rank that `causes` already names as the cause of delay
+/// (slow rank, slow link, hot experts, late host launches, exposed AICPU, idle steps: the findings
+/// found before this one) are consequences: they are added to that finding's alignment ids and
+/// limitations instead of making a finding of their own.
+/// `per_rank[i]` holds rank i's partials; `rank_ids[i]` / `rank_ordinals[i]` name it.
+std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignments& al,
+                                                         const std::vector<const RankOperatorBuckets*>& per_rank,
+                                                         const std::vector<std::string>& rank_ids,
+                                                         const std::vector<uint32_t>& rank_ordinals,
+                                                         const knowledge::Knowledge& kb,
+                                                         std::vector<model::Finding>& causes);
 
 /// The evidence gate: a finding is reported only if it names evidence (window or event ids).
 bool finding_is_traceable(const model::Finding& f);

@@ -2,6 +2,7 @@
 /// File helpers: whole-file reads with clear errors, and atomic writes (temp name + rename) so
 /// no output is ever left half-written.
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -38,6 +39,29 @@ Result<std::string> read_file(const std::filesystem::path& path);
 
 /// Writes `content` to `path` atomically: `path.tmp.<pid>` then rename. Creates parent folders.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// A large file streamed to its temporary sibling and renamed into place by commit(). Without a
+/// successful commit (error, early return, exception) the temporary is removed, so a reader never
+/// sees half a file. Writes after an error are ignored; commit() reports the first error.
+class AtomicFileWriter {
+ public:
+  AtomicFileWriter() = default;
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+  ~AtomicFileWriter();
+  /// Creates parent folders and opens the temporary file.
+  Status open(const std::filesystem::path& path);
+  void write(std::string_view text);
+  /// Flushes, closes and renames; the writer is closed afterwards.
+  Status commit();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void discard();
+  std::filesystem::path path_, tmp_;
+  std::FILE* f_ = nullptr;
+  Status st_;
+};
 
 /// Temporary sibling name used for atomic writes of `path` by this process.
 std::filesystem::path temp_sibling(const std::filesystem::path& path);

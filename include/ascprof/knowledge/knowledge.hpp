@@ -3,7 +3,8 @@
 /// family needs no recompile). Every file is validated on load; errors name file, line and reason.
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
-/// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules.
+/// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules,
+/// operator_alignment.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -167,6 +168,10 @@ struct SummarizeRules {
   size_t false_hotspot_top_rank = 10;
   double aicpu_masked_undesirable_ratio = 0.90;
   double aicpu_partially_exposed_ratio = 0.20;
+  /// [aicpu] masking_core_tokens: a kernel whose upper-cased Type or Accelerator Core contains one of
+  /// these tokens (and that is neither AICPU nor communication) is AI-core work whose intervals mask
+  /// AICPU kernels (§2.5.7). Upper-cased on load; each is letters, digits and '_'; at least one.
+  std::vector<std::string> aicpu_masking_core_tokens;
   size_t operator_sample_event_ids = 16;
   /// Every key must be present (the file is the one source of truth; no silent defaults).
   Status load(const RuleFile& file);
@@ -192,8 +197,36 @@ struct DiagnosticsRules {
   double slow_vote_high_share = 0.8;
   double host_bound_high_share = 0.3;
   size_t max_evidence_ids = 64;
+  double align_finding_min_share = 0.3;
+  double align_finding_min_excess_ms = 1.0;
+  double comm_aiv_max_spread = 0.30;
+  double alltoall_size_ratio = 1.5;
   /// Every key must be present.
   Status load(const RuleFile& file);
+};
+
+/// operator_alignment.rules: the cross-rank operator alignment (reference §2.7 time_bucket_v1): which
+/// kernels take part under which role, the time bucket, the confidence thresholds, and which finding
+/// a role's skewed alignment raises.
+struct OperatorAlignmentRole {
+  std::string name;              ///< e.g. "communication.collective" (written in the alignment rows)
+  CategorySet categories;        ///< a kernel with any of these categories has this role
+  bool raw_name_key = false;     ///< key on the kernel name (else on the role name)
+  std::string finding;           ///< finding type raised by a skewed alignment ("" = none)
+  bool start_skew_trigger = false;  ///< trigger on start skew (else on duration ratio / skew)
+};
+
+struct OperatorAlignmentRules {
+  std::vector<OperatorAlignmentRole> roles;  ///< first match wins
+  double bucket_us = 1000;
+  double low_min_duration_ratio = 5, low_min_start_skew_us = 20000;
+  size_t high_min_members = 4;
+  double high_max_duration_ratio = 1.5, high_max_start_skew_us = 2000;
+  double medium_max_duration_ratio = 2.5, medium_max_start_skew_us = 10000;
+  size_t max_rows_per_rank = 8;  ///< event ids a rank contributes to one alignment row
+  /// Role index of a kernel's categories, or -1 (not aligned).
+  int role_of(const CategorySet& categories) const;
+  Status load(const RuleFile& file, const Vocabulary& vocab);
 };
 
 /// Everything in knowledge/, loaded and cross-validated.
@@ -207,6 +240,7 @@ struct Knowledge {
   SegmentationRules segmentation;
   SummarizeRules summarize;
   DiagnosticsRules diagnostics;
+  OperatorAlignmentRules operator_alignment;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

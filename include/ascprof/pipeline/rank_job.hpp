@@ -4,14 +4,17 @@
 /// atomically, and return a compact outcome that the coordinator gathers. A rank that cannot be analysed comes back failed
 /// with error class and message (file, place, reason); it never throws.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ascprof/analysis/align.hpp"
+#include "ascprof/analysis/class_summary.hpp"
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/host_bound.hpp"
+#include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 
 namespace ascprof::pipeline {
@@ -130,7 +133,13 @@ struct RankOutcome {
   std::vector<analysis::StepWindow> step_windows;     ///< the rank's complete steps (alignment)
   std::vector<analysis::CollectiveTime> comm_times;   ///< sampled collective times (slow rank)
   analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
+  analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
+  /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
+  /// offsets are known and turned into `operator_buckets` (fold_operator_buckets).
+  std::shared_ptr<const analysis::OperatorCandidates> candidates;
+  /// Bucket partials on the corrected clock; gathered in a second round (not serialised with the rest).
+  analysis::RankOperatorBuckets operator_buckets;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
@@ -143,11 +152,15 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & process;
+        step_windows & comm_times & host_bound & class_partials & process;
   }
 };
 
 /// Runs ingest, normalize, segment and classify for one rank and writes its HDF5 file. Never throws.
 RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb);
+
+/// Folds a rank's candidates into operator buckets on its corrected clock (`offset_ns` subtracted)
+/// and frees the candidates. No-op for a rank without candidates.
+void fold_operator_buckets(RankOutcome& outcome, int64_t offset_ns, const knowledge::Knowledge& kb);
 
 }  // namespace ascprof::pipeline

@@ -75,6 +75,13 @@ struct RootSummary {
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes,
                                const knowledge::Knowledge* kb = nullptr);
 
+/// The clock offsets of a root's ranks (clock_offsets.hpp), the lowest rank as the reference.
+std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes);
+
+/// Per outcome (same order): the clock offset in ns to subtract, 0 when not estimated or failed.
+/// The MPI run uses it to fold each rank's operator buckets where the rank was analysed.
+std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes);
+
 using ascprof::stable_id;  ///< ids as the reference builds them (common/stable_id.hpp)
 
 }  // namespace ascprof::pipeline

@@ -7,7 +7,8 @@
 ///
 /// Tables: step_summary.csv (every segment), step_anatomy.csv (steps), layer_summary.csv,
 /// rank_summary.csv, operator_summary.csv, hccl_op_summary.csv, wait_anchor_ops.csv,
-/// aicpu_summary.csv. µs values have 3 decimals and ms values 6, as the reference rounds them; lists
+/// aicpu_summary.csv, evidence_index.csv, raw_kernel_index.csv (one row per kernel; its fragment is
+/// written by write_raw_kernel_index_part). µs values have 3 decimals and ms values 6, as the reference rounds them; lists
 /// and dicts are compact JSON cells; a table without rows is an empty file (no header), as in the
 /// reference. Every file is written under a temporary name and renamed.
 #include <cstdint>
@@ -17,8 +18,13 @@
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/model/kernel_table.hpp"
 #include "ascprof/model/structure.hpp"
 #include "ascprof/model/summary.hpp"
+
+namespace ascprof::analysis {
+struct NormalizedKernels;
+}
 
 namespace ascprof::pipeline {
 
@@ -29,6 +35,21 @@ const std::vector<std::string>& summary_tables();
 Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
                                 const model::RankStructure& structure, const model::RankClasses& classes,
                                 const model::RankSummary& summary, const knowledge::Knowledge& kb);
+
+/// Writes one rank's raw_kernel_index.csv fragment (`dir/raw_kernel_index.csv.part`, no header; `dir`
+/// created if missing, the fragment replaced if present): one row per kernel_details row, in row
+/// order: event_id (`evt_<rank_ordinal>_<row>`), rank_id, source_id (the kernel_details.csv entry of
+/// source_index.json: stable_id("src", {rank_id, "kernel_details_csv", kernel_details_path}); pass the
+/// path exactly as the rank job fingerprinted it), row_idx, name and task_type as written, start_us,
+/// duration_us, wait_us (exact 3-decimal µs from integer ns), roles and categories (compact sorted JSON
+/// lists of names), shape_signature ("" when none). Text cells are quoted and formula-guarded as
+/// CsvRow does. Streams: rows go to the file in ~4 MB chunks, so memory does not grow with the row
+/// count. kInternal if `normalized` is not parallel to `kernels`; kIo (naming the file) on write
+/// failures, leaving no partial fragment behind.
+Status write_raw_kernel_index_part(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
+                                   const std::string& kernel_details_path, const model::KernelTable& kernels,
+                                   const analysis::NormalizedKernels& normalized, const StringPool& pool,
+                                   const knowledge::Knowledge& kb);
 
 /// One rank of a root for write_root_summary_outputs.
 struct SummaryPart {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "ascprof/analysis/normalize.hpp"
 #include "ascprof/common/files.hpp"
 #include "support/test_support.hpp"
 
@@ -92,6 +93,14 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   Rank b = make_rank("1", "=cmd|' /C calc'!A0");  // a name that must stay text in a spreadsheet
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb()));
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", b.s, b.c, b.sum, kb()));
+  {  // raw_kernel_index.csv has its own tests (raw_kernel_index_test.cpp); here: no kernels
+    const StringPool pool;
+    const model::KernelTable k;
+    const analysis::NormalizedKernels norm;
+    for (const char* id : {"0", "1"})
+      ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks" / (std::string(id) + ".summary"),
+                                                    static_cast<uint32_t>(id[0] - '0'), id, "k.csv", k, norm, pool, kb()));
+  }
   auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}});
   ASSERT_TRUE(files.ok()) << files.status().to_string();
   EXPECT_EQ(files->size(), summary_tables().size() + 2);  // + bubble_windows.jsonl, summary_manifest.json

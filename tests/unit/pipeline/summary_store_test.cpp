@@ -43,6 +43,17 @@ auto tie_segment(const SegmentSummary& g) {
 auto tie_layer(const LayerSummary& l) {
   return std::make_tuple(l.layer, tie_metrics(l.metrics), l.has_attention, l.has_moe, l.has_communication);
 }
+using TopOpTuple = std::tuple<std::string, std::string, uint64_t, int64_t>;
+std::vector<TopOpTuple> top_ops(const std::vector<BlockSummary::TopOp>& v) {
+  std::vector<TopOpTuple> out;
+  for (const auto& t : v) out.emplace_back(t.name, t.task_type, t.call_count, t.duration_sum_ns);
+  return out;
+}
+auto tie_block(const BlockSummary& b) {
+  return std::make_tuple(b.block, tie_metrics(b.metrics), b.op_type_counts, b.dominant_op_type, b.comm_duration_ns,
+                         b.comm_share, b.pipeline_signal, b.pipeline_us, b.bound.bound_stage, b.bound.bound_family,
+                         b.bound.dominant_core, top_ops(b.top_ops), b.has_attention, b.has_moe, b.has_communication);
+}
 auto tie_operator(const OperatorRow& o) {
   return std::tie(o.name, o.task_type, o.roles, o.categories, o.call_count, o.duration_sum_ns, o.wait_sum_ns,
                   o.stream_count, o.row_ranges, o.sample_rows, o.op_type, o.bound.bound_stage, o.bound.bound_family,
@@ -141,6 +152,28 @@ RankSummary make_summary() {
     s.layers.push_back(l);
   }
   {
+    BlockSummary b;  // every field away from its default
+    b.block = 4;
+    b.metrics = metrics(10, 19, 1'000'000'010'000LL);
+    b.op_type_counts = {{"aic", 6}, {"communication", 3}, {"mix_comm_aiv", 1}};
+    b.dominant_op_type = "aic";
+    b.comm_duration_ns = 123'456'789'012LL;
+    b.comm_share = 0.30000000000000004;
+    b.pipeline_signal = true;
+    b.pipeline_us = {1.5, 0.0, 1e-9, 2.0 / 3.0};
+    b.bound = {"aic_mac_time(us)", "cube", "aic"};
+    b.top_ops = {{"aclnnMatmul \"x\", µs", "MATMULV2", 4, 9'000'000'123LL}, {"hcom_allReduce_", "UNKNOWN", 1, -2}};
+    b.has_attention = true;
+    b.has_moe = true;
+    b.has_communication = true;
+    s.blocks.push_back(b);
+    b = BlockSummary{};  // defaults: empty counts, pipeline and top ops
+    b.block = 7;
+    b.dominant_op_type = "unknown";
+    b.bound = {"unknown", "unknown", "none"};
+    s.blocks.push_back(b);
+  }
+  {
     OperatorRow o;
     o.name = "aclnnMatmul_MatMulV2";
     o.task_type = "AI_CORE";
@@ -204,6 +237,8 @@ void expect_same(const RankSummary& a, const RankSummary& b) {
   for (size_t i = 0; i < a.segments.size(); ++i) EXPECT_EQ(tie_segment(a.segments[i]), tie_segment(b.segments[i])) << i;
   ASSERT_EQ(a.layers.size(), b.layers.size());
   for (size_t i = 0; i < a.layers.size(); ++i) EXPECT_EQ(tie_layer(a.layers[i]), tie_layer(b.layers[i])) << i;
+  ASSERT_EQ(a.blocks.size(), b.blocks.size());
+  for (size_t i = 0; i < a.blocks.size(); ++i) EXPECT_EQ(tie_block(a.blocks[i]), tie_block(b.blocks[i])) << i;
   ASSERT_EQ(a.operators.size(), b.operators.size());
   for (size_t i = 0; i < a.operators.size(); ++i)
     EXPECT_EQ(tie_operator(a.operators[i]), tie_operator(b.operators[i])) << i;
@@ -240,8 +275,8 @@ TEST(SummaryStore, LayoutIsPlainColumnsWithReadableJson) {
   ASCPROF_ASSERT_OK(write_file(dir / "3.h5", make_summary()));
   auto r = store::H5Reader::open(dir / "3.h5");
   ASCPROF_ASSERT_OK(r);
-  EXPECT_EQ(*r->list("/summary"), (std::vector<std::string>{"aicpu", "hccl", "layers", "operators", "rank", "segments",
-                                                            "wait_anchors"}));
+  EXPECT_EQ(*r->list("/summary"), (std::vector<std::string>{"aicpu", "blocks", "hccl", "layers", "operators", "rank",
+                                                            "segments", "wait_anchors"}));
   EXPECT_EQ(*r->uint_attr("/summary/rank", "row_count"), 1u);
   EXPECT_EQ(*r->uint_attr("/summary/segments", "row_count"), 3u);
   EXPECT_EQ(*r->column_type("/summary/segments/start_ns"), store::ColumnType::kInt64);
@@ -275,6 +310,54 @@ TEST(SummaryStore, LayoutIsPlainColumnsWithReadableJson) {
   ASSERT_EQ(seg_columns.size(), 1u + 20 + 1 + 6 + 1 + 27 + 4);
   EXPECT_EQ(seg_columns.front(), "segment");
   EXPECT_EQ(seg_columns.back(), "bubble_ratio");
+}
+
+// Block rows: every BlockSummary field survives (tie_block lists them all; make_summary sets each
+// one away from its default in block row 0), and the layout is the documented one.
+TEST(SummaryStore, BlocksRoundTripEveryField) {
+  ascprof::testing::ScratchDir dir("summary-store");
+  const RankSummary s = make_summary();
+  ASCPROF_ASSERT_OK(write_file(dir / "b.h5", s));
+  auto back = read_summary_tables((dir / "b.h5").string());
+  ASCPROF_ASSERT_OK(back);
+  ASSERT_EQ(back->blocks.size(), 2u);
+  EXPECT_EQ(tie_block(back->blocks[0]), tie_block(s.blocks[0]));
+  EXPECT_EQ(tie_block(back->blocks[1]), tie_block(s.blocks[1]));
+  const BlockSummary& b = back->blocks[0];
+  EXPECT_EQ(b.block, 4u);
+  EXPECT_EQ(b.metrics.kernel_sum_ns, 110'000'000'003LL);
+  EXPECT_EQ(b.op_type_counts.at(1), (std::pair<std::string, uint64_t>{"communication", 3}));
+  EXPECT_EQ(b.comm_duration_ns, 123'456'789'012LL);
+  EXPECT_EQ(b.comm_share, 0.30000000000000004);
+  EXPECT_EQ(b.pipeline_us.at(3), 2.0 / 3.0);
+  EXPECT_EQ(b.bound.bound_family, "cube");
+  ASSERT_EQ(b.top_ops.size(), 2u);
+  EXPECT_EQ(b.top_ops[0].name, "aclnnMatmul \"x\", µs");
+  EXPECT_EQ(b.top_ops[1].duration_sum_ns, -2);
+  EXPECT_TRUE(b.has_attention && b.has_moe && b.has_communication);
+  EXPECT_TRUE(back->blocks[1].top_ops.empty());
+  EXPECT_TRUE(back->blocks[1].pipeline_us.empty());
+  EXPECT_FALSE(back->blocks[1].pipeline_signal);
+
+  auto r = store::H5Reader::open(dir / "b.h5");
+  ASCPROF_ASSERT_OK(r);
+  const auto columns = *r->string_array_attr("/summary/blocks", "columns");
+  ASSERT_EQ(columns.size(), 1u + 20 + 13);
+  EXPECT_EQ(columns.front(), "block");
+  EXPECT_EQ(std::vector<std::string>(columns.begin() + 21, columns.end()),
+            (std::vector<std::string>{"op_type_counts", "dominant_op_type", "comm_duration_ns", "comm_share",
+                                      "pipeline_signal", "pipeline_us", "bound_stage", "bound_family", "dominant_core",
+                                      "top_ops", "has_attention", "has_moe", "has_communication"}));
+  EXPECT_EQ(*r->column_type("/summary/blocks/comm_duration_ns"), store::ColumnType::kInt64);
+  EXPECT_EQ(*r->read_column<uint32_t>("/summary/blocks/block"), (std::vector<uint32_t>{4, 7}));
+  EXPECT_EQ(*r->read_strings("/summary/blocks/top_ops"),
+            (std::vector<std::string>{"[{\"name\":\"aclnnMatmul \\\"x\\\", µs\",\"task_type\":\"MATMULV2\","
+                                      "\"call_count\":4,\"duration_sum_ns\":9000000123},{\"name\":\"hcom_allReduce_\","
+                                      "\"task_type\":\"UNKNOWN\",\"call_count\":1,\"duration_sum_ns\":-2}]",
+                                      "[]"}));
+  EXPECT_EQ(*r->read_strings("/summary/blocks/op_type_counts"),
+            (std::vector<std::string>{"{\"aic\":6,\"communication\":3,\"mix_comm_aiv\":1}", "{}"}));
+  EXPECT_EQ(r->read_strings("/summary/blocks/pipeline_us")->at(1), "");
 }
 
 TEST(SummaryStore, RankWithNoOperatorsOrSegments) {
@@ -383,6 +466,13 @@ TEST(SummaryStore, DamagedTablesAreSchemaErrorsNamingTheDataset) {
                          return w.write_string_column("/summary/operators/pipeline_us", v);
                        }),
                 "/summary/operators/pipeline_us: row 0: not JSON", dir / "pipe.h5");
+  expect_schema(damage("top_ops.h5",
+                       [](store::H5Writer& w) {
+                         ASCPROF_RETURN_IF_ERROR(w.remove("/summary/blocks/top_ops"));
+                         const std::vector<std::string> v = {"[]", "[{\"name\":\"x\",\"call_count\":1}]"};
+                         return w.write_string_column("/summary/blocks/top_ops", v);
+                       }),
+                "/summary/blocks/top_ops: row 1: JSON array element is not a top-op object", dir / "top_ops.h5");
   expect_schema(damage("rank.h5",
                        [](store::H5Writer& w) {
                          ASCPROF_RETURN_IF_ERROR(w.remove("/summary/rank"));

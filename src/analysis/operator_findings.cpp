@@ -1,0 +1,185 @@
+// Findings from skewed operator alignments (reference-analysis.md §2.8, the three alignment rows).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "ascprof/analysis/diagnose.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+
+namespace ascprof::analysis {
+
+namespace {
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+std::string fmt(const char* f, double a, double b = 0) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, f, a, b);
+  return buf;
+}
+
+// What makes a rank late, in the order a late arrival is attributed to them: the cross-rank causes
+// first, then the rank's own delays (its exposed AICPU kernels, late launches, idle steps).
+constexpr const char* kCauses[] = {"slow_rank_suspected", "slow_link_suspected", "ep_load_imbalance_suspected",
+                                   "host_dispatch_bound", "aicpu_exposed", "device_idle_bubble"};
+
+struct Hit {
+  size_t alignment;  // index into OperatorAlignments::alignments
+  double excess_ns;  // what the trigger measured: duration max - min, or start skew
+  double ratio;
+};
+
+}  // namespace
+
+std::string operator_alignment_id(const OperatorAlignments& al, const OperatorAlignment& a,
+                                  const knowledge::OperatorAlignmentRules& rules) {
+  const auto& k = al.keys[a.key];
+  const std::string role = k.role < rules.roles.size() ? rules.roles[k.role].name : std::to_string(k.role);
+  return stable_id("align", {"operator", role, k.name_key, k.shape, std::to_string(a.bucket)});
+}
+
+std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignments& al,
+                                                         const std::vector<const RankOperatorBuckets*>& per_rank,
+                                                         const std::vector<std::string>& rank_ids,
+                                                         const std::vector<uint32_t>& rank_ordinals,
+                                                         const knowledge::Knowledge& kb,
+                                                         std::vector<model::Finding>& causes) {
+  const auto& d = kb.diagnostics;
+  const auto& rules = kb.operator_alignment;
+  // (role, suspected rank position, late arrival?) -> hits; alignments per role for the share
+  std::map<std::tuple<uint32_t, uint32_t, bool>, std::vector<Hit>> groups;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> member_of;  // (role, rank) -> alignments it is in
+  for (size_t i = 0; i < al.alignments.size(); ++i) {
+    const auto& a = al.alignments[i];
+    const auto& key = al.keys[a.key];
+    if (key.role >= rules.roles.size() || rules.roles[key.role].finding.empty()) continue;
+    const auto& role = rules.roles[key.role];
+    for (uint32_t m = 0; m < a.member_ranks; ++m) ++member_of[{key.role, al.members[a.first_member + m].rank}];
+    if (role.start_skew_trigger) {
+      if (us(a.start_skew_ns) < d.cross_rank_skew_us) continue;
+      groups[{key.role, a.latest_start_rank, true}].push_back({i, static_cast<double>(a.start_skew_ns), a.duration_ratio});
+      continue;
+    }
+    const int64_t spread = a.dur_max_ns - a.dur_min_ns;
+    if (a.duration_ratio < d.cross_rank_skew_ratio && us(spread) < d.cross_rank_skew_us) continue;
+    // arrived apart but left together: the last to arrive kept the others waiting
+    const bool late_arrival = a.start_skew_ns > a.end_skew_ns;
+    groups[{key.role, late_arrival ? a.latest_start_rank : a.latest_end_rank, late_arrival}].push_back(
+        {i, static_cast<double>(spread), a.duration_ratio});
+  }
+  std::vector<model::Finding> out;
+  for (auto& [gk, hits] : groups) {
+    const auto& [role_index, suspect, late] = gk;
+    const auto& role = rules.roles[role_index];
+    // Beyond the reference (which reports every skewed alignment, jitter included): a rank is named
+    // only when it stands out in a real share of the role's alignments it takes part in, with real
+    // time at stake.
+    double group_excess_ns = 0;
+    for (const auto& h : hits) group_excess_ns += h.excess_ns;
+    const double share = static_cast<double>(hits.size()) /
+                         static_cast<double>(std::max<uint64_t>(1, member_of[{role_index, suspect}]));
+    if (share < d.align_finding_min_share || group_excess_ns / 1e6 < d.align_finding_min_excess_ms) continue;
+    std::stable_sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.excess_ns > y.excess_ns; });
+    double excess = 0, worst_ratio = 0;
+    std::set<uint32_t> ranks;
+    std::map<std::string, uint64_t> names;  // name key -> skewed alignments
+    for (const auto& h : hits) {
+      const auto& a = al.alignments[h.alignment];
+      excess += h.excess_ns;
+      worst_ratio = std::max(worst_ratio, h.ratio);
+      for (uint32_t m = 0; m < a.member_ranks; ++m) ranks.insert(al.members[a.first_member + m].rank);
+      ++names[al.keys[a.key].name_key];
+    }
+    std::vector<std::string> ids;
+    for (const uint32_t r : ranks) ids.push_back(rank_ids[r]);
+    const std::string& who = rank_ids[suspect];
+    if (late) {  // the others wait for `who`: a consequence when a cause already names it
+      auto cause = causes.end();
+      for (const char* type : kCauses) {
+        cause = std::find_if(causes.begin(), causes.end(), [&who, type](const model::Finding& c) {
+          return c.finding_type == type && c.suspected_ranks == std::vector<std::string>{who};
+        });
+        if (cause != causes.end()) break;
+      }
+      if (cause != causes.end()) {
+        for (const auto& h : hits) {
+          if (cause->alignment_ids.size() >= d.max_evidence_ids) break;
+          cause->alignment_ids.push_back(operator_alignment_id(al, al.alignments[h.alignment], rules));
+        }
+        cause->limitations.push_back("consistent with it: in " + std::to_string(hits.size()) + " aligned " + role.name +
+                                     " time buckets the other ranks wait for rank " + who);
+        set_claim_id(*cause);
+        continue;
+      }
+    }
+    const bool high = !role.start_skew_trigger && worst_ratio >= d.high_skew_ratio;
+    model::Finding f = new_finding(role.finding, "cross_rank", high ? "high" : "medium", "medium", ids, {who});
+    const auto& worst = al.alignments[hits.front().alignment];
+    const std::string& worst_name = al.keys[worst.key].name_key;
+    const std::string what = role.raw_name_key ? role.name + " kernels (worst: " + worst_name + ")" : role.name + " kernels";
+    if (role.start_skew_trigger) {
+      f.summary = what + ": rank " + who + " starts last in " + std::to_string(hits.size()) + " aligned time buckets" +
+                  fmt(" (start skew up to %.3f ms across %.0f ranks)", us(worst.start_skew_ns) / 1000.0,
+                      static_cast<double>(ranks.size()));
+    } else if (late) {
+      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls the others wait for rank " + who +
+                  fmt(", which arrives last (durations differ up to %.2fx, %.3f ms)", worst_ratio,
+                      us(worst.dur_max_ns - worst.dur_min_ns) / 1000.0);
+    } else {
+      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls rank " + who +
+                  fmt(" finishes last (durations differ up to %.2fx, %.3f ms)", worst_ratio,
+                      us(worst.dur_max_ns - worst.dur_min_ns) / 1000.0);
+    }
+    // the worst alignments first, with the suspect's and the fastest member's rows as evidence
+    for (const auto& h : hits) {
+      if (f.alignment_ids.size() >= d.max_evidence_ids) break;
+      const auto& a = al.alignments[h.alignment];
+      f.alignment_ids.push_back(operator_alignment_id(al, a, rules));
+      for (uint32_t m = 0; m < a.member_ranks && f.evidence_ids.size() < d.max_evidence_ids; ++m) {
+        const auto& mem = al.members[a.first_member + m];
+        if (mem.rank != suspect && mem.rank != a.shortest_rank && mem.rank != a.longest_rank) continue;
+        for (const uint32_t row : per_rank[mem.rank]->buckets[mem.partial].rows) {
+          if (f.evidence_ids.size() >= d.max_evidence_ids) break;
+          f.evidence_ids.push_back("evt_" + std::to_string(rank_ordinals[mem.rank]) + "_" + std::to_string(row));
+        }
+      }
+    }
+    if (hits.size() > f.alignment_ids.size())
+      f.limitations.push_back("lists the " + std::to_string(f.alignment_ids.size()) + " worst of " +
+                              std::to_string(hits.size()) + " alignments (all are in cross_rank_alignment.csv)");
+    if (!role.start_skew_trigger)
+      f.limitations.push_back("a kernel's duration includes the time it waits for its peers; the pattern (" +
+                              std::string(late ? "late_arrival" : "slow_finish") +
+                              ") compares when members started and ended on clock-corrected times");
+    f.limitations.push_back("alignment: time_bucket_v1 on clock-corrected starts (" + fmt("%.0f", rules.bucket_us) +
+                            " us buckets)");
+    JsonWriter w;
+    w.begin_object();
+    w.kv("role", role.name);
+    w.kv("share_of_rank_alignments", share);
+    w.kv("pattern", role.start_skew_trigger ? "start_skew" : (late ? "late_arrival" : "slow_finish"));
+    w.kv("alignment_count", static_cast<uint64_t>(hits.size()));
+    w.kv("worst_duration_ratio", worst.duration_ratio);
+    w.kv("worst_duration_skew_us", us(worst.dur_max_ns - worst.dur_min_ns));
+    w.kv("worst_start_skew_us", us(worst.start_skew_ns));
+    w.kv("excess_ms", excess / 1e6);
+    w.key("name_keys");  // the most skewed names first (at most 16)
+    std::vector<std::pair<uint64_t, std::string>> by_count;
+    for (const auto& [n, c] : names) by_count.push_back({c, n});
+    std::stable_sort(by_count.begin(), by_count.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    w.begin_object();
+    for (size_t i = 0; i < by_count.size() && i < 16; ++i) w.kv(by_count[i].second, by_count[i].first);
+    w.end_object();
+    w.end_object();
+    f.metrics_json = w.take();
+    f.magnitude_ms = excess / 1e6;
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace ascprof::analysis

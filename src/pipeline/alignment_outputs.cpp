@@ -1,0 +1,196 @@
+#include "alignment_outputs.hpp"
+
+#include "ascprof/analysis/diagnose.hpp"
+#include "ascprof/common/csv_writer.hpp"
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The union of the step and operator columns, in first-seen order (the reference's convention).
+const char* const kColumns[] = {
+    "alignment_id",  "alignment_type",  "rank_ids",        "segment_ids",     "event_ids",
+    "start_us",      "end_us",          "alignment_method", "alignment_confidence", "alignment_limitations",
+    "member_count",  "wall_skew_us",    "layer_counts",    "step_families",   "is_structure_mismatch",
+    "role",          "name_key",        "shape_signature", "rank_count",      "start_skew_us",
+    "end_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us", "duration_ratio",
+    "wait_max_us",   "evidence_ids"};
+constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
+
+constexpr const char* kStepMethod = "step_time_overlap_v1+clock_offsets";
+constexpr const char* kOperatorMethod = "time_bucket_v1+clock_offsets";
+
+double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+std::string json_list(const std::vector<std::string>& v) {
+  JsonWriter w;
+  w.begin_array();
+  for (const auto& x : v) w.value(x);
+  w.end_array();
+  return w.take();
+}
+
+// Both files grow row by row; a row is written to each before the next is built.
+class Sinks {
+ public:
+  Status open(const fs::path& dir) {
+    ASCPROF_RETURN_IF_ERROR(json_.open(dir / "cross_rank_alignment.json"));
+    ASCPROF_RETURN_IF_ERROR(csv_.open(dir / "cross_rank_alignment.csv"));
+    json_.write("[");
+    return {};
+  }
+  void row(const std::string& json_object, const std::string& csv_line) {
+    if (rows_ == 0) {
+      std::string header;
+      for (size_t i = 0; i < kColumnCount; ++i) header += std::string(i ? "," : "") + kColumns[i];
+      csv_.write(header + "\n");
+    }
+    json_.write(rows_ ? ",\n  " : "\n  ");
+    json_.write(json_object);
+    csv_.write(csv_line);
+    ++rows_;
+  }
+  Status commit(std::vector<std::string>* written) {
+    json_.write(rows_ ? "\n]\n" : "]\n");  // no rows: "[]" and an empty CSV (reference convention)
+    ASCPROF_RETURN_IF_ERROR(json_.commit());
+    ASCPROF_RETURN_IF_ERROR(csv_.commit());
+    written->push_back(json_.path().string());
+    written->push_back(csv_.path().string());
+    return {};
+  }
+
+ private:
+  AtomicFileWriter json_, csv_;
+  uint64_t rows_ = 0;
+};
+
+void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks& out) {
+  const auto& windows = *t.windows;
+  std::vector<std::string> segs, fams, evidence;
+  std::vector<uint64_t> layers;
+  for (const size_t m : al.members) {
+    segs.push_back(windows[m].segment_id);
+    fams.push_back(windows[m].step_family);
+    layers.push_back(windows[m].main_layer_count);
+    evidence.push_back(stable_id("evd", {windows[m].segment_id, "step_window"}));
+  }
+  JsonWriter a;
+  a.begin_object();
+  a.kv("alignment_id", al.alignment_id);
+  a.kv("alignment_type", "time_window");
+  a.key("rank_ids");
+  a.raw(json_list(al.rank_ids));
+  a.key("segment_ids");
+  a.raw(json_list(segs));
+  a.key("event_ids");
+  a.raw("[]");
+  a.kv("start_us", us(al.start_ns));
+  a.kv("end_us", us(al.end_ns));
+  a.kv("alignment_method", kStepMethod);
+  a.kv("alignment_confidence", al.confidence);
+  a.key("alignment_limitations");
+  a.raw("[]");
+  a.kv("member_count", static_cast<uint64_t>(al.members.size()));
+  a.kv("wall_skew_us", al.wall_skew_us);
+  a.key("layer_counts");
+  a.begin_array();
+  for (const auto v : layers) a.value(v);
+  a.end_array();
+  a.key("step_families");
+  a.raw(json_list(fams));
+  a.kv("is_structure_mismatch", al.is_structure_mismatch);
+  a.key("evidence_ids");
+  a.raw(json_list(evidence));
+  a.end_object();
+  std::string layer_list = "[";
+  for (size_t i = 0; i < layers.size(); ++i) layer_list += (i ? "," : "") + std::to_string(layers[i]);
+  layer_list += "]";
+  CsvRow r;
+  r.text(al.alignment_id).text("time_window").json(json_list(al.rank_ids)).json(json_list(segs)).json("[]");
+  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kStepMethod).text(al.confidence).json("[]");
+  r.number(static_cast<uint64_t>(al.members.size())).number(al.wall_skew_us, 3).json(layer_list).json(json_list(fams));
+  r.boolean(al.is_structure_mismatch);
+  for (int i = 0; i < 11; ++i) r.empty();  // the operator columns
+  r.json(json_list(evidence));
+  out.row(a.take(), r.take_line());
+}
+
+void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& al, Sinks& out) {
+  const auto& ops = *t.operators;
+  const auto& key = ops.keys[al.key];
+  const std::string role = key.role < t.rules->roles.size() ? t.rules->roles[key.role].name : std::to_string(key.role);
+  std::vector<std::string> ranks, events;
+  for (uint32_t m = 0; m < al.member_ranks; ++m) {
+    const auto& mem = ops.members[al.first_member + m];
+    ranks.push_back((*t.rank_ids)[mem.rank]);
+    const std::string prefix = "evt_" + std::to_string((*t.rank_ordinals)[mem.rank]) + "_";
+    for (const uint32_t row : (*t.per_rank)[mem.rank]->buckets[mem.partial].rows) events.push_back(prefix + std::to_string(row));
+  }
+  std::vector<std::string> limitations;
+  if (events.size() < al.member_count)
+    limitations.push_back("event_ids lists the first " + std::to_string(t.rules->max_rows_per_rank) +
+                          " members of each rank (" + std::to_string(al.member_count) + " in all)");
+  const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
+  const char* conf = analysis::confidence_name(al.confidence);
+  const double skew = us(al.dur_max_ns - al.dur_min_ns);
+  JsonWriter a;
+  a.begin_object();
+  a.kv("alignment_id", id);
+  a.kv("alignment_type", "operator");
+  a.key("rank_ids");
+  a.raw(json_list(ranks));
+  a.key("segment_ids");
+  a.raw("[]");
+  a.key("event_ids");
+  a.raw(json_list(events));
+  a.kv("start_us", us(al.start_ns));
+  a.kv("end_us", us(al.end_ns));
+  a.kv("alignment_method", kOperatorMethod);
+  a.kv("alignment_confidence", conf);
+  a.key("alignment_limitations");
+  a.raw(json_list(limitations));
+  a.kv("member_count", al.member_count);
+  a.kv("role", role);
+  a.kv("name_key", key.name_key);
+  a.kv("shape_signature", key.shape);
+  a.kv("rank_count", uint64_t{al.member_ranks});
+  a.kv("start_skew_us", us(al.start_skew_ns));
+  a.kv("end_skew_us", us(al.end_skew_ns));
+  a.kv("duration_min_us", us(al.dur_min_ns));
+  a.kv("duration_max_us", us(al.dur_max_ns));
+  a.kv("duration_skew_us", skew);
+  a.kv("duration_ratio", al.duration_ratio);
+  a.kv("wait_max_us", us(al.wait_max_ns));
+  a.key("evidence_ids");
+  a.raw(json_list(events));
+  a.end_object();
+  CsvRow r;
+  r.text(id).text("operator").json(json_list(ranks)).json("[]").json(json_list(events));
+  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kOperatorMethod).text(conf).json(json_list(limitations));
+  r.number(al.member_count);
+  for (int i = 0; i < 4; ++i) r.empty();  // the step columns
+  r.text(role).text(key.name_key).text(key.shape).number(uint64_t{al.member_ranks});
+  r.number(us(al.start_skew_ns), 3).number(us(al.end_skew_ns), 3).number(us(al.dur_min_ns), 3);
+  r.number(us(al.dur_max_ns), 3).number(skew, 3).number(al.duration_ratio, 6).number(us(al.wait_max_ns), 3);
+  r.json(json_list(events));
+  out.row(a.take(), r.take_line());
+}
+
+}  // namespace
+
+Status write_alignment_tables(const fs::path& out_dir, const AlignmentTables& t, std::vector<std::string>* written) {
+  Sinks out;
+  ASCPROF_RETURN_IF_ERROR(out.open(out_dir));
+  if (t.steps != nullptr)
+    for (const auto& al : *t.steps) step_row(t, al, out);
+  if (t.operators != nullptr)
+    for (const auto& al : t.operators->alignments) operator_row(t, al, out);
+  return out.commit(written);
+}
+
+}  // namespace ascprof::pipeline

@@ -1,0 +1,180 @@
+// raw_kernel_index.csv fragments (reference-analysis.md §2.5.9): one row per kernel, streamed.
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ascprof/analysis/normalize.hpp"
+#include "ascprof/common/csv_writer.hpp"
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stable_id.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
+
+namespace ascprof::pipeline {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A rank has 600k+ kernels (~150 MB of rows): text goes out in chunks of this size.
+constexpr size_t kFlushBytes = 4u << 20;
+
+void append_uint(std::string& out, uint64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+// µs with exactly 3 decimals from integer ns, as summary_outputs.cpp's us_text writes them (no double
+// in between: epoch µs need 19 digits), without a temporary string per cell.
+void append_us(std::string& out, int64_t ns) {
+  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  if (ns < 0) out += '-';
+  append_uint(out, a / 1000);
+  const auto frac = static_cast<unsigned>(a % 1000);
+  out += '.';
+  out += static_cast<char>('0' + frac / 100);
+  out += static_cast<char>('0' + frac / 10 % 10);
+  out += static_cast<char>('0' + frac % 10);
+}
+
+// A text cell exactly as CsvRow::text writes it. Almost every kernel name and shape signature needs
+// neither quoting nor a formula guard, so the common case appends the view as is and only the rare
+// cell goes through CsvRow (the one source of the quoting rules).
+void append_text(std::string& out, std::string_view v) {
+  const bool guard = !v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' ||
+                                    v[0] == '\r');
+  if (!guard && v.find_first_of(",\"\r\n") == std::string_view::npos) {
+    out += v;
+    return;
+  }
+  CsvRow r;
+  r.text(v);
+  out += r.str();
+}
+
+// ["a","b"] as one (quoted) CSV cell.
+std::string json_list_cell(const std::vector<std::string>& names) {
+  std::string json = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) json += ',';
+    json += '"';
+    json_escape_append(json, names[i]);
+    json += '"';
+  }
+  json += ']';
+  CsvRow r;
+  r.json(json);
+  return r.str();
+}
+
+// The .part file under its temporary name until commit(); removed if not committed.
+class PartFile {
+ public:
+  explicit PartFile(fs::path path) : path_(std::move(path)), tmp_(temp_sibling(path_)) {}
+  ~PartFile() {
+    if (f_ != nullptr) std::fclose(f_);
+    if (!committed_) {
+      std::error_code ec;
+      fs::remove(tmp_, ec);
+    }
+  }
+  PartFile(const PartFile&) = delete;
+  PartFile& operator=(const PartFile&) = delete;
+
+  Status open() {
+    f_ = std::fopen(tmp_.c_str(), "wb");
+    if (f_ == nullptr) return file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
+    return {};
+  }
+  Status write(std::string& text) {
+    if (!text.empty() && std::fwrite(text.data(), 1, text.size(), f_) != text.size())
+      return file_error(ErrorCode::kIo, tmp_.string(), "byte " + std::to_string(written_), std::strerror(errno));
+    written_ += text.size();
+    text.clear();
+    return {};
+  }
+  Status commit() {
+    const int rc = std::fclose(f_);
+    f_ = nullptr;
+    if (rc != 0) return file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
+    std::error_code ec;
+    fs::rename(tmp_, path_, ec);
+    if (ec) return file_error(ErrorCode::kIo, path_.string(), "", "cannot rename: " + ec.message());
+    committed_ = true;
+    return {};
+  }
+
+ private:
+  fs::path path_, tmp_;
+  std::FILE* f_ = nullptr;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
+
+}  // namespace
+
+Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std::string& rank_id,
+                                   const std::string& kernel_details_path, const model::KernelTable& k,
+                                   const analysis::NormalizedKernels& norm, const StringPool& pool,
+                                   const knowledge::Knowledge& kb) {
+  const fs::path out = dir / "raw_kernel_index.csv.part";
+  const size_t n = k.size();
+  if (norm.taxon.size() != n || norm.shape_signature.size() != n || k.name.size() != n || k.type.size() != n ||
+      k.dur_ns.size() != n || k.wait_ns.size() != n)
+    return file_error(ErrorCode::kInternal, out.string(), "",
+                      "normalized columns are not parallel to the " + std::to_string(n) + " kernel rows");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
+
+  // Per distinct (name, type, core): its roles and categories cells, rendered once.
+  std::vector<std::string> taxon_cells(norm.taxa.size());
+  for (size_t t = 0; t < norm.taxa.size(); ++t) {
+    const auto& e = norm.taxa[t];
+    taxon_cells[t] = json_list_cell(analysis::role_names(e.roles, kb.vocab)) + "," +
+                     json_list_cell(analysis::category_names(e.categories, kb.vocab)) + ",";
+  }
+  const std::string evt_prefix = "evt_" + std::to_string(ord) + "_";
+  std::string rank_source = ",";
+  append_text(rank_source, rank_id);
+  rank_source += ',';
+  append_text(rank_source, stable_id("src", {rank_id, "kernel_details_csv", kernel_details_path}));
+  rank_source += ',';
+
+  PartFile file(out);
+  ASCPROF_RETURN_IF_ERROR(file.open());
+  std::string buf;
+  buf.reserve(kFlushBytes + (64u << 10));
+  for (size_t row = 0; row < n; ++row) {
+    buf += evt_prefix;
+    append_uint(buf, row);
+    buf += rank_source;
+    append_uint(buf, row);
+    buf += ',';
+    append_text(buf, pool.view(k.name[row]));
+    buf += ',';
+    append_text(buf, pool.view(k.type[row]));
+    buf += ',';
+    append_us(buf, k.start_ns[row]);
+    buf += ',';
+    append_us(buf, k.dur_ns[row]);
+    buf += ',';
+    append_us(buf, k.wait_ns[row]);
+    buf += ',';
+    const uint32_t t = norm.taxon[row];
+    if (t < taxon_cells.size()) buf += taxon_cells[t];
+    else buf += "[],[],";
+    if (norm.shape_signature[row] != 0) append_text(buf, pool.view(norm.shape_signature[row]));
+    buf += '\n';
+    if (buf.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(file.write(buf));
+  }
+  ASCPROF_RETURN_IF_ERROR(file.write(buf));
+  return file.commit();
+}
+
+}  // namespace ascprof::pipeline

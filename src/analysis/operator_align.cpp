@@ -24,7 +24,138 @@ std::string key_text(const OperatorKey& k) {
   return s;
 }
 
+// Varints: unsigned LEB128; signed values zigzag-mapped first.
+void put_u(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+void put_s(std::string& out, int64_t v) {
+  put_u(out, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
+}
+void put_text(std::string& out, const std::string& t) {
+  put_u(out, t.size());
+  out += t;
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view b) : b_(b) {}
+  bool u(uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= b_.size()) return false;
+      const auto c = static_cast<uint8_t>(b_[pos_++]);
+      *v |= static_cast<uint64_t>(c & 0x7f) << shift;
+      if ((c & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool s(int64_t* v) {
+    uint64_t z = 0;
+    if (!u(&z)) return false;
+    *v = static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
+    return true;
+  }
+  bool text(std::string* t) {
+    uint64_t n = 0;
+    if (!u(&n) || n > b_.size() - pos_) return false;
+    t->assign(b_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool done() const { return pos_ == b_.size(); }
+
+ private:
+  std::string_view b_;
+  size_t pos_ = 0;
+};
+
 }  // namespace
+
+std::string pack_buckets(const RankOperatorBuckets& r) {
+  std::string out;
+  out.reserve(16 + r.buckets.size() * 24);
+  put_u(out, r.built ? 1 : 0);
+  put_u(out, r.keys.size());
+  for (const auto& k : r.keys) {
+    put_u(out, k.role);
+    put_text(out, k.name_key);
+    put_text(out, k.shape);
+  }
+  put_u(out, r.buckets.size());
+  uint32_t key = 0;
+  int64_t bucket = 0;
+  for (const auto& b : r.buckets) {
+    put_s(out, static_cast<int64_t>(b.key) - key);
+    put_s(out, b.bucket - bucket);
+    key = b.key;
+    bucket = b.bucket;
+    put_u(out, b.count);
+    put_s(out, b.start_min_ns);  // absolute once per bucket: the others are relative to it
+    put_s(out, b.start_max_ns - b.start_min_ns);
+    put_s(out, b.end_max_ns - b.start_max_ns);
+    put_s(out, b.dur_min_ns);
+    put_s(out, b.dur_max_ns - b.dur_min_ns);
+    put_s(out, b.wait_max_ns);
+    put_u(out, b.rows.size());
+    int64_t row = 0;
+    for (const uint32_t x : b.rows) {
+      put_s(out, static_cast<int64_t>(x) - row);
+      row = x;
+    }
+  }
+  return out;
+}
+
+bool unpack_buckets(std::string_view bytes, RankOperatorBuckets* out) {
+  Reader in(bytes);
+  RankOperatorBuckets r;
+  uint64_t built = 0, nkeys = 0, nbuckets = 0;
+  if (!in.u(&built) || !in.u(&nkeys) || nkeys > bytes.size()) return false;
+  r.built = built != 0;
+  r.keys.resize(nkeys);
+  for (auto& k : r.keys) {
+    uint64_t role = 0;
+    if (!in.u(&role) || !in.text(&k.name_key) || !in.text(&k.shape)) return false;
+    k.role = static_cast<uint32_t>(role);
+  }
+  if (!in.u(&nbuckets) || nbuckets > bytes.size()) return false;
+  r.buckets.resize(nbuckets);
+  int64_t key = 0, bucket = 0;
+  for (auto& b : r.buckets) {
+    int64_t dk = 0, db = 0, smin = 0, sspan = 0, eoff = 0, dmin = 0, dspan = 0, wait = 0;
+    uint64_t count = 0, nrows = 0;
+    if (!in.s(&dk) || !in.s(&db) || !in.u(&count) || !in.s(&smin) || !in.s(&sspan) || !in.s(&eoff) || !in.s(&dmin) ||
+        !in.s(&dspan) || !in.s(&wait) || !in.u(&nrows) || nrows > bytes.size())
+      return false;
+    key += dk;
+    bucket += db;
+    if (key < 0 || static_cast<uint64_t>(key) >= nkeys) return false;
+    b.key = static_cast<uint32_t>(key);
+    b.bucket = bucket;
+    b.count = static_cast<uint32_t>(count);
+    b.start_min_ns = smin;
+    b.start_max_ns = smin + sspan;
+    b.end_max_ns = b.start_max_ns + eoff;
+    b.dur_min_ns = dmin;
+    b.dur_max_ns = dmin + dspan;
+    b.wait_max_ns = wait;
+    b.rows.resize(nrows);
+    int64_t row = 0;
+    for (auto& x : b.rows) {
+      int64_t d = 0;
+      if (!in.s(&d)) return false;
+      row += d;
+      x = static_cast<uint32_t>(row);
+    }
+  }
+  if (!in.done()) return false;
+  *out = std::move(r);
+  return true;
+}
 
 const char* confidence_name(uint8_t c) { return c >= 2 ? "high" : (c == 1 ? "medium" : "low"); }
 

@@ -96,14 +96,14 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
   }
 }
 
-// One rank's operator bucket partials, sent in the second gather.
+// One rank's operator bucket partials (analysis::pack_buckets), sent in the second gather.
 struct RankBucketsMessage {
   int32_t root_index = 0, rank_index = 0;
-  analysis::RankOperatorBuckets buckets;
+  std::string packed;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & buckets;
+    ar & root_index & rank_index & packed;
   }
 };
 
@@ -211,11 +211,14 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::gather(world, mine, all, 0);
   std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
   size_t outcome_count = 0;
-  double segment_cpu = 0, classify_cpu = 0, summarize_cpu = 0;
+  double segment_cpu = 0, classify_cpu = 0, summarize_cpu = 0, ingest_cpu = 0, normalize_cpu = 0, write_cpu = 0;
   if (me == 0)
     for (auto& per_process : all)
       for (auto& o : per_process) {
         ++outcome_count;
+        ingest_cpu += o.ingest_seconds;
+        normalize_cpu += o.normalize_seconds;
+        write_cpu += o.write_seconds;
         segment_cpu += o.segment_seconds;
         classify_cpu += o.classify_seconds;
         summarize_cpu += o.summarize_seconds;
@@ -239,10 +242,11 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   for (auto& o : mine) {
     const auto it = offset_of.find({o.root_index, o.rank_index});
     pipeline::fold_operator_buckets(o, it == offset_of.end() ? 0 : it->second, *kb);
-    if (o.operator_buckets.built) my_buckets.push_back({o.root_index, o.rank_index, std::move(o.operator_buckets)});
+    if (o.operator_buckets.built) my_buckets.push_back({o.root_index, o.rank_index, analysis::pack_buckets(o.operator_buckets)});
   }
   mine.clear();
-  my_payload += packed_size(world, my_buckets);
+  const uint64_t my_bucket_payload = packed_size(world, my_buckets);
+  my_payload += my_bucket_payload;
   std::vector<std::vector<RankBucketsMessage>> all_buckets;
   mpi::gather(world, my_buckets, all_buckets, 0);
   my_buckets.clear();
@@ -252,14 +256,17 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       for (auto& o : outcomes) outcome_of[{root, o.rank_index}] = &o;
     for (auto& per_process : all_buckets)
       for (auto& m : per_process)
-        if (auto it = outcome_of.find({m.root_index, m.rank_index}); it != outcome_of.end())
-          it->second->operator_buckets = std::move(m.buckets);
+        if (auto it = outcome_of.find({m.root_index, m.rank_index}); it != outcome_of.end() &&
+                                                                      !analysis::unpack_buckets(m.packed, &it->second->operator_buckets))
+          std::fprintf(stderr, "ascprof-mpi: rank %s: damaged operator buckets in the gather; it takes no part in operator alignment\n",
+                       it->second->rank_id.c_str());
   }
   all_buckets.clear();
   std::vector<double> work_seconds;
   mpi::gather(world, my_work_seconds, work_seconds, 0);
-  std::vector<uint64_t> payloads;
+  std::vector<uint64_t> payloads, bucket_payloads;
   mpi::gather(world, my_payload, payloads, 0);
+  mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
   const double gather_seconds = since(t);
 
   if (me == 0) {
@@ -287,8 +294,9 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     const bool structure_errors = !nothing && !partial && (hard_errors > 0 || islands > 0);
     result.exit_code = nothing ? 3 : (partial ? 1 : (structure_errors ? 4 : 0));
 
-    uint64_t payload_total = 0;
+    uint64_t payload_total = 0, bucket_total = 0;
     for (uint64_t b : payloads) payload_total += b;
+    for (uint64_t b : bucket_payloads) bucket_total += b;
     double work_max = 0;
     for (double s : work_seconds) work_max = std::max(work_max, s);
 
@@ -322,17 +330,33 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.begin_object();
     w.kv("discover", discover_seconds);
     w.kv("rank_jobs", work_max);         // slowest process: ingest + normalize + segment + classify + HDF5
+    w.kv("ingest_cpu", ingest_cpu);      // summed over ranks: reading the input files
+    w.kv("normalize_cpu", normalize_cpu);
+    w.kv("write_cpu", write_cpu);        // HDF5 and CSV fragments of the ranks
     w.kv("segment_cpu", segment_cpu);    // summed over ranks
     w.kv("classify_cpu", classify_cpu);  // summed over ranks
     w.kv("summarize_cpu", summarize_cpu);  // summed over ranks
     w.kv("gather", gather_seconds);
-    w.kv("root_outputs", outputs_seconds);
+    w.kv("root_outputs", outputs_seconds);  // coordinator, all roots; split below
+    double structure = 0, summary = 0, cross = 0, diag = 0;
+    for (const auto& r : summaries) {
+      structure += r.structure_seconds;
+      summary += r.summary_seconds;
+      cross += r.cross_rank_seconds;
+      diag += r.diagnostics_seconds;
+    }
+    w.kv("root_structure", structure);
+    w.kv("root_summary", summary);
+    w.kv("root_cross_rank", cross);
+    w.kv("root_diagnostics", diag);
     w.kv("total", since(t_start));
     w.end_object();
     w.key("gathered_bytes");
     w.begin_object();
     w.kv("total", payload_total);
     w.kv("per_rank", outcome_count ? static_cast<double>(payload_total) / static_cast<double>(outcome_count) : 0.0);
+    w.kv("operator_buckets_per_rank",  // the second round's share of per_rank
+         outcome_count ? static_cast<double>(bucket_total) / static_cast<double>(outcome_count) : 0.0);
     w.end_object();
     w.kv("output_dir", req.out);
     w.key("status_counts");
@@ -360,6 +384,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.kv("layer_classes", s.structure.layer_classes);
       w.kv("block_classes", s.structure.block_classes);
       w.kv("finding_count", s.finding_count);
+      w.kv("step_alignment_count", s.step_alignment_count);
+      w.kv("operator_alignment_count", s.operator_alignment_count);
       w.key("failed_ranks");
       w.begin_array();
       for (const auto& f : s.failed_ranks) w.value(f);

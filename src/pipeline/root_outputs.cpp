@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -586,8 +587,15 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   record(out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
   record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
   record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
+  auto t0 = Clock::now();
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
+  s.structure_seconds = seconds(t0);
+  t0 = Clock::now();
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
+  s.summary_seconds = seconds(t0);
+  t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now
   if (kb != nullptr) {
     const auto offsets = clock_offsets_ns(outcomes);
@@ -596,7 +604,12 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   }
   CrossRank cr;
   if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, cr, s);
+  s.step_alignment_count = cr.steps.size();
+  s.operator_alignment_count = cr.operators.alignments.size();
+  s.cross_rank_seconds = seconds(t0);
+  t0 = Clock::now();
   if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, cr, s);
+  s.diagnostics_seconds = seconds(t0);
   return s;
 }
 

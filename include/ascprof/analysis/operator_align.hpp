@@ -9,6 +9,7 @@
 /// Roles, width and confidence thresholds: knowledge/operator_alignment.rules. Plain functions.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ascprof/analysis/normalize.hpp"
@@ -68,6 +69,13 @@ struct RankOperatorBuckets {
     ar & built & keys & buckets;
   }
 };
+
+/// The buckets as a compact byte string for the MPI gather (zigzag varints, deltas against the
+/// previous bucket and the bucket's own start): about a fifth of the plain serialised size.
+std::string pack_buckets(const RankOperatorBuckets& buckets);
+
+/// Reads pack_buckets' bytes; false (and `out` untouched) when the bytes are damaged.
+bool unpack_buckets(std::string_view bytes, RankOperatorBuckets* out);
 
 /// Folds the candidates into buckets after subtracting `offset_ns` (the rank's clock offset).
 RankOperatorBuckets operator_buckets(const OperatorCandidates& candidates, int64_t offset_ns,

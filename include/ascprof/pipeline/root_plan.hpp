@@ -65,6 +65,9 @@ struct RootSummary {
   std::vector<std::string> outputs;       ///< files written for this root
   StructureTotals structure;              ///< segment + classify totals (hard errors, classes)
   uint64_t finding_count = 0;             ///< diagnosis findings that passed the evidence gate
+  uint64_t operator_alignment_count = 0, step_alignment_count = 0;
+  /// Coordinator seconds per part of write_root_outputs (for stage_timings).
+  double structure_seconds = 0, summary_seconds = 0, cross_rank_seconds = 0, diagnostics_seconds = 0;
 };
 
 /// Writes the root-level outputs of the rank-local stages from the gathered outcomes (of this root

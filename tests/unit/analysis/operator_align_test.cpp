@@ -3,6 +3,8 @@
 // skewed alignments (late arrival vs slow finish, thresholds, folding into a known cause).
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "support/test_support.hpp"
@@ -200,6 +202,33 @@ TEST(OperatorFindings, JitterBelowTheGroupThresholdsIsNotAFinding) {
   const auto al = align_operators({&b[0], &b[1], &b[2]}, kb().operator_alignment);
   std::vector<model::Finding> causes;
   EXPECT_TRUE(diagnose_operator_alignments(al, {&b[0], &b[1], &b[2]}, {"0", "1", "2"}, {0, 1, 2}, kb(), causes).empty());
+}
+
+TEST(OperatorAlign, PackedBucketsRoundTripAndDamageIsRefused) {
+  const std::vector<OperatorKey> keys = {{role("compute.matmul"), "compute.matmul", "shape_a"},
+                                         {role("communication.collective"), "hcom_allReduce_\"x", "no_shape"}};
+  // a negative corrected time, a long collective, several rows per bucket
+  const auto b = operator_buckets(candidates(keys, {{0, 100, 5}, {0, 400, 7}, {1, 2500, 900000}, {0, 7000, 1}}),
+                                  1'000'000, kb().operator_alignment);
+  const std::string bytes = pack_buckets(b);
+  RankOperatorBuckets back;
+  ASSERT_TRUE(unpack_buckets(bytes, &back));
+  ASSERT_EQ(back.keys.size(), b.keys.size());
+  EXPECT_EQ(back.keys[1].name_key, b.keys[1].name_key);
+  ASSERT_EQ(back.buckets.size(), b.buckets.size());
+  for (size_t i = 0; i < b.buckets.size(); ++i) {
+    const auto &x = b.buckets[i], &y = back.buckets[i];
+    EXPECT_EQ(std::tie(x.key, x.bucket, x.count, x.start_min_ns, x.start_max_ns, x.end_max_ns, x.dur_min_ns, x.dur_max_ns,
+                       x.wait_max_ns, x.rows),
+              std::tie(y.key, y.bucket, y.count, y.start_min_ns, y.start_max_ns, y.end_max_ns, y.dur_min_ns, y.dur_max_ns,
+                       y.wait_max_ns, y.rows));
+  }
+  EXPECT_TRUE(back.built);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {  // every truncation is refused, never read past the end
+    RankOperatorBuckets t;
+    EXPECT_FALSE(unpack_buckets(std::string_view(bytes).substr(0, cut), &t)) << cut;
+  }
+  EXPECT_FALSE(unpack_buckets(bytes + "x", &back));
 }
 
 TEST(OperatorAlignRules, BadRoleCategoryNamesFileAndLine) {

@@ -124,17 +124,37 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   const auto& ops = *t.operators;
   const auto& key = ops.keys[al.key];
   const std::string role = key.role < t.rules->roles.size() ? t.rules->roles[key.role].name : std::to_string(key.role);
-  std::vector<std::string> ranks, events;
-  for (uint32_t m = 0; m < al.member_ranks; ++m) {
-    const auto& mem = ops.members[al.first_member + m];
-    ranks.push_back((*t.rank_ids)[mem.rank]);
-    const std::string prefix = "evt_" + std::to_string((*t.rank_ordinals)[mem.rank]) + "_";
-    for (const uint32_t row : (*t.per_rank)[mem.rank]->buckets[mem.partial].rows) events.push_back(prefix + std::to_string(row));
+  std::vector<std::string> ranks, events, evidence;
+  auto id_of = [&t](uint32_t rank, uint32_t row) {
+    return "evt_" + std::to_string((*t.rank_ordinals)[rank]) + "_" + std::to_string(row);
+  };
+  for (uint32_t m = 0; m < al.member_ranks; ++m) ranks.push_back((*t.rank_ids)[ops.members[al.first_member + m].rank]);
+  // event ids round-robin over the ranks (every rank's first member before any second one), capped
+  for (size_t depth = 0; events.size() < t.rules->max_event_ids_per_row; ++depth) {
+    bool any = false;
+    for (uint32_t m = 0; m < al.member_ranks && events.size() < t.rules->max_event_ids_per_row; ++m) {
+      const auto& mem = ops.members[al.first_member + m];
+      const auto& rows = (*t.per_rank)[mem.rank]->buckets[mem.partial].rows;
+      if (depth >= rows.size()) continue;
+      events.push_back(id_of(mem.rank, rows[depth]));
+      any = true;
+    }
+    if (!any) break;
   }
+  // the evidence of the skew: the first rows of the longest and the shortest member
+  for (const uint32_t rank : {al.longest_rank, al.shortest_rank})
+    for (uint32_t m = 0; m < al.member_ranks; ++m) {
+      const auto& mem = ops.members[al.first_member + m];
+      const auto& rows = (*t.per_rank)[mem.rank]->buckets[mem.partial].rows;
+      if (mem.rank == rank && !rows.empty()) {
+        const std::string id = id_of(mem.rank, rows.front());
+        if (evidence.empty() || evidence.back() != id) evidence.push_back(id);
+      }
+    }
   std::vector<std::string> limitations;
   if (events.size() < al.member_count)
-    limitations.push_back("event_ids lists the first " + std::to_string(t.rules->max_rows_per_rank) +
-                          " members of each rank (" + std::to_string(al.member_count) + " in all)");
+    limitations.push_back("event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
+                          " member events (each rank's first ones)");
   const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
   const char* conf = analysis::confidence_name(al.confidence);
   const double skew = us(al.dur_max_ns - al.dur_min_ns);
@@ -167,7 +187,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.kv("duration_ratio", al.duration_ratio);
   a.kv("wait_max_us", us(al.wait_max_ns));
   a.key("evidence_ids");
-  a.raw(json_list(events));
+  a.raw(json_list(evidence));
   a.end_object();
   CsvRow r;
   r.text(id).text("operator").json(json_list(ranks)).json("[]").json(json_list(events));
@@ -177,7 +197,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   r.text(role).text(key.name_key).text(key.shape).number(uint64_t{al.member_ranks});
   r.number(us(al.start_skew_ns), 3).number(us(al.end_skew_ns), 3).number(us(al.dur_min_ns), 3);
   r.number(us(al.dur_max_ns), 3).number(skew, 3).number(al.duration_ratio, 6).number(us(al.wait_max_ns), 3);
-  r.json(json_list(events));
+  r.json(json_list(evidence));
   out.row(a.take(), r.take_line());
 }
 

@@ -223,7 +223,8 @@ struct OperatorAlignmentRules {
   size_t high_min_members = 4;
   double high_max_duration_ratio = 1.5, high_max_start_skew_us = 2000;
   double medium_max_duration_ratio = 2.5, medium_max_start_skew_us = 10000;
-  size_t max_rows_per_rank = 8;  ///< event ids a rank contributes to one alignment row
+  size_t max_rows_per_rank = 8;  ///< member rows a rank keeps per bucket (gathered)
+  size_t max_event_ids_per_row = 64;  ///< event ids one alignment row lists (round-robin over ranks)
   /// Role index of a kernel's categories, or -1 (not aligned).
   int role_of(const CategorySet& categories) const;
   Status load(const RuleFile& file, const Vocabulary& vocab);

@@ -181,7 +181,7 @@ struct RankSummary {
   WindowMetrics rank;                 ///< the whole rank
   std::vector<SegmentSummary> segments;
   std::vector<LayerSummary> layers;
-  std::vector<BlockSummary> blocks;   ///< one per RankClasses::blocks entry (not in the HDF5 tables yet)
+  std::vector<BlockSummary> blocks;   ///< one per RankClasses::blocks entry
   std::vector<OperatorRow> operators; ///< sorted by total cost desc, then name
   std::vector<HcclOpRow> hccl;
   std::vector<WaitAnchorRow> wait_anchors;

@@ -95,13 +95,20 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   for (const char* f : {"step_segments.json", "layer_segments.json", "block_segments.json", "class_signatures.json",
                         "structure_evidence_graph.json", "step_summary.csv", "layer_summary.csv", "operator_summary.csv",
                         "rank_summary.csv", "step_anatomy.csv", "hccl_op_summary.csv", "block_summary.csv",
-                        "operator_class_summary.csv", "cross_rank_alignment.json", "cross_rank_manifest.json",
+                        "operator_class_summary.csv", "hccl_class_summary.csv", "block_class_summary.csv",
+                        "layer_class_summary.csv", "step_class_summary.csv", "raw_kernel_index.csv",
+                        "cross_rank_alignment.json", "cross_rank_alignment.csv", "cross_rank_manifest.json",
                         "diagnosis_findings.json", "evidence_index.csv"}) {
     auto a = read_file(fs::path(plan.out_dir) / f);
     auto b = read_file(mpi_root / f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;
     EXPECT_EQ(*a, *b) << f << " differs between the MPI run and a serial composition";
   }
+  // the operator alignment took part: its buckets crossed the second gather
+  auto manifest = read_file(mpi_root / "cross_rank_manifest.json");
+  ASSERT_TRUE(manifest.ok());
+  EXPECT_EQ(manifest->find("\"operator_alignment_count\": 0"), std::string::npos) << *manifest;
+  EXPECT_NE(manifest->find("\"operator_alignment_count\""), std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -15,6 +15,7 @@ packages=(
   libhdf5-dev hdf5-tools python3-h5py                     # per-rank intermediates; h5dump and h5py for interop tests
   libxlsxwriter-dev zlib1g-dev                            # report.xlsx
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
+  chromium python3-openpyxl                               # report tests: real browser, independent xlsx reader
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -28,7 +28,7 @@ struct TaxonInfo {
 };
 
 struct OpKey {
-  std::string_view name;
+  model::CountName name;  // interned once per key: blocks' top ops share it
   uint32_t type = 0;  // index into the upper-cased type names
 };
 
@@ -72,7 +72,7 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
   const knowledge::RoleSet moe_roles = role_set({"moe"});
   const knowledge::RoleSet comm_roles = role_set({"communication"});
 
-  std::vector<std::string> type_names;  // upper-cased, "" -> UNKNOWN
+  std::vector<model::CountName> type_names;  // upper-cased, "" -> UNKNOWN
   std::unordered_map<std::string, uint32_t> type_index;
   std::unordered_map<StrId, uint32_t> type_of_id;
   std::vector<OpKey> op_keys;
@@ -85,14 +85,14 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
       std::string u = in.pool != nullptr ? upper(in.pool->view(e.type)) : std::string();
       if (u.empty()) u = kUnknown;
       auto [uit, unew] = type_index.try_emplace(u, static_cast<uint32_t>(type_names.size()));
-      if (unew) type_names.push_back(std::move(u));
+      if (unew) type_names.emplace_back(u);
       tit->second = uit->second;
     }
     const uint64_t key = static_cast<uint64_t>(e.name) << 32 | tit->second;
     auto [kit, knew] = op_key_index.try_emplace(key, static_cast<uint32_t>(op_keys.size()));
     if (knew) {
       std::string_view name = e.name != 0 && in.pool != nullptr ? in.pool->view(e.name) : std::string_view{};
-      op_keys.push_back({name.empty() ? kUnknown : name, tit->second});
+      op_keys.push_back({name.empty() ? model::CountName(kUnknown) : model::CountName(name), tit->second});
     }
     TaxonInfo& info = taxa[t];
     info.op_key = kit->second;
@@ -113,6 +113,7 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
   std::vector<uint32_t> op_order(n_ops);
   for (uint32_t i = 0; i < n_ops; ++i) op_order[i] = i;
   std::sort(op_order.begin(), op_order.end(), [&](uint32_t a, uint32_t b) { return op_names[a] < op_names[b]; });
+  const std::vector<model::CountName> op_ids(op_names.begin(), op_names.end());  // interned once
 
   // ---- pipeline columns (same reading as the operator rows: NaN and negatives count as 0) ----
   const auto& fields = kb.pipeline.fields();
@@ -203,8 +204,11 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
         best = op;
     }
     if (best < n_ops) row.dominant_op_type = op_names[best];
+    size_t distinct_ops = 0;
+    for (size_t op = 0; op < n_ops; ++op) distinct_ops += op_count[op] > 0 ? 1 : 0;
+    row.op_type_counts.reserve(distinct_ops);  // exact: ~76k blocks are kept at once
     for (const uint32_t op : op_order)
-      if (op_count[op] > 0) row.op_type_counts.emplace_back(op_names[op], op_count[op]);
+      if (op_count[op] > 0) row.op_type_counts.emplace_back(op_ids[op], op_count[op]);
 
     row.pipeline_signal = signal;
     if (signal) {
@@ -227,7 +231,7 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
     for (size_t i = 0; i < keep; ++i) {
       const OpAcc& acc = op_acc[touched[i]];
       const OpKey& key = op_keys[touched[i]];
-      row.top_ops.push_back({std::string(key.name), type_names[key.type], acc.calls, acc.dur});
+      row.top_ops.push_back({key.name, type_names[key.type], acc.calls, acc.dur});
     }
   }
   return out;

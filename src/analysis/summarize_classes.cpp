@@ -142,7 +142,7 @@ ClassPartials class_partials(const model::RankStructure& s, const model::RankCla
     const int32_t r = block_row[block];
     if (r < 0) return;
     for (const auto& t : sum.blocks[static_cast<size_t>(r)].top_ops)
-      add_top_op(u, t.name, t.task_type, t.call_count, t.duration_sum_ns);
+      add_top_op(u, t.name.str(), t.task_type.str(), t.call_count, t.duration_sum_ns);
   };
 
   // ---- blocks ----
@@ -169,8 +169,8 @@ ClassPartials class_partials(const model::RankStructure& s, const model::RankCla
         for (size_t f = 0; f < n_fields && f < b.pipeline_us.size(); ++f) pipe[f] += b.pipeline_us[f];
       }
       add_named(families, b.bound.bound_family.empty() ? "unknown" : b.bound.bound_family, 1, 0);
-      for (const auto& [op, n] : b.op_type_counts) add_named(op_types, op, n, 0);
-      for (const auto& t : b.top_ops) add_top_op(ops, t.name, t.task_type, t.call_count, t.duration_sum_ns);
+      for (const auto& [op, n] : b.op_type_counts) add_named(op_types, op.str(), n, 0);
+      for (const auto& t : b.top_ops) add_top_op(ops, t.name.str(), t.task_type.str(), t.call_count, t.duration_sum_ns);
     }
     if (p.wall_ns.empty()) continue;
     if (p.pipeline_signal) p.pipeline_us = std::move(pipe);

@@ -135,6 +135,8 @@ class WindowScratch {
       category_names_ = &vocab.categories();
       role_order_ = sorted_order(*role_names_);
       category_order_ = sorted_order(*category_names_);
+      role_ids_.assign(role_names_->begin(), role_names_->end());
+      category_ids_.assign(category_names_->begin(), category_names_->end());
       auto set_role = [&vocab](knowledge::RoleSet& set, const char* name) {
         const int i = vocab.role_index(name);
         if (i >= 0) set.set(static_cast<size_t>(i));
@@ -182,7 +184,7 @@ class WindowScratch {
   std::vector<uint32_t> taxon_stamp_, taxon_count_, touched_;
   std::vector<int32_t> taxon_type_slot_;
   // task types: upper-cased name per slot, with its count for the current window
-  std::vector<std::string> type_names_;
+  std::vector<model::CountName> type_names_;
   std::vector<uint64_t> type_count_;
   std::vector<uint32_t> type_touched_;
   std::unordered_map<std::string, int32_t> type_slot_by_name_;
@@ -195,6 +197,7 @@ class WindowScratch {
   const std::vector<std::string>* role_names_ = nullptr;
   const std::vector<std::string>* category_names_ = nullptr;
   std::vector<uint32_t> role_order_, category_order_;
+  std::vector<model::CountName> role_ids_, category_ids_;  // interned once, not per window
   knowledge::RoleSet attention_roles_, moe_roles_, comm_roles_, tail_roles_;
 };
 
@@ -304,7 +307,7 @@ int32_t WindowScratch::type_slot(StrId type) {
   if (name.empty()) name = "UNKNOWN";
   auto [it, inserted] = type_slot_by_name_.try_emplace(name, static_cast<int32_t>(type_names_.size()));
   if (inserted) {
-    type_names_.push_back(std::move(name));
+    type_names_.emplace_back(name);
     type_count_.push_back(0);
   }
   return it->second;
@@ -356,11 +359,11 @@ void WindowScratch::count_taxa(uint32_t a, uint32_t b, model::WindowMetrics& m, 
   m.category_counts.clear();
   if (role_names_ != nullptr) {
     for (const uint32_t i : role_order_)
-      if (i < knowledge::kMaxRoles && role_count[i] > 0) m.role_counts.emplace_back((*role_names_)[i], role_count[i]);
+      if (i < knowledge::kMaxRoles && role_count[i] > 0) m.role_counts.emplace_back(role_ids_[i], role_count[i]);
     if (category_counts_)
       for (const uint32_t i : category_order_)
         if (i < knowledge::kMaxCategories && category_count[i] > 0)
-          m.category_counts.emplace_back((*category_names_)[i], category_count[i]);
+          m.category_counts.emplace_back(category_ids_[i], category_count[i]);
   }
   // tens of thousands of windows are kept at once: no spare capacity
   m.task_type_counts.shrink_to_fit();

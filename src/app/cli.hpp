@@ -18,7 +18,8 @@ struct CliOptions {
   bool reuse_existing = false;
   bool force = false;
   bool skip_html = false;
-  std::string report_mode = "summary";
+  std::string report_mode = "full-raw";
+  uint32_t timeline_steps = 0;         // report/timeline.json: only each rank's first N steps (0 = all)
   std::string progress = "auto";       // auto | bar | json | none
   int64_t limit = 0;
   bool verbose = false;

@@ -117,9 +117,11 @@ int main(int argc, char** argv) {
     }
     return 2;
   }
-  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify" && last != "summarize") {
-    const std::string msg =
-        "stage '" + last + "' is not available in this version (available: normalize, segment, classify, summarize)";
+  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify" && last != "summarize" &&
+      last != "cross_rank" && last != "diagnostics" && last != "report") {
+    const std::string msg = "stage '" + last +
+                            "' is not available in this version (available: normalize, segment, classify, summarize, "
+                            "cross_rank, diagnostics, report)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -129,7 +131,6 @@ int main(int argc, char** argv) {
   // Options of the product contract whose stages are not built yet are said to do nothing, not ignored silently.
   if (root) {
     if (o.reuse_existing) std::fprintf(stderr, "ascprof-mpi: note: --reuse-existing has no effect yet (resume is not built)\n");
-    if (o.skip_html) std::fprintf(stderr, "ascprof-mpi: note: --skip-html has no effect yet (no report stage)\n");
     if (o.limit > 0) std::fprintf(stderr, "ascprof-mpi: note: --limit applies to sweep, which is not built yet\n");
   }
   ascprof::parallel::AnalyzeRequest req;
@@ -141,6 +142,11 @@ int main(int argc, char** argv) {
   if (last == "normalize") req.last_stage = ascprof::pipeline::kStageNormalize;
   else if (last == "segment") req.last_stage = ascprof::pipeline::kStageSegment;
   else if (last == "classify") req.last_stage = ascprof::pipeline::kStageClassify;
+  // cross_rank and diagnostics run with summarize (their inputs are gathered then); the report last
+  req.write_report = last.empty() || last == "report";
+  req.report.mode = o.report_mode;
+  req.report.skip_html = o.skip_html;
+  req.report.timeline.max_steps = o.timeline_steps;
   if (o.progress == "json") req.progress = ascprof::parallel::ProgressMode::kJson;
   else if (o.progress == "none") req.progress = ascprof::parallel::ProgressMode::kNone;
   const auto result = ascprof::parallel::run_analyze(world, req);

@@ -274,6 +274,23 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     std::vector<pipeline::RootSummary> summaries;
     for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
     const double outputs_seconds = since(t);
+    // the report stage: per root whose analysis stages completed (a failed root has no tables)
+    t = Clock::now();
+    std::string html_status;
+    const bool reporting = req.write_report && req.last_stage >= pipeline::kStageSummarize;
+    if (reporting)
+      for (auto& s : summaries) {
+        if (s.status == "failed" || s.ranks_ok == 0) continue;
+        auto rep = report::write_report(s.out_dir, req.report);
+        if (!rep.ok()) {
+          s.status = "failed";
+          s.error = "report: " + rep.status().to_string();
+          continue;
+        }
+        for (const auto& f : rep->files) s.outputs.push_back(f.string());
+        if (html_status.empty() || rep->html_status != "ok") html_status = rep->html_status;
+      }
+    const double report_seconds = since(t);
 
     uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
@@ -318,14 +335,16 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     for (int32_t i = 0; i <= req.last_stage && i < 4; ++i) w.value(rank_stages[i]);
     if (req.last_stage >= pipeline::kStageSummarize)
       for (const char* s : {"cross_rank", "diagnostics"}) w.value(s);
+    if (reporting) w.value("report");
     w.end_array();
     w.key("stages_partial");  // written, but only part of the stage exists (see each file's stage_status)
     w.begin_array();
     w.end_array();
-    w.key("stages_not_available");  // later stages are not built yet; said plainly, not faked
+    w.key("stages_not_available");  // stages not built yet; said plainly, not faked
     w.begin_array();
-    for (const char* s : {"report"}) w.value(s);
+    for (const char* s : {"resume"}) w.value(s);
     w.end_array();
+    if (reporting) w.kv("html_status", html_status.empty() ? "skipped" : html_status);
     w.key("stage_timings");
     w.begin_object();
     w.kv("discover", discover_seconds);
@@ -349,6 +368,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("root_summary", summary);
     w.kv("root_cross_rank", cross);
     w.kv("root_diagnostics", diag);
+    w.kv("report", report_seconds);
     w.kv("total", since(t_start));
     w.end_object();
     w.key("gathered_bytes");

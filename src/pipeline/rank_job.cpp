@@ -2,9 +2,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <filesystem>
 #include <optional>
+#include <string_view>
+
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
@@ -42,6 +50,32 @@ class Timer {
   Clock::time_point t0_;
 };
 
+// ASCPROF_DEBUG_MEMORY=1: one stderr line per stage boundary with VmRSS, VmHWM (the peak so far) and,
+// on glibc, the heap bytes in use, to see which stage sets a rank's peak memory.
+void memory_probe(const char* stage) {
+  static const bool on = [] {
+    const char* v = std::getenv("ASCPROF_DEBUG_MEMORY");
+    return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+  }();
+  if (!on) return;
+  double rss_mb = 0, hwm_mb = 0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      if (std::strncmp(line, "VmRSS:", 6) == 0) rss_mb = std::strtod(line + 6, nullptr) / 1024.0;
+      if (std::strncmp(line, "VmHWM:", 6) == 0) hwm_mb = std::strtod(line + 6, nullptr) / 1024.0;
+    }
+    std::fclose(f);
+  }
+  double heap_mb = -1;
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 mi = mallinfo2();
+  heap_mb = static_cast<double>(mi.uordblks + mi.hblkhd) / 1048576.0;
+#endif
+  std::fprintf(stderr, "ascprof memory: %-26s VmRSS %8.1f MiB  VmHWM %8.1f MiB  malloc in use %8.1f MiB\n", stage,
+               rss_mb, hwm_mb, heap_mb);
+}
+
 // One rank, read and written section by section: each file's tables are written to the rank's
 // HDF5 file as soon as they are read and then freed, so peak memory is the largest section.
 class RankJob {
@@ -59,9 +93,12 @@ class RankJob {
     writer_.emplace(std::move(created).value());
     ASCPROF_RETURN_IF_ERROR(capture_info());
     ASCPROF_RETURN_IF_ERROR(trace());  // first: segmentation needs its ProfilerStep ranges
+    memory_probe("trace done");
     ASCPROF_RETURN_IF_ERROR(kernels());
+    memory_probe("kernel stages done");
     ASCPROF_RETURN_IF_ERROR(communication());
     ASCPROF_RETURN_IF_ERROR(step_trace());
+    memory_probe("comm + step trace done");
     Timer t(&out_.write_seconds);
     if (out_.device_id < 0) out_.device_id = task_.device_id;
     ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
@@ -100,11 +137,13 @@ class RankJob {
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_kernel_details(task_.kernel_details, pool_, k, stats_));
     }
+    memory_probe("kernel import");
     std::optional<analysis::NormalizedKernels> norm;
     {
       Timer t(&out_.normalize_seconds);
       norm.emplace(analysis::normalize_kernels(k, pool_, kb_, stats_));
     }
+    memory_probe("normalize");
     out_.kernel_rows = k.size();
     out_.pipeline_event_count = norm->pipeline_event_count;
     out_.start_ns = norm->start_ns;
@@ -115,12 +154,17 @@ class RankJob {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_kernel_tables(*writer_, k, *norm, kb_));
     }
-    return structure(k, *norm);
+    memory_probe("kernel tables written");
+    return structure(k, norm);
   }
 
-  // Segment and classify while the kernel table is in memory; only counts leave the process.
-  Status structure(const model::KernelTable& k, const analysis::NormalizedKernels& norm) {
+  // Segment and classify while the kernel table is in memory; only counts leave the process. The
+  // kernel table and normalized columns are freed (`k`, `norm` emptied) as soon as their last
+  // consumer ran, before the summary tables are written, so a big rank's peak memory is not the
+  // kernel table plus the summary plus its rendered text.
+  Status structure(model::KernelTable& k, std::optional<analysis::NormalizedKernels>& norm_opt) {
     if (task_.last_stage < kStageSegment) return {};
+    const analysis::NormalizedKernels& norm = *norm_opt;
     model::RankStructure s;
     {
       Timer t(&out_.segment_seconds);
@@ -132,34 +176,49 @@ class RankJob {
       in.rank_id = task_.rank_id;
       s = analysis::segment_rank(in, kb_);
     }
+    memory_probe("segment");
     model::RankClasses c;
     if (task_.last_stage >= kStageClassify) {
       Timer t(&out_.classify_seconds);
       c = analysis::classify_rank(s, k, norm, pool_, kb_);
     }
+    memory_probe("classify");
     summarise_structure(s, c);
     {
       Timer t(&out_.write_seconds);
       if (task_.last_stage < kStageClassify) return write_segment_tables(*writer_, s);
       ASCPROF_RETURN_IF_ERROR(write_structure_tables(*writer_, s, c));
     }
+    memory_probe("structure tables written");
     if (task_.last_stage < kStageSummarize) return {};
     model::RankSummary sum;
     {
       Timer t(&out_.summarize_seconds);
       analysis::SummarizeInput in{&k, &norm, &pool_, &kb_};
       sum = analysis::summarize_rank(in, s, c);
+      memory_probe("summarize");
       out_.class_partials = analysis::class_partials(s, c, sum, kb_);
+      out_.candidates = std::make_shared<const analysis::OperatorCandidates>(
+          analysis::operator_candidates(k, norm, pool_, kb_));
     }
+    memory_probe("class partials + candidates");
+    out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
+    const fs::path dir = fs::path(task_.root_out) / out_.summary_dir;
+    {
+      Timer t(&out_.write_seconds);
+      ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
+                                                          task_.kernel_details, k, norm, pool_, kb_));
+    }
+    memory_probe("raw kernel index written");
+    // Last reader of the kernel rows: everything below reads only s, c and sum.
+    k = model::KernelTable{};
+    norm_opt.reset();
+    memory_probe("kernel table freed");
     {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_summary_tables(*writer_, sum));
     }
-    {
-      Timer t(&out_.summarize_seconds);
-      out_.candidates = std::make_shared<const analysis::OperatorCandidates>(
-          analysis::operator_candidates(k, norm, pool_, kb_));
-    }
+    memory_probe("summary tables written");
     out_.findings = analysis::diagnose_rank(task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_);
     out_.facts.rank_id = task_.rank_id;
     out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
@@ -177,12 +236,10 @@ class RankJob {
                            h.duration_avg_us, h.duration_min_us, h.duration_p50_us, h.duration_p90_us, h.duration_max_us,
                            h.wait_ratio});
     Timer t(&out_.write_seconds);
-    out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
-    const fs::path dir = fs::path(task_.root_out) / out_.summary_dir;
     ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
                                                      sum, kb_));
-    return write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
-                                       task_.kernel_details, k, norm, pool_, kb_);
+    memory_probe("summary parts written");
+    return {};
   }
 
   void summarise_structure(const model::RankStructure& s, const model::RankClasses& c) {
@@ -237,6 +294,7 @@ class RankJob {
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_trace_view(task_.trace_view, pool_, tr, stats_));
     }
+    memory_probe("trace import");
     out_.trace_events = tr.events_total;
     out_.host_ops = tr.host_ops.size();
     out_.device_tasks = tr.device_tasks.size();
@@ -248,6 +306,7 @@ class RankJob {
     out_.damaged_spans = tr.damaged_spans.size();
     Timer t(&out_.write_seconds);
     ASCPROF_RETURN_IF_ERROR(write_trace_tables(*writer_, tr));
+    memory_probe("trace tables written");
     steps_ = std::move(tr.steps);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
     out_.host_bound = analysis::host_bound_stats(tr, pool_);

@@ -63,6 +63,7 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
     if (!o.ok) continue;
     w.begin_object();
     w.kv("rank_id", o.rank_id);
+    w.kv("rank_index", static_cast<int64_t>(o.rank_index));  // the ordinal in evt_<ordinal>_<row> event ids
     w.kv("rank_dir", o.rank_dir);
     w.kv("rank_id_source", o.rank_id_source);
     w.kv("device_id", static_cast<int64_t>(o.device_id));

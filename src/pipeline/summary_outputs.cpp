@@ -30,12 +30,50 @@ std::string us_text(int64_t ns) {
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
 
-std::string counts_json(const model::Counts& c) {
+// One table's .part file, written in chunks of kPartChunk bytes and renamed into place by commit()
+// (removed if never committed), so a table's whole text is never held.
+class PartStream {
+ public:
+  explicit PartStream(fs::path path) : path_(std::move(path)) {}
+
+  void add(std::string_view line) {
+    buf_ += line;
+    if (buf_.size() >= kPartChunk) spill();
+  }
+
+  // Writes what is left and renames the file into place (an empty table is an empty file).
+  Status commit() {
+    spill();
+    std::string().swap(buf_);
+    ASCPROF_RETURN_IF_ERROR(open_);
+    return file_.commit();
+  }
+
+ private:
+  static constexpr size_t kPartChunk = 4u << 20;
+
+  void spill() {
+    if (!opened_) {
+      opened_ = true;
+      open_ = file_.open(path_);
+    }
+    if (open_.ok()) file_.write(buf_);
+    buf_.clear();
+  }
+
+  fs::path path_;
+  AtomicFileWriter file_;
+  Status open_;
+  bool opened_ = false;
+  std::string buf_;
+};
+
+std::string counts_json(const model::NameCounts& c) {
   std::string out = "{";
   for (size_t i = 0; i < c.size(); ++i) {
     if (i) out += ',';
     out += '"';
-    json_escape_append(out, c[i].first);
+    json_escape_append(out, c[i].first.str());
     out += "\":" + std::to_string(c[i].second);
   }
   return out + "}";
@@ -227,13 +265,15 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
-  // Each table's rows are written out as soon as they are rendered, so at most one table's text
-  // is held (a big rank's layer table alone is tens of MB).
-  std::map<std::string, std::string> parts;
-  auto flush = [&parts, &dir](const char* table) {
-    std::string& text = parts[table];
-    const Status st = write_file_atomic(dir / (std::string(table) + ".part"), text);
-    std::string().swap(text);
+  // Each table's rows go to its .part file in chunks as they are rendered (a big rank's block table
+  // alone is over 100 MB of text); flush() commits the file.
+  std::map<std::string, PartStream> parts;
+  auto part = [&parts, &dir](const char* table) -> PartStream& {
+    return parts.try_emplace(table, dir / (std::string(table) + ".part")).first->second;
+  };
+  auto flush = [&parts, &part](const char* table) {
+    const Status st = part(table).commit();
+    parts.erase(table);
     return st;
   };
   CsvRow r;
@@ -258,7 +298,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     if (g.declared_step >= 0) r.number(g.declared_step);
     else r.empty();
     r.text(g.phase);
-    parts["step_summary.csv"] += r.take_line();
+    part("step_summary.csv").add(r.take_line());
     if (!step) continue;
     const auto& a = ss.anatomy;
     r.text(g.segment_id).text(rank_id).text(g.cluster_id).text(g.step_family).text(g.structure_signature);
@@ -268,7 +308,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     anatomy_cells(r, a.main);
     anatomy_cells(r, a.tail);
     r.number(a.head_ratio).number(a.main_ratio).number(a.tail_ratio).number(a.bubble_ratio);
-    parts["step_anatomy.csv"] += r.take_line();
+    part("step_anatomy.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("step_summary.csv"));
@@ -292,7 +332,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     } else {
       r.empty().empty().empty();
     }
-    parts["layer_summary.csv"] += r.take_line();
+    part("layer_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("layer_summary.csv"));
@@ -318,15 +358,15 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       std::snprintf(buf, sizeof buf, "%.3f", us(t.duration_sum_ns));
       top += (i ? "," : "");
       top += "{\"name\":\"";
-      json_escape_append(top, t.name);
+      json_escape_append(top, t.name.str());
       top += "\",\"task_type\":\"";
-      json_escape_append(top, t.task_type);
+      json_escape_append(top, t.task_type.str());
       top += "\",\"call_count\":" + std::to_string(t.call_count) + ",\"duration_sum_us\":" + buf + "}";
     }
     r.json(top + "]").boolean(bs.has_attention).boolean(bs.has_moe).boolean(bs.has_communication);
     r.text(b.block_class < c.block_classes.size() ? c.block_classes[b.block_class].class_id : std::string());
     r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
-    parts["block_summary.csv"] += r.take_line();
+    part("block_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("block_summary.csv"));
@@ -353,7 +393,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     else r.number(uint64_t{sum.rank.row_start}).number(uint64_t{sum.rank.row_end});
     metric_cells(r, sum.rank);
     r.text(model::step_source_name(s.step_source)).text(s.anchor_family);
-    parts["rank_summary.csv"] += r.take_line();
+    part("rank_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("rank_summary.csv"));
@@ -374,7 +414,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.boolean(o.pipeline_signal);
     if (o.pipeline_us.empty()) r.empty();
     else r.json(pipeline_json(o.pipeline_us, kb));
-    parts["operator_summary.csv"] += r.take_line();
+    part("operator_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("operator_summary.csv"));
@@ -385,7 +425,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
     r.number(h.duration_min_us, 3).number(h.duration_p50_us, 3).number(h.duration_p90_us, 3).number(h.duration_max_us, 3);
     r.number(h.wait_ratio);
-    parts["hccl_op_summary.csv"] += r.take_line();
+    part("hccl_op_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("hccl_op_summary.csv"));
@@ -400,7 +440,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk).json(ranges_json(o.row_ranges));
     r.number(uint64_t{o.row_ranges.size()});
     r.json(events_json(ord, o.sample_rows));
-    parts["wait_anchor_ops.csv"] += r.take_line();
+    part("wait_anchor_ops.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("wait_anchor_ops.csv"));
@@ -410,7 +450,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
     r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
     r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
-    parts["aicpu_summary.csv"] += r.take_line();
+    part("aicpu_summary.csv").add(r.take_line());
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));
@@ -427,7 +467,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                   ms(ss.metrics.largest_internal_bubble_ns));
     r.text(stable_id("evd", {g.segment_id, "step_window"})).text("step_window").text(rank_id).text(g.segment_id).empty();
     r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
-    parts["evidence_index.csv"] += r.take_line();
+    part("evidence_index.csv").add(r.take_line());
     for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < 5; ++i) {
       const auto& b = ss.metrics.top_bubbles[i];
       const std::string id =
@@ -436,7 +476,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                     event_id(ord, b.before_row).c_str(), event_id(ord, b.after_row).c_str());
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
-      parts["evidence_index.csv"] += r.take_line();
+      part("evidence_index.csv").add(r.take_line());
       JsonWriter w;
       w.begin_object();
       w.kv("evidence_id", id);
@@ -463,7 +503,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
     r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
     r.text(text);
-    parts["evidence_index.csv"] += r.take_line();
+    part("evidence_index.csv").add(r.take_line());
   }
   std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string bubble_part;

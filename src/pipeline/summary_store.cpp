@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -20,7 +22,7 @@ namespace {
 
 using model::AnatomyWindow;
 using model::Bubble;
-using model::Counts;
+using model::NameCounts;
 using model::WindowMetrics;
 using RowRanges = std::vector<std::pair<uint32_t, uint32_t>>;
 
@@ -40,10 +42,10 @@ std::string json_ranges(const RowRanges& v) {
   return out;
 }
 
-std::string json_counts(const Counts& c) {
+std::string json_counts(const NameCounts& c) {
   JsonWriter w(false);
   w.begin_object();
-  for (const auto& [name, n] : c) w.kv(name, n);
+  for (const auto& [name, n] : c) w.kv(name.str(), n);
   w.end_object();
   return w.take();
 }
@@ -91,8 +93,8 @@ std::string json_top_ops(const std::vector<model::BlockSummary::TopOp>& v) {
   w.begin_array();
   for (const auto& t : v) {
     w.begin_object();
-    w.kv("name", t.name);
-    w.kv("task_type", t.task_type);
+    w.kv("name", t.name.str());
+    w.kv("task_type", t.task_type.str());
     w.kv("call_count", t.call_count);
     w.kv("duration_sum_ns", t.duration_sum_ns);
     w.end_object();
@@ -147,13 +149,13 @@ const char* parse_ranges(element doc, RowRanges* out) {
   return nullptr;
 }
 
-const char* parse_counts(element doc, Counts* out) {
+const char* parse_counts(element doc, NameCounts* out) {
   simdjson::dom::object obj;
   if (doc.get_object().get(obj) != simdjson::SUCCESS) return "not a JSON object";
   for (simdjson::dom::key_value_pair kv : obj) {
     uint64_t n = 0;
     if (kv.value.get_uint64().get(n) != simdjson::SUCCESS) return "JSON object value is not a count";
-    out->emplace_back(std::string(kv.key), n);
+    out->emplace_back(model::CountName(kv.key), n);
   }
   return nullptr;
 }
@@ -188,8 +190,8 @@ const char* parse_top_ops(element doc, std::vector<model::BlockSummary::TopOp>* 
         o["call_count"].get_uint64().get(t.call_count) != simdjson::SUCCESS ||
         o["duration_sum_ns"].get_int64().get(t.duration_sum_ns) != simdjson::SUCCESS)
       return "JSON array element is not a top-op object";
-    t.name = std::string(name);
-    t.task_type = std::string(task_type);
+    t.name = model::CountName(name);
+    t.task_type = model::CountName(task_type);
     out->push_back(std::move(t));
   }
   return nullptr;
@@ -211,214 +213,123 @@ const char* parse_doubles(element doc, std::vector<double>* out) {
 
 // ---- writing ------------------------------------------------------------------------------------
 
-// The metric columns (M in the header) of n rows.
-struct MetricColumns {
-  std::vector<uint64_t> events;
-  std::vector<uint32_t> rs, re, bubbles, streams;
-  std::vector<int64_t> start, end, wall, busy, kernel, wait, cost, underfeed, bubble_total, largest;
-  std::vector<double> ratio;
-  std::vector<std::string> task_types, roles, categories, top;
+// The window tables are written a column at a time: a big rank has ~38k layers and ~76k blocks
+// whose JSON cells, all rendered at once, cost more memory than the summary itself. Each column is
+// rendered, written and freed before the next, in the layout's column order.
+template <class T, class Get>
+void num_column(store::TableWriter& t, std::string_view name, size_t n, Get get) {
+  if (!t.status().ok()) return;
+  std::vector<T> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<T>(get(i));
+  t.column(name, v);
+}
 
-  explicit MetricColumns(size_t n)
-      : events(n), rs(n), re(n), bubbles(n), streams(n), start(n), end(n), wall(n), busy(n), kernel(n), wait(n),
-        cost(n), underfeed(n), bubble_total(n), largest(n), ratio(n), task_types(n), roles(n), categories(n), top(n) {}
-
-  void set(size_t i, const WindowMetrics& m) {
-    events[i] = m.event_count;
-    rs[i] = m.row_start;
-    re[i] = m.row_end;
-    start[i] = m.start_ns;
-    end[i] = m.end_ns;
-    wall[i] = m.wall_ns;
-    busy[i] = m.busy_union_ns;
-    kernel[i] = m.kernel_sum_ns;
-    wait[i] = m.wait_sum_ns;
-    cost[i] = m.total_cost_ns;
-    underfeed[i] = m.underfeed_ns;
-    ratio[i] = m.underfeed_ratio;
-    bubble_total[i] = m.internal_bubble_total_ns;
-    largest[i] = m.largest_internal_bubble_ns;
-    bubbles[i] = m.bubble_count;
-    streams[i] = m.stream_count;
-    task_types[i] = json_counts(m.task_type_counts);
-    roles[i] = json_counts(m.role_counts);
-    categories[i] = json_counts(m.category_counts);
-    top[i] = json_bubbles(m.top_bubbles);
+// String cells go into one buffer (no allocation per cell).
+template <class Get>
+void str_column(store::TableWriter& t, std::string_view name, size_t n, Get get) {
+  if (!t.status().ok()) return;
+  std::string text;
+  std::vector<size_t> ends(n);
+  for (size_t i = 0; i < n; ++i) {
+    text += get(i);
+    ends[i] = text.size();
   }
+  std::vector<std::string_view> cells(n);
+  for (size_t i = 0, begin = 0; i < n; begin = ends[i++]) cells[i] = std::string_view(text).substr(begin, ends[i] - begin);
+  t.string_column(name, std::span<const std::string_view>(cells));
+}
 
-  void write(store::TableWriter& t) const {
-    t.column("event_count", events);
-    t.column("row_start", rs);
-    t.column("row_end", re);
-    t.column("start_ns", start);
-    t.column("end_ns", end);
-    t.column("wall_ns", wall);
-    t.column("busy_union_ns", busy);
-    t.column("kernel_sum_ns", kernel);
-    t.column("wait_sum_ns", wait);
-    t.column("total_cost_ns", cost);
-    t.column("underfeed_ns", underfeed);
-    t.column("underfeed_ratio", ratio);
-    t.column("internal_bubble_total_ns", bubble_total);
-    t.column("largest_internal_bubble_ns", largest);
-    t.column("bubble_count", bubbles);
-    t.column("stream_count", streams);
-    t.string_column("task_type_counts", task_types);
-    t.string_column("role_counts", roles);
-    t.string_column("category_counts", categories);
-    t.string_column("top_bubbles", top);
-  }
-};
+// The metric columns (M in the header) of n rows; `m(i)` is row i's WindowMetrics.
+template <class Get>
+void metric_columns(store::TableWriter& t, size_t n, Get m) {
+  num_column<uint64_t>(t, "event_count", n, [&](size_t i) { return m(i).event_count; });
+  num_column<uint32_t>(t, "row_start", n, [&](size_t i) { return m(i).row_start; });
+  num_column<uint32_t>(t, "row_end", n, [&](size_t i) { return m(i).row_end; });
+  num_column<int64_t>(t, "start_ns", n, [&](size_t i) { return m(i).start_ns; });
+  num_column<int64_t>(t, "end_ns", n, [&](size_t i) { return m(i).end_ns; });
+  num_column<int64_t>(t, "wall_ns", n, [&](size_t i) { return m(i).wall_ns; });
+  num_column<int64_t>(t, "busy_union_ns", n, [&](size_t i) { return m(i).busy_union_ns; });
+  num_column<int64_t>(t, "kernel_sum_ns", n, [&](size_t i) { return m(i).kernel_sum_ns; });
+  num_column<int64_t>(t, "wait_sum_ns", n, [&](size_t i) { return m(i).wait_sum_ns; });
+  num_column<int64_t>(t, "total_cost_ns", n, [&](size_t i) { return m(i).total_cost_ns; });
+  num_column<int64_t>(t, "underfeed_ns", n, [&](size_t i) { return m(i).underfeed_ns; });
+  num_column<double>(t, "underfeed_ratio", n, [&](size_t i) { return m(i).underfeed_ratio; });
+  num_column<int64_t>(t, "internal_bubble_total_ns", n, [&](size_t i) { return m(i).internal_bubble_total_ns; });
+  num_column<int64_t>(t, "largest_internal_bubble_ns", n, [&](size_t i) { return m(i).largest_internal_bubble_ns; });
+  num_column<uint32_t>(t, "bubble_count", n, [&](size_t i) { return m(i).bubble_count; });
+  num_column<uint32_t>(t, "stream_count", n, [&](size_t i) { return m(i).stream_count; });
+  str_column(t, "task_type_counts", n, [&](size_t i) { return json_counts(m(i).task_type_counts); });
+  str_column(t, "role_counts", n, [&](size_t i) { return json_counts(m(i).role_counts); });
+  str_column(t, "category_counts", n, [&](size_t i) { return json_counts(m(i).category_counts); });
+  str_column(t, "top_bubbles", n, [&](size_t i) { return json_bubbles(m(i).top_bubbles); });
+}
 
-// The W_* columns of one anatomy window (head / main / tail).
-struct AnatomyColumns {
-  std::vector<uint8_t> empty;
-  std::vector<uint32_t> rs, re;
-  std::vector<int64_t> start, end, wall, busy, bubble;
-  std::vector<uint64_t> events;
-
-  explicit AnatomyColumns(size_t n)
-      : empty(n), rs(n), re(n), start(n), end(n), wall(n), busy(n), bubble(n), events(n) {}
-
-  void set(size_t i, const AnatomyWindow& a) {
-    empty[i] = a.empty ? 1 : 0;
-    rs[i] = a.row_start;
-    re[i] = a.row_end;
-    start[i] = a.start_ns;
-    end[i] = a.end_ns;
-    wall[i] = a.wall_ns;
-    busy[i] = a.busy_ns;
-    bubble[i] = a.bubble_ns;
-    events[i] = a.event_count;
-  }
-
-  void write(store::TableWriter& t, const std::string& w) const {
-    t.column(w + "_empty", empty);
-    t.column(w + "_row_start", rs);
-    t.column(w + "_row_end", re);
-    t.column(w + "_start_ns", start);
-    t.column(w + "_end_ns", end);
-    t.column(w + "_wall_ns", wall);
-    t.column(w + "_busy_ns", busy);
-    t.column(w + "_bubble_ns", bubble);
-    t.column(w + "_event_count", events);
-  }
-};
+// The W_* columns of one anatomy window (head / main / tail); `a(i)` is row i's window.
+template <class Get>
+void anatomy_columns(store::TableWriter& t, const std::string& w, size_t n, Get a) {
+  num_column<uint8_t>(t, w + "_empty", n, [&](size_t i) { return a(i).empty ? 1 : 0; });
+  num_column<uint32_t>(t, w + "_row_start", n, [&](size_t i) { return a(i).row_start; });
+  num_column<uint32_t>(t, w + "_row_end", n, [&](size_t i) { return a(i).row_end; });
+  num_column<int64_t>(t, w + "_start_ns", n, [&](size_t i) { return a(i).start_ns; });
+  num_column<int64_t>(t, w + "_end_ns", n, [&](size_t i) { return a(i).end_ns; });
+  num_column<int64_t>(t, w + "_wall_ns", n, [&](size_t i) { return a(i).wall_ns; });
+  num_column<int64_t>(t, w + "_busy_ns", n, [&](size_t i) { return a(i).busy_ns; });
+  num_column<int64_t>(t, w + "_bubble_ns", n, [&](size_t i) { return a(i).bubble_ns; });
+  num_column<uint64_t>(t, w + "_event_count", n, [&](size_t i) { return a(i).event_count; });
+}
 
 Status write_segments(store::H5Writer& w, const std::vector<model::SegmentSummary>& segs) {
   const size_t n = segs.size();
-  std::vector<uint32_t> seg(n);
-  MetricColumns m(n);
-  std::vector<std::string> tags(n), kind(n);
-  std::vector<uint8_t> attn(n), moe(n), comm(n);
-  std::vector<uint64_t> attn_events(n), moe_events(n), comm_events(n);
-  AnatomyColumns head(n), main(n), tail(n);
-  std::vector<double> head_ratio(n), main_ratio(n), tail_ratio(n), bubble_ratio(n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& g = segs[i];
-    seg[i] = g.segment;
-    m.set(i, g.metrics);
-    tags[i] = json_strings(g.anomaly_tags);
-    attn[i] = g.has_attention ? 1 : 0;
-    moe[i] = g.has_moe ? 1 : 0;
-    comm[i] = g.has_communication ? 1 : 0;
-    attn_events[i] = g.attention_event_count;
-    moe_events[i] = g.moe_event_count;
-    comm_events[i] = g.comm_event_count;
-    kind[i] = g.anatomy.anatomy_kind;
-    head.set(i, g.anatomy.head);
-    main.set(i, g.anatomy.main);
-    tail.set(i, g.anatomy.tail);
-    head_ratio[i] = g.anatomy.head_ratio;
-    main_ratio[i] = g.anatomy.main_ratio;
-    tail_ratio[i] = g.anatomy.tail_ratio;
-    bubble_ratio[i] = g.anatomy.bubble_ratio;
-  }
   store::TableWriter t(w, "/summary/segments", n);
-  t.column("segment", seg);
-  m.write(t);
-  t.string_column("anomaly_tags", tags);
-  t.column("has_attention", attn);
-  t.column("has_moe", moe);
-  t.column("has_communication", comm);
-  t.column("attention_event_count", attn_events);
-  t.column("moe_event_count", moe_events);
-  t.column("comm_event_count", comm_events);
-  t.string_column("anatomy_kind", kind);
-  head.write(t, "head");
-  main.write(t, "main");
-  tail.write(t, "tail");
-  t.column("head_ratio", head_ratio);
-  t.column("main_ratio", main_ratio);
-  t.column("tail_ratio", tail_ratio);
-  t.column("bubble_ratio", bubble_ratio);
+  num_column<uint32_t>(t, "segment", n, [&](size_t i) { return segs[i].segment; });
+  metric_columns(t, n, [&](size_t i) -> const WindowMetrics& { return segs[i].metrics; });
+  str_column(t, "anomaly_tags", n, [&](size_t i) { return json_strings(segs[i].anomaly_tags); });
+  num_column<uint8_t>(t, "has_attention", n, [&](size_t i) { return segs[i].has_attention ? 1 : 0; });
+  num_column<uint8_t>(t, "has_moe", n, [&](size_t i) { return segs[i].has_moe ? 1 : 0; });
+  num_column<uint8_t>(t, "has_communication", n, [&](size_t i) { return segs[i].has_communication ? 1 : 0; });
+  num_column<uint64_t>(t, "attention_event_count", n, [&](size_t i) { return segs[i].attention_event_count; });
+  num_column<uint64_t>(t, "moe_event_count", n, [&](size_t i) { return segs[i].moe_event_count; });
+  num_column<uint64_t>(t, "comm_event_count", n, [&](size_t i) { return segs[i].comm_event_count; });
+  str_column(t, "anatomy_kind", n, [&](size_t i) -> const std::string& { return segs[i].anatomy.anatomy_kind; });
+  anatomy_columns(t, "head", n, [&](size_t i) -> const AnatomyWindow& { return segs[i].anatomy.head; });
+  anatomy_columns(t, "main", n, [&](size_t i) -> const AnatomyWindow& { return segs[i].anatomy.main; });
+  anatomy_columns(t, "tail", n, [&](size_t i) -> const AnatomyWindow& { return segs[i].anatomy.tail; });
+  num_column<double>(t, "head_ratio", n, [&](size_t i) { return segs[i].anatomy.head_ratio; });
+  num_column<double>(t, "main_ratio", n, [&](size_t i) { return segs[i].anatomy.main_ratio; });
+  num_column<double>(t, "tail_ratio", n, [&](size_t i) { return segs[i].anatomy.tail_ratio; });
+  num_column<double>(t, "bubble_ratio", n, [&](size_t i) { return segs[i].anatomy.bubble_ratio; });
   return t.finish();
 }
 
 Status write_layers(store::H5Writer& w, const std::vector<model::LayerSummary>& layers) {
   const size_t n = layers.size();
-  std::vector<uint32_t> layer(n);
-  MetricColumns m(n);
-  std::vector<uint8_t> attn(n), moe(n), comm(n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& l = layers[i];
-    layer[i] = l.layer;
-    m.set(i, l.metrics);
-    attn[i] = l.has_attention ? 1 : 0;
-    moe[i] = l.has_moe ? 1 : 0;
-    comm[i] = l.has_communication ? 1 : 0;
-  }
   store::TableWriter t(w, "/summary/layers", n);
-  t.column("layer", layer);
-  m.write(t);
-  t.column("has_attention", attn);
-  t.column("has_moe", moe);
-  t.column("has_communication", comm);
+  num_column<uint32_t>(t, "layer", n, [&](size_t i) { return layers[i].layer; });
+  metric_columns(t, n, [&](size_t i) -> const WindowMetrics& { return layers[i].metrics; });
+  num_column<uint8_t>(t, "has_attention", n, [&](size_t i) { return layers[i].has_attention ? 1 : 0; });
+  num_column<uint8_t>(t, "has_moe", n, [&](size_t i) { return layers[i].has_moe ? 1 : 0; });
+  num_column<uint8_t>(t, "has_communication", n, [&](size_t i) { return layers[i].has_communication ? 1 : 0; });
   return t.finish();
 }
 
 Status write_blocks(store::H5Writer& w, const std::vector<model::BlockSummary>& blocks) {
   const size_t n = blocks.size();
-  std::vector<uint32_t> block(n);
-  MetricColumns m(n);
-  std::vector<std::string> op_types(n), dominant(n), pipeline(n), stage(n), family(n), core(n), top(n);
-  std::vector<int64_t> comm_ns(n);
-  std::vector<double> comm_share(n);
-  std::vector<uint8_t> signal(n), attn(n), moe(n), comm(n);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& b = blocks[i];
-    block[i] = b.block;
-    m.set(i, b.metrics);
-    op_types[i] = json_counts(b.op_type_counts);
-    dominant[i] = b.dominant_op_type;
-    comm_ns[i] = b.comm_duration_ns;
-    comm_share[i] = b.comm_share;
-    signal[i] = b.pipeline_signal ? 1 : 0;
-    pipeline[i] = json_doubles(b.pipeline_us);
-    stage[i] = b.bound.bound_stage;
-    family[i] = b.bound.bound_family;
-    core[i] = b.bound.dominant_core;
-    top[i] = json_top_ops(b.top_ops);
-    attn[i] = b.has_attention ? 1 : 0;
-    moe[i] = b.has_moe ? 1 : 0;
-    comm[i] = b.has_communication ? 1 : 0;
-  }
   store::TableWriter t(w, "/summary/blocks", n);
-  t.column("block", block);
-  m.write(t);
-  t.string_column("op_type_counts", op_types);
-  t.string_column("dominant_op_type", dominant);
-  t.column("comm_duration_ns", comm_ns);
-  t.column("comm_share", comm_share);
-  t.column("pipeline_signal", signal);
-  t.string_column("pipeline_us", pipeline);
-  t.string_column("bound_stage", stage);
-  t.string_column("bound_family", family);
-  t.string_column("dominant_core", core);
-  t.string_column("top_ops", top);
-  t.column("has_attention", attn);
-  t.column("has_moe", moe);
-  t.column("has_communication", comm);
+  num_column<uint32_t>(t, "block", n, [&](size_t i) { return blocks[i].block; });
+  metric_columns(t, n, [&](size_t i) -> const WindowMetrics& { return blocks[i].metrics; });
+  str_column(t, "op_type_counts", n, [&](size_t i) { return json_counts(blocks[i].op_type_counts); });
+  str_column(t, "dominant_op_type", n, [&](size_t i) -> const std::string& { return blocks[i].dominant_op_type; });
+  num_column<int64_t>(t, "comm_duration_ns", n, [&](size_t i) { return blocks[i].comm_duration_ns; });
+  num_column<double>(t, "comm_share", n, [&](size_t i) { return blocks[i].comm_share; });
+  num_column<uint8_t>(t, "pipeline_signal", n, [&](size_t i) { return blocks[i].pipeline_signal ? 1 : 0; });
+  str_column(t, "pipeline_us", n, [&](size_t i) { return json_doubles(blocks[i].pipeline_us); });
+  str_column(t, "bound_stage", n, [&](size_t i) -> const std::string& { return blocks[i].bound.bound_stage; });
+  str_column(t, "bound_family", n, [&](size_t i) -> const std::string& { return blocks[i].bound.bound_family; });
+  str_column(t, "dominant_core", n, [&](size_t i) -> const std::string& { return blocks[i].bound.dominant_core; });
+  str_column(t, "top_ops", n, [&](size_t i) { return json_top_ops(blocks[i].top_ops); });
+  num_column<uint8_t>(t, "has_attention", n, [&](size_t i) { return blocks[i].has_attention ? 1 : 0; });
+  num_column<uint8_t>(t, "has_moe", n, [&](size_t i) { return blocks[i].has_moe ? 1 : 0; });
+  num_column<uint8_t>(t, "has_communication", n, [&](size_t i) { return blocks[i].has_communication ? 1 : 0; });
   return t.finish();
 }
 
@@ -562,7 +473,7 @@ struct MetricReader {
   std::vector<uint32_t> rs, re, bubbles, streams;
   std::vector<int64_t> start, end, wall, busy, kernel, wait, cost, underfeed, bubble_total, largest;
   std::vector<double> ratio;
-  std::vector<Counts> task_types, roles, categories;
+  std::vector<NameCounts> task_types, roles, categories;
   std::vector<std::vector<Bubble>> top;
 
   explicit MetricReader(TableReader& t)
@@ -580,9 +491,9 @@ struct MetricReader {
         bubble_total(t.num<int64_t>("internal_bubble_total_ns")),
         largest(t.num<int64_t>("largest_internal_bubble_ns")),
         ratio(t.num<double>("underfeed_ratio")),
-        task_types(t.json<Counts>("task_type_counts", parse_counts)),
-        roles(t.json<Counts>("role_counts", parse_counts)),
-        categories(t.json<Counts>("category_counts", parse_counts)),
+        task_types(t.json<NameCounts>("task_type_counts", parse_counts)),
+        roles(t.json<NameCounts>("role_counts", parse_counts)),
+        categories(t.json<NameCounts>("category_counts", parse_counts)),
         top(t.json<std::vector<Bubble>>("top_bubbles", parse_bubbles)) {
     bubbles = t.num<uint32_t>("bubble_count");
     streams = t.num<uint32_t>("stream_count");
@@ -718,7 +629,7 @@ Status read_blocks(const store::H5Reader& r, std::vector<model::BlockSummary>* o
   TableReader t(r, "/summary/blocks");
   auto block = t.num<uint32_t>("block");
   MetricReader m(t);
-  auto op_types = t.json<Counts>("op_type_counts", parse_counts);
+  auto op_types = t.json<NameCounts>("op_type_counts", parse_counts);
   auto dominant = t.str("dominant_op_type");
   auto comm_ns = t.num<int64_t>("comm_duration_ns");
   auto comm_share = t.num<double>("comm_share");
@@ -886,10 +797,8 @@ Status write_summary_tables(store::H5Writer& w, const model::RankSummary& s) {
   ASCPROF_RETURN_IF_ERROR(write_layers(w, s.layers));
   ASCPROF_RETURN_IF_ERROR(write_blocks(w, s.blocks));
   {
-    MetricColumns m(1);
-    m.set(0, s.rank);
     store::TableWriter t(w, "/summary/rank", 1);
-    m.write(t);
+    metric_columns(t, 1, [&](size_t) -> const WindowMetrics& { return s.rank; });
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   ASCPROF_RETURN_IF_ERROR(write_operators(w, s.operators));

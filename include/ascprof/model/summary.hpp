@@ -5,6 +5,7 @@
 /// written). Rows are kernel_details row indices, inclusive.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,30 @@ struct Bubble {
 
 /// Name -> count, sorted by name.
 using Counts = std::vector<std::pair<std::string, uint64_t>>;
+
+/// A name held by many summary rows (counter names: upper-cased task type, role, category, op type;
+/// a block's top-op kernel name and task type), interned process-wide: 8 bytes, and equal names
+/// share one string, so the ~100k windows of a big rank hold no copies. Names come from a bounded
+/// vocabulary (the knowledge and the kernel names of the captures); the table only grows and is
+/// safe to use from several threads. Compares equal by name; orders by name. Defined in
+/// src/analysis/summarize.cpp.
+class CountName {
+ public:
+  CountName();  ///< the empty name
+  CountName(std::string_view name);  ///< implicit: counters are written as {"name", n}
+  CountName(const char* name) : CountName(std::string_view(name)) {}
+  CountName(const std::string& name) : CountName(std::string_view(name)) {}
+  const std::string& str() const { return *name_; }
+  operator std::string_view() const { return *name_; }
+  friend bool operator==(const CountName& a, const CountName& b) { return a.name_ == b.name_; }
+  friend bool operator<(const CountName& a, const CountName& b) { return *a.name_ < *b.name_; }
+
+ private:
+  const std::string* name_;  ///< the interned string (never freed)
+};
+
+/// Interned name -> count of a window, sorted by name (exactly as Counts, smaller).
+using NameCounts = std::vector<std::pair<CountName, uint64_t>>;
 
 /// §2.5.1 metrics of a set of events (a row range).
 struct WindowMetrics {
@@ -37,7 +62,7 @@ struct WindowMetrics {
   int64_t largest_internal_bubble_ns = 0;
   uint32_t bubble_count = 0;
   uint32_t stream_count = 0;
-  Counts task_type_counts, role_counts, category_counts;
+  NameCounts task_type_counts, role_counts, category_counts;
   std::vector<Bubble> top_bubbles;    ///< largest first (duration desc, then start), at most N
 };
 
@@ -158,13 +183,13 @@ struct HcclClassRow {
 struct BlockSummary {
   /// One (name, task_type) pair of the block; task_type upper-cased, "UNKNOWN" for an empty cell.
   struct TopOp {
-    std::string name, task_type;
+    CountName name, task_type;        ///< interned: ~76k blocks of a big rank hold 5 each
     uint64_t call_count = 0;
     int64_t duration_sum_ns = 0;
   };
   uint32_t block = 0;                 ///< index into RankClasses::blocks
   WindowMetrics metrics;              ///< §2.5.1 over the block's rows, without top_bubbles
-  Counts op_type_counts;              ///< events per op_type, sorted by name
+  NameCounts op_type_counts;          ///< events per op_type, sorted by name
   std::string dominant_op_type;       ///< most summed duration (ties: first seen); "unknown" when empty
   int64_t comm_duration_ns = 0;       ///< duration of events with op_type communication or mix_comm_aiv
   double comm_share = 0;              ///< comm_duration / kernel sum (0 when the kernel sum is 0)

@@ -6,14 +6,18 @@
 ///  2. process 0 checks OUT, discovers every root and broadcasts the plans;
 ///  3. (root, rank) tasks are assigned largest-input-first; each process runs its tasks as plain
 ///     function calls (pipeline::run_rank_stages) writing per-rank HDF5 files;
-///  4. compact outcomes are gathered (Boost.MPI + Boost.Serialization) to process 0, which writes
-///     the root-level manifests and the final JSON result.
+///  4. compact outcomes are gathered (Boost.MPI + Boost.Serialization) to process 0, which estimates
+///     the clock offsets; each process then folds its ranks' operator buckets on the corrected clock
+///     and a second gather brings them to process 0;
+///  5. process 0 writes the root-level outputs (cross_rank, diagnostics), the report stage of each
+///     root, and the final JSON result.
 /// Works for any number of processes and ranks (N = 1, N < ranks, N > ranks).
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "ascprof/pipeline/rank_job.hpp"
+#include "ascprof/report/report.hpp"
 
 namespace boost::mpi {
 class communicator;
@@ -31,6 +35,8 @@ struct AnalyzeRequest {
   ProgressMode progress = ProgressMode::kLines;
   bool verbose = false;      ///< also print each rank's data-quality counters when it has warnings
   int32_t last_stage = pipeline::kStageSummarize;  ///< --to-stage stops earlier
+  bool write_report = true;  ///< the report stage (report/ of each root) after diagnostics
+  report::ReportOptions report;
 };
 
 struct AnalyzeResult {

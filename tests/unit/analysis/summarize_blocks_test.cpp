@@ -16,7 +16,7 @@
 namespace ascprof::analysis {
 namespace {
 
-using model::Counts;
+using Counts = model::NameCounts;
 
 constexpr int64_t kBase = 1'764'000'000'000'000'000;  // epoch ns, as real captures have
 constexpr int64_t kUs = 1000;
@@ -130,7 +130,7 @@ struct Top {
 void PrintTo(const Top& t, std::ostream* os) { *os << "{" << t.name << "|" << t.type << " x" << t.calls << " " << t.dur_us << "us}"; }
 std::vector<Top> tops(const model::BlockSummary& b) {
   std::vector<Top> v;
-  for (const auto& t : b.top_ops) v.push_back({t.name, t.task_type, t.call_count, t.duration_sum_ns / kUs});
+  for (const auto& t : b.top_ops) v.push_back({t.name.str(), t.task_type.str(), t.call_count, t.duration_sum_ns / kUs});
   return v;
 }
 

@@ -51,7 +51,7 @@ struct BlockSpec {
   int64_t comm_ns = 0;
   Pipe pipe;                       // empty: no pipeline signal
   std::string family;
-  Counts op_types;                 // sorted by name, as summarize_blocks writes them
+  model::NameCounts op_types;      // sorted by name, as summarize_blocks writes them
   std::vector<model::BlockSummary::TopOp> top;
 };
 
@@ -186,7 +186,7 @@ model::StepAnatomy anatomy(int64_t main_ns, int64_t tail_ns, double main_ratio, 
 
 using Op = model::BlockSummary::TopOp;
 
-BlockSpec attn(int64_t wall_ms, double share, int64_t comm_us, Pipe pipe, std::string family, Counts ops,
+BlockSpec attn(int64_t wall_ms, double share, int64_t comm_us, Pipe pipe, std::string family, model::NameCounts ops,
                std::vector<Op> top) {
   BlockSpec b;
   b.kind = BlockKind::kAttention;

@@ -18,7 +18,7 @@
 namespace ascprof::analysis {
 namespace {
 
-using model::Counts;
+using Counts = model::NameCounts;
 using model::SegmentType;
 
 struct Kernel {
@@ -556,6 +556,25 @@ TEST_F(SummarizeWindows, InterStepGapIsCountedInTheEarlierStep) {
   EXPECT_EQ(out.rank.bubble_count, 3u);
   EXPECT_EQ(out.rank.event_count, tb.t.size());
   for (const auto& l : out.layers) EXPECT_TRUE(l.has_attention);
+}
+
+// Window counter names are interned: equal names share one string (no copy per window), compare
+// equal whatever they were made from, and order by name as the sorted counters need.
+TEST(CountName, EqualNamesShareOneStringAndOrderByName) {
+  const std::string built = std::string("MATMUL") + "V3";
+  const model::CountName a("MATMULV3"), b(built), c(std::string_view(built).substr(0, 6));
+  EXPECT_EQ(&a.str(), &b.str());
+  EXPECT_EQ(a, b);
+  EXPECT_FALSE(a == c);
+  EXPECT_EQ(c.str(), "MATMUL");
+  EXPECT_TRUE(c < a);
+  EXPECT_FALSE(a < b);
+  EXPECT_EQ(model::CountName().str(), "");
+  EXPECT_EQ(std::string_view(a), "MATMULV3");
+  Counts sorted = {{"b", 1}, {"a", 2}};
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, (Counts{{"a", 2}, {"b", 1}}));
+  EXPECT_EQ(sizeof(model::CountName), sizeof(void*));
 }
 
 }  // namespace

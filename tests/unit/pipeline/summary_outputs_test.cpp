@@ -147,6 +147,38 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
+// A table larger than one write chunk (a big rank's block table is over 100 MB) is streamed to its
+// .part file in pieces: every row arrives exactly once, in order, and no temporary file is left.
+TEST(SummaryOutputs, TableLargerThanOneChunkIsWrittenWholeAndInOrder) {
+  ascprof::testing::ScratchDir dir("summary-big");
+  Rank r = make_rank("0", "op");
+  constexpr uint32_t kLayers = 30000;
+  for (uint32_t i = 1; i < kLayers; ++i) {
+    model::LayerSegment l = r.s.layers[0];
+    l.layer_id = "layer_0_" + std::to_string(i);
+    l.layer_index = i;
+    r.s.layers.push_back(l);
+    model::LayerSummary ls = r.sum.layers[0];
+    ls.layer = i;
+    r.sum.layers.push_back(ls);
+  }
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "0.summary", 0, "0", r.s, r.c, r.sum, kb()));
+  auto text = read_file(dir / "0.summary" / "layer_summary.csv.part");
+  ASSERT_TRUE(text.ok()) << text.status().to_string();
+  EXPECT_GT(text->size(), size_t{4} << 20);  // more than one 4 MiB chunk
+  std::istringstream in(*text);
+  std::string line;
+  uint32_t rows = 0;
+  while (std::getline(in, line)) {
+    const std::string id = rows == 0 ? "layer_0," : "layer_0_" + std::to_string(rows) + ",";
+    ASSERT_EQ(line.rfind(id, 0), 0u) << "row " << rows << ": " << line.substr(0, 40);
+    ++rows;
+  }
+  EXPECT_EQ(rows, kLayers);
+  for (const auto& e : fs::directory_iterator(dir / "0.summary"))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
 // One operator on two ranks is one class row with both ranks' spread; no HCCL rows: empty file.
 TEST(SummaryOutputs, OperatorClassesMergeAcrossRanks) {
   ascprof::testing::ScratchDir dir("summary-classes");

@@ -326,7 +326,7 @@ TEST(SummaryStore, BlocksRoundTripEveryField) {
   const BlockSummary& b = back->blocks[0];
   EXPECT_EQ(b.block, 4u);
   EXPECT_EQ(b.metrics.kernel_sum_ns, 110'000'000'003LL);
-  EXPECT_EQ(b.op_type_counts.at(1), (std::pair<std::string, uint64_t>{"communication", 3}));
+  EXPECT_EQ(b.op_type_counts.at(1), (std::pair<model::CountName, uint64_t>{"communication", 3}));
   EXPECT_EQ(b.comm_duration_ns, 123'456'789'012LL);
   EXPECT_EQ(b.comm_share, 0.30000000000000004);
   EXPECT_EQ(b.pipeline_us.at(3), 2.0 / 3.0);

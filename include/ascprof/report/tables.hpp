@@ -1,0 +1,41 @@
+#pragma once
+/// The report stage reads the root's own output tables back (the CSV/JSON files are the source of
+/// truth, so every number in a report equals the table it comes from). Small tables are loaded
+/// whole; large ones (raw_kernel_index.csv) are streamed row by row.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+
+namespace ascprof::report {
+
+/// A CSV table as text cells. An absent or empty file is a table without header and rows (the
+/// summarize stage writes a table without rows as an empty file).
+struct TextTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  uint64_t total_rows = 0;  ///< rows in the file (more than rows.size() when capped)
+
+  /// Column index of `name`, or -1.
+  int column(std::string_view name) const;
+  /// The cell of `row` in column `name` ("" when the column is absent).
+  const std::string& cell(size_t row, std::string_view name) const;
+  /// The cell as a number (NaN when absent, empty or not a number).
+  double number(size_t row, std::string_view name) const;
+  bool empty() const { return rows.empty(); }
+};
+
+/// Reads `path` keeping at most `max_rows` data rows (all are counted in total_rows). kIo/kParse
+/// errors name the file and line.
+Result<TextTable> read_table(const std::filesystem::path& path, uint64_t max_rows = UINT64_MAX);
+
+/// Streams `path`: `on_row(fields, is_header)` for the header and then each row, until it returns
+/// false. The views are valid during the call only.
+Status for_each_row(const std::filesystem::path& path,
+                    const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row);
+
+}  // namespace ascprof::report

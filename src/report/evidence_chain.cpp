@@ -1,0 +1,99 @@
+// The evidence-chain gate of the report stage (reference-analysis.md §2.9): before anything is
+// rendered, every finding must point at evidence that exists in the root's tables.
+#include <simdjson.h>
+
+#include <map>
+#include <set>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/report/report.hpp"
+#include "ascprof/report/tables.hpp"
+
+namespace ascprof::report {
+
+namespace fs = std::filesystem;
+
+Result<EvidenceChain> check_evidence_chain(const fs::path& root_out) {
+  EvidenceChain chain;
+  std::set<std::string> windows, alignments;
+  ASCPROF_RETURN_IF_ERROR(for_each_row(root_out / "evidence_index.csv", [&](const std::vector<std::string_view>& f, bool header) {
+    if (!header && !f.empty()) windows.emplace(f[0]);  // evidence_id is the first column
+    return true;
+  }));
+  ASCPROF_RETURN_IF_ERROR(
+      for_each_row(root_out / "cross_rank_alignment.csv", [&](const std::vector<std::string_view>& f, bool header) {
+        if (!header && !f.empty()) alignments.emplace(f[0]);  // alignment_id
+        return true;
+      }));
+  chain.evidence_rows = windows.size();
+  chain.alignment_rows = alignments.size();
+  // kernel event ids evt_<ordinal>_<row> exist when the row is inside that rank's kernel table
+  std::map<uint64_t, uint64_t> rows_of_ordinal;
+  {
+    auto text = read_file(root_out / "normalize_manifest.json");
+    simdjson::dom::parser parser;
+    simdjson::dom::array ranks;
+    if (text.ok() && parser.parse(*text)["rank_summaries"].get(ranks) == simdjson::SUCCESS)
+      for (simdjson::dom::element r : ranks) {
+        uint64_t ordinal = 0, events = 0;
+        if (r["rank_index"].get(ordinal) == simdjson::SUCCESS && r["event_count"].get(events) == simdjson::SUCCESS)
+          rows_of_ordinal[ordinal] = events;
+      }
+  }
+  auto known = [&](std::string_view id) {
+    if (id.rfind("evt_", 0) == 0) {
+      const size_t sep = id.find('_', 4);
+      if (sep == std::string_view::npos) return false;
+      const std::string ord(id.substr(4, sep - 4)), row(id.substr(sep + 1));
+      char* e1 = nullptr;
+      char* e2 = nullptr;
+      const uint64_t o = std::strtoull(ord.c_str(), &e1, 10), r = std::strtoull(row.c_str(), &e2, 10);
+      if (ord.empty() || row.empty() || *e1 != '\0' || *e2 != '\0') return false;
+      const auto it = rows_of_ordinal.find(o);
+      return it != rows_of_ordinal.end() && r < it->second;
+    }
+    return windows.count(std::string(id)) > 0;
+  };
+  auto text = read_file(root_out / "diagnosis_findings.json");
+  if (!text.ok()) return chain;  // no diagnostics stage: nothing to check
+  simdjson::dom::parser parser;
+  simdjson::dom::array findings;
+  if (parser.parse(*text)["diagnosis_findings"].get(findings) != simdjson::SUCCESS)
+    return file_error(ErrorCode::kParse, (root_out / "diagnosis_findings.json").string(), "diagnosis_findings",
+                      "not a findings document");
+  for (simdjson::dom::element f : findings) {
+    ++chain.findings_checked;
+    std::string_view claim, confidence;
+    if (f["claim_id"].get(claim) != simdjson::SUCCESS) claim = "?";
+    if (f["confidence"].get(confidence) != simdjson::SUCCESS) confidence = "";
+    chain.claim_ids.emplace_back(claim);
+    std::vector<std::string> missing;
+    size_t ids = 0;
+    for (const char* list : {"evidence_ids", "alignment_ids"}) {
+      simdjson::dom::array arr;
+      if (f[list].get(arr) != simdjson::SUCCESS) continue;
+      for (simdjson::dom::element e : arr) {
+        std::string_view id;
+        if (e.get(id) != simdjson::SUCCESS) continue;
+        ++ids;
+        const bool ok = std::string_view(list) == "alignment_ids" ? alignments.count(std::string(id)) > 0 : known(id);
+        if (!ok) missing.emplace_back(id);
+      }
+    }
+    simdjson::dom::array limitations;
+    const bool has_limitations = f["limitations"].get(limitations) == simdjson::SUCCESS && limitations.size() > 0;
+    // the reference's rule: info confidence, or limitations, or every id resolves; we report unresolved
+    // ids even for findings that pass on their limitations (a soft warning)
+    if (missing.empty() && ids > 0) continue;
+    if (confidence == "info" || has_limitations) {
+      ++chain.soft_warning_count;
+      continue;
+    }
+    std::string why = ids == 0 ? "no evidence or alignment ids" : "unknown ids";
+    for (size_t i = 0; i < missing.size() && i < 4; ++i) why += (i ? ", " : ": ") + missing[i];
+    chain.failures.push_back(std::string(claim) + " (" + why + ")");
+  }
+  return chain;
+}
+
+}  // namespace ascprof::report

@@ -1,0 +1,679 @@
+// The static CSS and JavaScript of report.html (see html_report.cpp). They hold no input data: the
+// page reads everything from the JSON in <script id="data"> and shows input text via textContent
+// (or canvas fillText) only, never as markup.
+namespace ascprof::report {
+
+extern const char* const kHtmlCss;
+extern const char* const kHtmlJs;
+
+const char* const kHtmlCss = R"CSS(
+body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
+header{background:#1f3550;color:#fff;padding:10px 16px}header h1{margin:0;font-size:18px}
+.meta{font-size:12px;opacity:.85}
+nav{position:sticky;top:0;z-index:5;background:#e9edf2;padding:6px 16px;border-bottom:1px solid #cfd6de}
+nav a{margin-right:16px;color:#1f3550;text-decoration:none;font-weight:600}
+section{background:#fff;margin:12px 16px;padding:10px 14px;border:1px solid #dde2e8;border-radius:6px}
+h2{font-size:16px;margin:4px 0 8px}h3{font-size:14px;margin:10px 0 6px}
+.hint{color:#66707c;font-size:12px;font-weight:normal}
+.cols{display:flex;gap:16px;flex-wrap:wrap}.col{flex:1 1 420px;min-width:0}
+.scroll{overflow:auto;max-height:420px}.tbl{max-height:360px}
+.rank-row{display:flex;align-items:center;gap:8px;margin:2px 0;cursor:pointer}
+.rank-row:hover{background:#f0f4f9}
+.rank-label{width:70px;flex:none;text-align:right;font-variant-numeric:tabular-nums}
+.bar-box{flex:1 1 auto;height:14px;background:#eef1f5;position:relative;min-width:120px}
+.bar{height:100%;display:flex}.bar span{height:100%}
+.seg-head{background:#f0a04b}.seg-main{background:#3b7dd8}.seg-tail{background:#7fb069}.seg-bubble{background:#e4572e}
+.rank-text{flex:none;width:300px;font-size:12px;color:#3a4450;font-variant-numeric:tabular-nums}
+#findings{padding-left:22px;margin:4px 0}#findings li{margin:4px 0;cursor:pointer}
+#findings li:hover{background:#f0f4f9}
+.sev{display:inline-block;min-width:54px;text-align:center;border-radius:3px;color:#fff;font-size:11px;padding:0 4px;margin-right:6px}
+.sev-critical{background:#8b0000}.sev-high{background:#d1382a}.sev-medium{background:#e08a1e}.sev-low{background:#5a8f29}.sev-info,.sev-other{background:#6b7785}
+.ftype{font-weight:600;margin-right:6px}.fsub{color:#66707c;font-size:12px}
+.toolbar{display:flex;gap:8px;align-items:center;margin:4px 0;flex-wrap:wrap}
+button{font:inherit;padding:2px 8px;border:1px solid #b8c2cc;background:#f7f9fb;border-radius:4px;cursor:pointer}
+button:hover{background:#e8eef5}button.active{background:#1f3550;color:#fff;border-color:#1f3550}
+#tl-wrap{position:relative;border:1px solid #dde2e8}
+#timeline{display:block;cursor:grab}#timeline.dragging{cursor:grabbing}
+.tip{position:absolute;pointer-events:none;background:rgba(20,28,38,.92);color:#fff;padding:4px 6px;border-radius:4px;font-size:12px;max-width:480px;white-space:pre-wrap;word-break:break-all}
+.legend-item{display:inline-flex;align-items:center;margin-right:10px;font-size:12px}
+.swatch{display:inline-block;width:12px;height:10px;margin-right:4px;border-radius:2px}
+.step-list{display:flex;flex-wrap:wrap;gap:4px;max-height:120px;overflow:auto;margin:4px 0}
+.step-list button{min-width:44px;font-variant-numeric:tabular-nums}
+.step-list button.embedded{border-color:#3b7dd8}
+.anatomy{display:flex;height:22px;background:#eef1f5;margin:4px 0;position:relative}
+.anatomy span{height:100%}
+.anatomy .bubble-overlay{position:absolute;right:0;top:0;height:6px;background:#e4572e}
+table{border-collapse:collapse;font-size:12px;font-variant-numeric:tabular-nums}
+th,td{border-bottom:1px solid #e6eaef;padding:2px 6px;text-align:left;white-space:nowrap}
+th{background:#f2f5f8;position:sticky;top:0}
+tr.clickable{cursor:pointer}tr.clickable:hover{background:#f0f4f9}tr.active{background:#dbe8f8}
+table.kv td:first-child{color:#66707c}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:8px}
+.card{border:1px solid #dde2e8;border-radius:6px;padding:6px 8px;background:#fbfcfd}
+.card h4{margin:0 0 4px;font-size:12px;word-break:break-all}
+.card dl{display:grid;grid-template-columns:max-content 1fr;gap:0 8px;margin:0;font-size:11px}
+.card dt{color:#66707c}.card dd{margin:0;word-break:break-all}
+)CSS";
+
+const char* const kHtmlJs = R"JS(
+(function () {
+  'use strict';
+  // All input arrives as JSON data; it is only ever shown with textContent or canvas fillText.
+  const D = JSON.parse(document.getElementById('data').textContent);
+  const S = D.strings;
+  // interned table columns hold indexes into D.strings: resolved once here
+  ['steps', 'layers', 'blocks'].forEach((k) => {
+    const t = D[k];
+    if (t) (t.interned || []).forEach((c) => t.rows.forEach((r) => { r[c] = S[r[c]]; }));
+  });
+  const LANE_COLORS = ['#2f6fb3', '#2e9d6a', '#c2572b', '#8a4fb8', '#7d7d7d'];
+  const SEVERITIES = ['critical', 'high', 'medium', 'low', 'info'];
+  const SEV_COLORS = {critical: '#8b0000', high: '#d1382a', medium: '#e08a1e', low: '#5a8f29', info: '#6b7785'};
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;  // cls is always a constant of this script, never input
+    return e;
+  }
+  function colmap(t) { const m = {}; (t.cols || []).forEach((c, i) => { m[c] = i; }); return m; }
+  function num(v) { return typeof v === 'number' && isFinite(v) ? v : NaN; }
+  function ms(v) { v = num(v); return isNaN(v) ? '–' : v.toFixed(3) + ' ms'; }
+  function pct(v) { v = num(v); return isNaN(v) ? '–' : (v * 100).toFixed(1) + ' %'; }
+  function fmtUs(us) {
+    const a = Math.abs(us);
+    if (a >= 1e6) return (us / 1e6).toFixed(3) + ' s';
+    if (a >= 1e3) return (us / 1e3).toFixed(3) + ' ms';
+    return us.toFixed(a < 10 ? 3 : 1) + ' µs';
+  }
+  function severityClass(s) { return SEVERITIES.indexOf(s) >= 0 ? 'sev sev-' + s : 'sev sev-other'; }
+
+  // ---- tables and indexes -------------------------------------------------------------------
+  const SC = colmap(D.steps), LC = colmap(D.layers), BC = colmap(D.blocks);
+  const AC = {}; (D.anatomy_cols || []).forEach((c, i) => { AC[c] = i; });
+  const KC = {}; (D.kernel_cols || []).forEach((c, i) => { KC[c] = i; });
+  const ranks = D.ranks || [];
+  const rankOf = {}; ranks.forEach((r, i) => { rankOf[r.id] = i; });
+  const embeddedSeg = new Set(D.embedded_segments || []);
+  const steps = D.steps.rows || [];
+  const stepsOfRank = ranks.map(() => []);
+  const segRow = {};
+  steps.forEach((row, i) => {
+    const ri = rankOf[row[SC.rank_id]];
+    if (ri === undefined) return;
+    segRow[row[SC.segment_id]] = i;
+    stepsOfRank[ri].push(i);
+  });
+  // the "steps" of a rank for overview charts: step segments, or all segments when it has none
+  const realSteps = stepsOfRank.map((list) => {
+    const s = list.filter((i) => steps[i][SC.segment_type] === 'step');
+    return s.length ? s : list;
+  });
+  function groupBy(table, cm) {
+    const m = {};
+    (table.rows || []).forEach((row, i) => { const k = row[cm.segment_id]; (m[k] = m[k] || []).push(i); });
+    return m;
+  }
+  const layersOfSeg = groupBy(D.layers, LC), blocksOfSeg = groupBy(D.blocks, BC);
+  function anatomyOf(seg) { return (D.anatomy || {})[seg]; }
+
+  // ---- header ---------------------------------------------------------------------------------
+  (function header() {
+    const m = D.meta;
+    $('meta').textContent = 'root ' + m.root + ' · ' + ranks.length + ' ranks · ' + steps.length +
+      ' segments · ' + m.total_events + ' kernels (' + m.embedded_events + ' embedded in this page, budget ' +
+      m.event_budget + ') · ' + (D.findings || []).length + ' findings · capture span ' + fmtUs(m.span_us);
+  })();
+
+  // ---- L1: per-rank bars ----------------------------------------------------------------------
+  function rankStats(ri) {
+    const list = realSteps[ri];
+    let sum = 0, max = 0, head = 0, main = 0, tail = 0, bub = 0, na = 0;
+    list.forEach((i) => {
+      const w = num(steps[i][SC.wall_ms]);
+      if (!isNaN(w)) { sum += w; max = Math.max(max, w); }
+      const a = anatomyOf(steps[i][SC.segment_id]);
+      if (a) {
+        head += num(a[AC.head_wall_ms]) || 0; main += num(a[AC.main_wall_ms]) || 0;
+        tail += num(a[AC.tail_wall_ms]) || 0; bub += num(a[AC.bubble_ratio]) || 0; na++;
+      }
+    });
+    const n = list.length;
+    return {n: n, mean: n ? sum / n : 0, max: max, head: head, main: main, tail: tail, bubble: na ? bub / na : NaN};
+  }
+  (function rankBars() {
+    const box = $('rank-bars');
+    const stats = ranks.map((r, i) => rankStats(i));
+    const top = Math.max(1e-9, ...stats.map((s) => s.mean));
+    const shown = Math.min(ranks.length, 512);
+    for (let i = 0; i < shown; i++) {
+      const st = stats[i];
+      const row = el('div', null, 'rank-row');
+      row.appendChild(el('span', 'rank ' + ranks[i].id, 'rank-label'));
+      const boxEl = el('div', null, 'bar-box');
+      const bar = el('div', null, 'bar');
+      bar.style.width = (100 * st.mean / top).toFixed(2) + '%';
+      const tot = st.head + st.main + st.tail;
+      [['seg-head', st.head], ['seg-main', st.main], ['seg-tail', st.tail]].forEach(([c, v]) => {
+        const s = el('span', null, c);
+        s.style.width = (tot > 0 ? 100 * v / tot : (c === 'seg-main' ? 100 : 0)).toFixed(2) + '%';
+        bar.appendChild(s);
+      });
+      boxEl.appendChild(bar);
+      row.appendChild(boxEl);
+      row.appendChild(el('span', st.n + ' steps · mean ' + ms(st.mean) + ' · max ' + ms(st.max) +
+        ' · bubble ' + pct(st.bubble), 'rank-text'));
+      row.addEventListener('click', () => { selectRank(i); });
+      box.appendChild(row);
+    }
+    if (shown < ranks.length) box.appendChild(el('div', (ranks.length - shown) + ' more ranks not listed', 'hint'));
+  })();
+
+  // ---- L1: findings ---------------------------------------------------------------------------
+  const findings = (D.findings || []).slice().sort((a, b) => {
+    const sa = SEVERITIES.indexOf(a.severity), sb = SEVERITIES.indexOf(b.severity);
+    return (sa < 0 ? 9 : sa) - (sb < 0 ? 9 : sb) || String(a.finding_type).localeCompare(String(b.finding_type));
+  });
+  function findingRanks(f) { return (f.suspected_ranks && f.suspected_ranks.length ? f.suspected_ranks : f.rank_ids) || []; }
+  function findingSegment(f) {
+    const seg = f.metrics && typeof f.metrics === 'object' ? f.metrics.segment_id : undefined;
+    return typeof seg === 'string' && segRow[seg] !== undefined ? segRow[seg] : -1;
+  }
+  (function findingList() {
+    const ol = $('findings');
+    const counts = {};
+    findings.forEach((f) => { counts[f.severity] = (counts[f.severity] || 0) + 1; });
+    $('findings-summary').textContent = findings.length ? findings.length + ' findings: ' +
+      SEVERITIES.filter((s) => counts[s]).map((s) => counts[s] + ' ' + s).join(', ') : 'no findings';
+    findings.forEach((f) => {
+      const li = el('li');
+      li.appendChild(el('span', f.severity, severityClass(f.severity)));
+      li.appendChild(el('span', f.finding_type, 'ftype'));
+      li.appendChild(el('span', f.summary));
+      const ev = (f.evidence_ids || []).length;
+      const sub = 'ranks ' + findingRanks(f).join(', ') + ' · confidence ' + f.confidence + ' · ' + ev +
+        ' evidence ids' + ((f.limitations || []).length ? ' · limitation: ' + f.limitations.join('; ') : '');
+      li.appendChild(el('div', sub, 'fsub'));
+      li.addEventListener('click', () => {
+        const si = findingSegment(f);
+        if (si >= 0) { selectSegment(si); zoomToSegment(si); }
+        else { const ri = rankOf[findingRanks(f)[0]]; if (ri !== undefined) selectRank(ri); }
+      });
+      ol.appendChild(li);
+    });
+  })();
+
+  // ---- L1: heat map ---------------------------------------------------------------------------
+  (function heatmap() {
+    const cv = $('heatmap');
+    const cols = Math.max(0, ...realSteps.map((l) => l.length));
+    if (!ranks.length || !cols) { cv.height = 0; $('heat-legend').textContent = 'no steps'; return; }
+    let lo = Infinity, hi = -Infinity;
+    realSteps.forEach((l) => l.forEach((i) => { const w = num(steps[i][SC.wall_ms]); if (!isNaN(w)) { lo = Math.min(lo, w); hi = Math.max(hi, w); } }));
+    const gutter = 70;
+    const avail = Math.max(300, (cv.parentElement.clientWidth || 900) - gutter - 10);
+    const cw = Math.max(1, Math.min(28, Math.floor(avail / cols)));
+    const ch = Math.max(2, Math.min(18, Math.floor(600 / ranks.length)));
+    cv.width = gutter + cols * cw; cv.height = ranks.length * ch;
+    const ctx = cv.getContext('2d');
+    ctx.fillStyle = '#ffffff'; ctx.fillRect(0, 0, cv.width, cv.height);
+    ctx.font = Math.min(11, ch) + 'px sans-serif'; ctx.textBaseline = 'middle';
+    const color = (w) => {
+      const t = hi > lo ? (w - lo) / (hi - lo) : 0.5;
+      return 'hsl(' + Math.round(220 - 220 * t) + ',70%,' + Math.round(62 - 18 * t) + '%)';
+    };
+    ranks.forEach((r, ri) => {
+      if (ch >= 8) { ctx.fillStyle = '#333'; ctx.fillText('rank ' + r.id, 2, ri * ch + ch / 2); }
+      realSteps[ri].forEach((i, k) => {
+        const w = num(steps[i][SC.wall_ms]);
+        ctx.fillStyle = isNaN(w) ? '#ddd' : color(w);
+        ctx.fillRect(gutter + k * cw, ri * ch, Math.max(1, cw - (cw > 3 ? 1 : 0)), Math.max(1, ch - 1));
+      });
+    });
+    $('heat-legend').textContent = 'blue = ' + ms(lo) + ' … red = ' + ms(hi) + ' (' + ranks.length + ' ranks × up to ' + cols + ' steps)';
+    const cellAt = (ev) => {
+      const b = cv.getBoundingClientRect();
+      const x = (ev.clientX - b.left) * cv.width / b.width, y = (ev.clientY - b.top) * cv.height / b.height;
+      const ri = Math.floor(y / ch), k = Math.floor((x - gutter) / cw);
+      return ri >= 0 && ri < ranks.length && k >= 0 && k < realSteps[ri].length ? realSteps[ri][k] : -1;
+    };
+    cv.addEventListener('mousemove', (ev) => {
+      const i = cellAt(ev);
+      if (i >= 0) cv.title = 'rank ' + steps[i][SC.rank_id] + ' · step ' + (realSteps[rankOf[steps[i][SC.rank_id]]].indexOf(i) + 1) + ' · wall ' + ms(steps[i][SC.wall_ms]);
+    });
+    cv.addEventListener('click', (ev) => { const i = cellAt(ev); if (i >= 0) { selectSegment(i); zoomToSegment(i); } });
+  })();
+
+  // ---- timeline -------------------------------------------------------------------------------
+  const cv = $('timeline'), tip = $('tl-tip');
+  const ctx = cv.getContext('2d');
+  const BG = '#ffffff';
+  const GUTTER = 128, AXIS_H = 22;
+  const span = Math.max(1, num(D.meta.span_us) || 1);
+  const binUs = num(D.meta.bin_us) || 1;
+  const nBins = D.meta.bins || 0;
+  const view = {s: 0, e: span};
+  let selected = null;  // {ri, s, e}
+  // Per rank and lane: kernel indexes sorted by start, for a binary search of the visible window.
+  const lanesOf = ranks.map((r) => {
+    const ev = r.ev; const n = ev.s.length;
+    const starts = Float64Array.from(ev.s), durs = Float64Array.from(ev.d);
+    const buckets = D.lanes.map(() => []);
+    for (let i = 0; i < n; i++) buckets[ev.lane[i]].push(i);
+    return buckets.map((b) => {
+      const idx = Int32Array.from(b).sort((a, c) => starts[a] - starts[c]);
+      const s = new Float64Array(idx.length), e = new Float64Array(idx.length);
+      let maxDur = 0;
+      for (let k = 0; k < idx.length; k++) { s[k] = starts[idx[k]]; e[k] = s[k] + durs[idx[k]]; maxDur = Math.max(maxDur, durs[idx[k]]); }
+      return {idx: idx, s: s, e: e, maxDur: maxDur};
+    });
+  });
+  const bubblesOf = ranks.map(() => []);
+  (D.bubbles || []).forEach((b) => { if (bubblesOf[b[0]]) bubblesOf[b[0]].push(b); });
+  bubblesOf.forEach((l) => l.sort((a, b) => a[1] - b[1]));
+  // finding marks: a segment's time span when the finding names one, else the whole rank
+  const marks = [];
+  findings.forEach((f) => {
+    const si = findingSegment(f);
+    if (si >= 0) {
+      const row = steps[si];
+      marks.push({ri: rankOf[row[SC.rank_id]], s: num(row[SC.start_us]), e: num(row[SC.end_us]), f: f});
+    } else {
+      findingRanks(f).forEach((id) => { if (rankOf[id] !== undefined) marks.push({ri: rankOf[id], s: NaN, e: NaN, f: f}); });
+    }
+  });
+  // vertical layout: per rank, the lanes that have anything, then the bubble axis
+  let layout = [], totalH = 0, laneH = 12;
+  function computeLayout() {
+    const used = ranks.map((r, ri) => D.lanes.map((_, l) => (r.hist[l] && r.hist[l].length) || lanesOf[ri][l].idx.length ? l : -1).filter((l) => l >= 0));
+    const rows = used.reduce((a, u) => a + Math.max(1, u.length) + 1, 0);
+    laneH = Math.max(3, Math.min(14, Math.floor(1800 / Math.max(1, rows))));
+    let y = AXIS_H;
+    layout = ranks.map((r, ri) => {
+      const lanes = used[ri].map((l) => { const o = {lane: l, y: y}; y += laneH; return o; });
+      if (!lanes.length) y += laneH;
+      const by = y; y += Math.max(3, Math.round(laneH * 0.8));
+      const block = {top: lanes.length ? lanes[0].y : by - laneH, lanes: lanes, bubbleY: by, bottom: y};
+      y += 4;
+      return block;
+    });
+    totalH = y + 4;
+  }
+  // Canvas width is cached at resize: reading clientWidth per kernel forces a layout query each time.
+  let canvasW = 800;
+  function plotW() { return Math.max(10, canvasW - GUTTER); }
+  function xOf(t) { return GUTTER + (t - view.s) / (view.e - view.s) * plotW(); }
+  function tOf(x) { return view.s + (x - GUTTER) / plotW() * (view.e - view.s); }
+  function lowerBound(a, v) { let lo = 0, hi = a.length; while (lo < hi) { const m = (lo + hi) >> 1; if (a[m] < v) lo = m + 1; else hi = m; } return lo; }
+
+  function resize() {
+    computeLayout();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(400, cv.parentElement.clientWidth);
+    canvasW = w;
+    cv.style.width = w + 'px'; cv.style.height = totalH + 'px';
+    cv.width = Math.round(w * dpr); cv.height = Math.round(totalH * dpr);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    draw();
+  }
+  let pending = false;
+  function schedule() { if (!pending) { pending = true; requestAnimationFrame(() => { pending = false; draw(); }); } }
+
+  function drawAxis(W) {
+    ctx.fillStyle = '#f2f5f8'; ctx.fillRect(0, 0, W, AXIS_H);
+    const spanV = view.e - view.s;
+    // tick step: 1, 2 or 5 × 10^k µs, about one label per 110 px
+    const raw = spanV / Math.max(1, plotW() / 110);
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = raw / p < 2 ? 2 * p : raw / p < 5 ? 5 * p : 10 * p;
+    ctx.fillStyle = '#3a4450'; ctx.strokeStyle = '#c9d1da'; ctx.font = '11px sans-serif'; ctx.textBaseline = 'middle';
+    for (let t = Math.ceil(view.s / step) * step; t <= view.e; t += step) {
+      const x = Math.round(xOf(t)) + 0.5;
+      ctx.beginPath(); ctx.moveTo(x, AXIS_H - 6); ctx.lineTo(x, totalH); ctx.stroke();
+      ctx.fillText(fmtUs(t), x + 3, AXIS_H / 2);
+    }
+  }
+  // The busy histogram of one lane over the visible window: one value per pixel column (mean busy
+  // of the bins under it), heights quantised to whole pixels so equal neighbours merge into one rect.
+  function drawHist(h, y, color) {
+    if (!h || !h.length) return;
+    const W = plotW();
+    ctx.fillStyle = color; ctx.globalAlpha = 0.35;
+    let runX = -1, runLvl = 0;
+    const flush = (x) => { if (runX >= 0 && runLvl > 0) ctx.fillRect(GUTTER + runX, y + laneH - runLvl, x - runX, runLvl); };
+    const tpp = (view.e - view.s) / W;  // µs per pixel
+    for (let px = 0; px < W; px++) {
+      const t0 = view.s + px * tpp, t1 = t0 + tpp;
+      let b0 = Math.floor(t0 / binUs), b1 = Math.floor(t1 / binUs);
+      if (b1 < 0 || b0 >= nBins) { flush(px); runX = -1; continue; }
+      b0 = Math.max(0, b0); b1 = Math.min(nBins - 1, Math.max(b0, b1));
+      let sum = 0; for (let b = b0; b <= b1; b++) sum += h[b];
+      const lvl = Math.round(sum / (b1 - b0 + 1) / 1000 * (laneH - 1));
+      if (runX < 0 || lvl !== runLvl) { flush(px); runX = px; runLvl = lvl; }
+    }
+    flush(W);
+    ctx.globalAlpha = 1;
+  }
+  // Kernels of one lane in the visible window. Kernels closer than half a pixel merge into one
+  // rect, so a zoomed-out view of 100k kernels costs a few hundred fillRect calls. A merged rect is
+  // as tall as the busy share of its span: one 17 µs collective per 6 ms pixel must not look like a
+  // saturated lane.
+  function drawKernels(ri, L, y, color) {
+    if (!L.idx.length) return 0;
+    const names = D.ranks[ri].ev.cells[KC.name];
+    ctx.fillStyle = color;
+    const vs = view.s, ve = view.e, k = plotW() / (ve - vs);
+    let i = lowerBound(L.s, vs - L.maxDur), drawn = 0;
+    let rx0 = 0, rx1 = -1e9, busy = 0, runFirst = -1, runCount = 0;
+    const full = laneH - 2;
+    const flush = () => {
+      if (runCount === 0) return;
+      const w = Math.max(1, rx1 - rx0);
+      const h = Math.max(1, Math.round(full * Math.min(1, busy * k / w)));
+      ctx.fillRect(rx0, y + 1 + full - h, w, h);
+      if (runCount === 1 && w > 60 && laneH >= 10 && names) {
+        ctx.save(); ctx.beginPath(); ctx.rect(rx0, y, w, laneH); ctx.clip();
+        ctx.fillStyle = '#fff'; ctx.font = (laneH - 3) + 'px sans-serif'; ctx.textBaseline = 'middle';
+        ctx.fillText(S[names[L.idx[runFirst]]], rx0 + 2, y + laneH / 2);
+        ctx.restore(); ctx.fillStyle = color;
+      }
+    };
+    for (; i < L.s.length && L.s[i] <= ve; i++) {
+      if (L.e[i] < vs) continue;
+      const x0 = GUTTER + (L.s[i] - vs) * k, x1 = GUTTER + (L.e[i] - vs) * k;
+      drawn++;
+      if (x0 <= rx1 + 0.5) { rx1 = Math.max(rx1, x1); busy += L.e[i] - L.s[i]; runCount++; }
+      else { flush(); rx0 = x0; rx1 = x1; busy = L.e[i] - L.s[i]; runFirst = i; runCount = 1; }
+    }
+    flush();
+    return drawn;
+  }
+  function draw() {
+    const t0 = performance.now();
+    const W = canvasW;
+    ctx.fillStyle = BG; ctx.fillRect(0, 0, W, totalH);
+    drawAxis(W);
+    ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, W - GUTTER, totalH); ctx.clip();
+    let drawn = 0;
+    layout.forEach((blk, ri) => {
+      const r = ranks[ri];
+      (r.embedded || []).forEach((sp) => {  // where raw kernels exist: a faint band
+        ctx.fillStyle = '#f1f6fd'; const x0 = xOf(sp[0]);
+        ctx.fillRect(x0, blk.top, Math.max(1, xOf(sp[1]) - x0), blk.bubbleY - blk.top);
+      });
+      blk.lanes.forEach((ln) => {
+        drawHist(r.hist[ln.lane], ln.y, LANE_COLORS[ln.lane]);
+        drawn += drawKernels(ri, lanesOf[ri][ln.lane], ln.y, LANE_COLORS[ln.lane]);
+      });
+      const bh = blk.bottom - blk.bubbleY;
+      ctx.fillStyle = '#fbf3ea'; ctx.fillRect(GUTTER, blk.bubbleY, W - GUTTER, bh);
+      ctx.fillStyle = '#e07b1f';
+      // gaps closer than a pixel merge into one rect, as kernels do (thousands of gaps per rank)
+      const bl = bubblesOf[ri];
+      let g0 = 0, g1 = -1e9;
+      for (let k = 0; k < bl.length; k++) {
+        if (bl[k][2] < view.s || bl[k][1] > view.e) continue;
+        const x0 = xOf(bl[k][1]), x1 = xOf(bl[k][2]);
+        if (x0 <= g1 + 1) { g1 = Math.max(g1, x1); continue; }
+        if (g1 > -1e9) ctx.fillRect(g0, blk.bubbleY, Math.max(1, g1 - g0), bh);
+        g0 = x0; g1 = x1;
+      }
+      if (g1 > -1e9) ctx.fillRect(g0, blk.bubbleY, Math.max(1, g1 - g0), bh);
+    });
+    marks.forEach((m) => {
+      const blk = layout[m.ri]; if (!blk) return;
+      ctx.fillStyle = SEV_COLORS[m.f.severity] || '#6b7785';
+      if (isNaN(m.s)) { ctx.fillRect(GUTTER, blk.bottom - 2, W - GUTTER, 2); return; }
+      const x0 = xOf(m.s), x1 = Math.max(x0 + 2, xOf(m.e));
+      ctx.fillRect(x0, blk.bottom - 2, x1 - x0, 2);
+      ctx.beginPath(); ctx.moveTo(x0, blk.bubbleY - 5); ctx.lineTo(x0 + 5, blk.bubbleY); ctx.lineTo(x0, blk.bubbleY + 5); ctx.fill();
+    });
+    if (selected && layout[selected.ri]) {
+      const blk = layout[selected.ri];
+      ctx.strokeStyle = '#1f3550'; ctx.lineWidth = 1.5;
+      ctx.strokeRect(xOf(selected.s), blk.top - 1, Math.max(2, xOf(selected.e) - xOf(selected.s)), blk.bottom - blk.top + 2);
+      ctx.lineWidth = 1;
+    }
+    ctx.restore();
+    // gutter labels last, over everything
+    ctx.fillStyle = '#f7f9fb'; ctx.fillRect(0, AXIS_H, GUTTER - 2, totalH - AXIS_H);
+    ctx.textBaseline = 'middle';
+    layout.forEach((blk, ri) => {
+      ctx.fillStyle = '#1d232b'; ctx.font = 'bold 11px sans-serif';
+      ctx.fillText('rank ' + ranks[ri].id, 4, blk.top + Math.min(6, laneH / 2), GUTTER - 70);
+      ctx.font = Math.max(7, Math.min(10, laneH - 2)) + 'px sans-serif'; ctx.fillStyle = '#66707c';
+      if (laneH >= 8) {
+        ctx.textAlign = 'right';
+        blk.lanes.forEach((ln) => ctx.fillText(D.lanes[ln.lane], GUTTER - 6, ln.y + laneH / 2));
+        ctx.textAlign = 'left';
+      }
+      if (marks.some((m) => m.ri === ri)) { ctx.fillStyle = '#d1382a'; ctx.fillRect(0, blk.top, 3, blk.bottom - blk.top); }
+      ctx.strokeStyle = '#e6eaef'; ctx.beginPath(); ctx.moveTo(0, blk.bottom + 2.5); ctx.lineTo(W, blk.bottom + 2.5); ctx.stroke();
+    });
+    const dt = performance.now() - t0;
+    $('tl-status').textContent = 'view ' + fmtUs(view.s) + ' – ' + fmtUs(view.e) + ' (' + fmtUs(view.e - view.s) + ') · ' +
+      drawn + ' kernels in view · drawn in ' + dt.toFixed(1) + ' ms';
+    cv.dataset.drawMs = dt.toFixed(2);
+    cv.dataset.kernelsInView = String(drawn);
+  }
+  function setView(s, e) {
+    const minSpan = 0.05, maxSpan = span * 1.2;
+    let w = Math.min(maxSpan, Math.max(minSpan, e - s));
+    const c = (s + e) / 2;
+    s = c - w / 2;
+    // keep some of the capture on screen
+    s = Math.min(Math.max(s, -w * 0.9), span - w * 0.1);
+    view.s = s; view.e = s + w;
+    schedule();
+  }
+  function zoomAt(x, factor) {
+    const t = tOf(x), w = (view.e - view.s) * factor;
+    const f = (x - GUTTER) / plotW();
+    setView(t - f * w, t - f * w + w);
+  }
+  cv.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const b = cv.getBoundingClientRect();
+    zoomAt(Math.max(GUTTER, ev.clientX - b.left), Math.exp(ev.deltaY * 0.0015));
+  }, {passive: false});
+  let drag = null;
+  cv.addEventListener('mousedown', (ev) => { drag = {x: ev.clientX, s: view.s, e: view.e}; cv.classList.add('dragging'); });
+  window.addEventListener('mouseup', () => { drag = null; cv.classList.remove('dragging'); });
+  window.addEventListener('mousemove', (ev) => {
+    if (!drag) return;
+    const dt = -(ev.clientX - drag.x) / plotW() * (drag.e - drag.s);
+    setView(drag.s + dt, drag.e + dt);
+  });
+  cv.addEventListener('mousemove', (ev) => {
+    if (drag) { tip.hidden = true; return; }
+    const b = cv.getBoundingClientRect();
+    const x = ev.clientX - b.left, y = ev.clientY - b.top;
+    const text = hoverText(x, y);
+    if (!text) { tip.hidden = true; return; }
+    tip.textContent = text; tip.hidden = false;
+    tip.style.left = Math.min(x + 12, canvasW - 300) + 'px'; tip.style.top = (y + 14) + 'px';
+  });
+  cv.addEventListener('mouseleave', () => { tip.hidden = true; });
+  function hoverText(x, y) {
+    if (x < GUTTER) return null;
+    const t = tOf(x), tol = (view.e - view.s) / plotW() * 2;
+    for (let ri = 0; ri < layout.length; ri++) {
+      const blk = layout[ri];
+      if (y < blk.top || y > blk.bottom) continue;
+      if (y >= blk.bubbleY) {
+        const bl = bubblesOf[ri];
+        for (let k = 0; k < bl.length; k++)
+          if (bl[k][1] - tol <= t && t <= bl[k][2] + tol)
+            return 'rank ' + ranks[ri].id + ' idle gap ' + fmtUs(bl[k][2] - bl[k][1]) + '\nsegment ' + bl[k][3] + '\nevidence ' + bl[k][4];
+        return null;
+      }
+      const ln = blk.lanes.find((o) => y >= o.y && y < o.y + laneH);
+      if (!ln) return null;
+      const L = lanesOf[ri][ln.lane];
+      let i = lowerBound(L.s, t - L.maxDur - tol);
+      for (; i < L.s.length && L.s[i] <= t + tol; i++) {
+        if (L.e[i] + tol >= t) {
+          const k = L.idx[i], ev = ranks[ri].ev;
+          return S[ev.cells[KC.name][k]] + '\n' + D.lanes[ln.lane] + ' · rank ' + ranks[ri].id + ' · row ' + ev.row[k] +
+            '\nstart ' + fmtUs(ev.s[k]) + ' · duration ' + fmtUs(ev.d[k]);
+        }
+      }
+      return 'rank ' + ranks[ri].id + ' · ' + D.lanes[ln.lane] + ' · busy ' + (() => {
+        const h = ranks[ri].hist[ln.lane]; const b = Math.floor(t / binUs);
+        return h && b >= 0 && b < h.length ? (h[b] / 10).toFixed(1) + ' % of ' + fmtUs(binUs) : '–';
+      })();
+    }
+    return null;
+  }
+  $('tl-reset').addEventListener('click', () => setView(0, span));
+  $('tl-in').addEventListener('click', () => zoomAt(GUTTER + plotW() / 2, 0.5));
+  $('tl-out').addEventListener('click', () => zoomAt(GUTTER + plotW() / 2, 2));
+  $('tl-step').addEventListener('click', () => { if (selected) setView(selected.s - (selected.e - selected.s) * 0.05, selected.e + (selected.e - selected.s) * 0.05); });
+  (function legend() {
+    const box = $('tl-legend');
+    D.lanes.forEach((n, l) => {
+      const it = el('span', null, 'legend-item'); const sw = el('span', null, 'swatch');
+      sw.style.background = LANE_COLORS[l]; it.appendChild(sw); it.appendChild(document.createTextNode(n)); box.appendChild(it);
+    });
+    const it = el('span', null, 'legend-item'); const sw = el('span', null, 'swatch');
+    sw.style.background = '#e07b1f'; it.appendChild(sw); it.appendChild(document.createTextNode('idle gap')); box.appendChild(it);
+  })();
+  function zoomToSegment(si) {
+    const row = steps[si]; const s = num(row[SC.start_us]), e = num(row[SC.end_us]);
+    if (!isNaN(s) && !isNaN(e)) setView(s - (e - s) * 0.05, e + (e - s) * 0.05);
+    $('tl').scrollIntoView({block: 'nearest'});
+  }
+
+  // ---- L2: Single-step Inspector --------------------------------------------------------------
+  const rankSelect = $('rank-select');
+  ranks.forEach((r, i) => { const o = el('option', 'rank ' + r.id); o.value = String(i); rankSelect.appendChild(o); });
+  rankSelect.addEventListener('change', () => selectRank(Number(rankSelect.value)));
+  let curRank = -1, curSeg = -1;
+  const MAX_STEP_BUTTONS = 600;
+  function selectRank(ri) {
+    if (ri < 0 || ri >= ranks.length) return;
+    curRank = ri; rankSelect.value = String(ri);
+    const list = stepsOfRank[ri], box = $('step-list');
+    box.replaceChildren();
+    list.slice(0, MAX_STEP_BUTTONS).forEach((si, k) => {
+      const row = steps[si];
+      const label = row[SC.segment_type] === 'step' ? '#' + (k + 1) : row[SC.segment_type] + ' ' + (k + 1);
+      const b = el('button', label, embeddedSeg.has(row[SC.segment_id]) ? 'embedded' : '');
+      b.type = 'button';
+      b.title = 'wall ' + ms(row[SC.wall_ms]) + (embeddedSeg.has(row[SC.segment_id]) ? ' · kernels embedded' : '');
+      b.dataset.seg = String(si);
+      b.addEventListener('click', () => selectSegment(si));
+      box.appendChild(b);
+    });
+    $('step-count').textContent = list.length + ' segments' + (list.length > MAX_STEP_BUTTONS ? ' (first ' + MAX_STEP_BUTTONS + ' listed; use the heat map for the rest)' : '') + ' · blue border: kernels embedded';
+    if (list.length && (curSeg < 0 || steps[curSeg][SC.rank_id] !== ranks[ri].id)) selectSegment(list[0]);
+  }
+  function tableInto(tbl, header, rows, onClick) {
+    tbl.replaceChildren();
+    const tr = el('tr'); header.forEach((h) => tr.appendChild(el('th', h))); tbl.appendChild(tr);
+    rows.forEach((r) => {
+      const row = el('tr', null, onClick ? 'clickable' : '');
+      r.cells.forEach((c) => row.appendChild(el('td', c)));
+      if (onClick) row.addEventListener('click', () => { Array.from(tbl.querySelectorAll('tr.active')).forEach((x) => x.classList.remove('active')); row.classList.add('active'); onClick(r.key); });
+      tbl.appendChild(row);
+    });
+  }
+  function selectSegment(si) {
+    const row = steps[si]; if (!row) return;
+    const ri = rankOf[row[SC.rank_id]];
+    if (ri !== curRank) { curSeg = si; selectRank(ri); }
+    curSeg = si;
+    Array.from($('step-list').children).forEach((b) => b.classList.toggle('active', b.dataset.seg === String(si)));
+    const seg = row[SC.segment_id], k = stepsOfRank[ri].indexOf(si);
+    const declared = row[SC.declared_step];
+    $('inspector-title').textContent = 'Rank ' + ranks[ri].id + ' · ' + row[SC.segment_type] + ' ' + (k + 1) + ' of ' +
+      stepsOfRank[ri].length + (declared !== '' && declared !== undefined ? ' · declared step ' + declared : '') + ' · ' + seg;
+    // anatomy bar
+    const a = anatomyOf(seg), box = $('anatomy');
+    box.replaceChildren();
+    const parts = a ? [['seg-head', 'head', a[AC.head_wall_ms]], ['seg-main', 'main', a[AC.main_wall_ms]], ['seg-tail', 'tail', a[AC.tail_wall_ms]]] : [];
+    const tot = parts.reduce((s, p) => s + (num(p[2]) || 0), 0);
+    parts.forEach((p) => { const s = el('span', null, p[0]); s.style.width = (tot > 0 ? 100 * (num(p[2]) || 0) / tot : 0) + '%'; s.title = p[1] + ' ' + ms(p[2]); box.appendChild(s); });
+    if (a) { const o = el('span', null, 'bubble-overlay'); o.style.width = (100 * (num(a[AC.bubble_ratio]) || 0)).toFixed(2) + '%'; o.title = 'bubble ' + pct(a[AC.bubble_ratio]); box.appendChild(o); }
+    $('anatomy-legend').textContent = a ? 'head ' + ms(a[AC.head_wall_ms]) + ' · main ' + ms(a[AC.main_wall_ms]) + ' · tail ' +
+      ms(a[AC.tail_wall_ms]) + ' · bubble ' + ms(a[AC.step_bubble_ms]) + ' (' + pct(a[AC.bubble_ratio]) + ' of wall, red strip) · ' + a[AC.anatomy_kind] : 'no anatomy row for this segment';
+    const kv = [
+      ['wall', ms(row[SC.wall_ms])], ['busy (union)', ms(row[SC.busy_union_ms])], ['kernel sum', ms(row[SC.kernel_sum_ms])],
+      ['underfeed', ms(row[SC.underfeed_ms]) + ' (' + pct(row[SC.underfeed_ratio]) + ')'],
+      ['internal bubbles', ms(row[SC.internal_bubble_total_ms]) + ' in ' + row[SC.bubble_count] + ' gaps, largest ' + ms(row[SC.largest_internal_bubble_ms])],
+      ['layers', row[SC.main_layer_count] + ' main + ' + row[SC.speculative_layer_count] + ' speculative'],
+      ['family / phase', row[SC.step_family] + ' / ' + row[SC.phase]], ['step class', row[SC.step_class_id]],
+      ['anomaly tags', row[SC.anomaly_tags]], ['kernel rows', row[SC.row_start] + ' – ' + row[SC.row_end] + ' (' + row[SC.event_count] + ' kernels)'],
+      ['in this page', embeddedSeg.has(seg) ? 'kernels embedded (timeline detail and operator cards)' : 'summary only (kernels beyond the page budget)']];
+    tableInto($('step-stats'), ['field', 'value'], kv.map((p) => ({cells: p})));
+    // layers and blocks
+    const lrows = (layersOfSeg[seg] || []).map((i) => {
+      const r = D.layers.rows[i];
+      return {key: i, cells: [r[LC.layer_index], r[LC.layer_role], r[LC.row_start] + '–' + r[LC.row_end], ms(r[LC.wall_ms]), ms(r[LC.busy_union_ms]), pct(r[LC.underfeed_ratio]), ms(r[LC.largest_internal_bubble_ms]), r[LC.block_kinds]]};
+    });
+    const none = [{cells: ['–', 'none in this page (size budget) or none in the segment']}];
+    tableInto($('layers'), ['#', 'role', 'rows', 'wall', 'busy', 'underfeed', 'largest gap', 'blocks'], lrows.length ? lrows : none, lrows.length ? (i) => showOps('layer', i) : null);
+    const brows = (blocksOfSeg[seg] || []).map((i) => {
+      const r = D.blocks.rows[i];
+      const li = D.layers.rows.length ? r[BC.layer_id] : '';
+      return {key: i, cells: [r[BC.block_index], r[BC.block_kind], r[BC.row_start] + '–' + r[BC.row_end], ms(r[BC.wall_ms]), r[BC.dominant_op_type], r[BC.bound_family], r[BC.dominant_core], pct(r[BC.comm_share]), li]};
+    });
+    tableInto($('blocks'), ['#', 'kind', 'rows', 'wall', 'op type', 'bound family', 'core', 'comm', 'layer'], brows.length ? brows : none, brows.length ? (i) => showOps('block', i) : null);
+    selected = {ri: ri, s: num(row[SC.start_us]), e: num(row[SC.end_us])};
+    schedule();
+    if (lrows.length) showOps('layer', lrows[0].key);
+    else showRows(ri, num(row[SC.row_start]), num(row[SC.row_end]), 'Segment ' + seg);
+  }
+
+  // ---- L3: operator cards ---------------------------------------------------------------------
+  const MAX_CARDS = 80;
+  function showOps(kind, i) {
+    const t = kind === 'layer' ? D.layers : D.blocks, cm = kind === 'layer' ? LC : BC;
+    const r = t.rows[i];
+    const ri = rankOf[r[cm.rank_id]];
+    const title = kind === 'layer' ? 'Layer ' + r[LC.layer_index] + ' (' + r[LC.layer_role] + ')' : 'Block ' + r[BC.block_index] + ' (' + r[BC.block_kind] + ', ' + r[BC.bound_family] + ')';
+    showRows(ri, num(r[cm.row_start]), num(r[cm.row_end]), title + ' of rank ' + r[cm.rank_id] + ' · ' + ms(r[cm.wall_ms]));
+  }
+  function showRows(ri, a, b, title) {
+    $('l3-title').textContent = title + ' · kernel rows ' + a + '–' + b;
+    const box = $('op-cards'); box.replaceChildren();
+    const ev = ranks[ri] ? ranks[ri].ev : null;
+    if (!ev || isNaN(a) || isNaN(b)) { $('l3-note').textContent = 'no kernel rows'; return; }
+    const i0 = lowerBound(ev.row, a);
+    let n = 0; for (let i = i0; i < ev.row.length && ev.row[i] <= b; i++) n++;
+    const want = b - a + 1;
+    $('l3-note').textContent = n === 0 ? 'The kernels of these rows are not embedded in this page (budget ' + D.meta.event_budget +
+      ' kernels); see raw_kernel_index.csv, rank ' + ranks[ri].id + ', rows ' + a + '–' + b + '.'
+      : 'Showing ' + Math.min(n, MAX_CARDS) + ' of ' + want + ' kernels (fields of the source kernel row).';
+    for (let i = i0, k = 0; i < ev.row.length && ev.row[i] <= b && k < MAX_CARDS; i++, k++) box.appendChild(card(ri, i));
+  }
+  function card(ri, i) {
+    const r = ranks[ri], ev = r.ev;
+    const c = el('div', null, 'card');
+    c.appendChild(el('h4', S[ev.cells[KC.name][i]]));
+    const dl = el('dl');
+    const add = (k, v) => { dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v === '' || v === undefined ? '–' : v)); };
+    add('rank_id', r.id); add('row_idx', ev.row[i]);
+    add('start', fmtUs(ev.s[i]) + ' (corrected, from capture start)'); add('duration_us', ev.d[i]);
+    (D.kernel_cols || []).forEach((col, k) => {
+      let v = S[ev.cells[k][i]];
+      if (col === 'event_id' && v === '' && r.evt_prefix) v = r.evt_prefix + ev.row[i];
+      add(col, v);
+    });
+    add('lane', D.lanes[ev.lane[i]]);
+    const op = ev.op[i] >= 0 ? D.ops[ev.op[i]] : null;
+    if (op) { add('op_type', op[0]); add('bound_family', op[1]); add('dominant_core', op[2]); }
+    c.appendChild(dl);
+    return c;
+  }
+
+  // ---- start ----------------------------------------------------------------------------------
+  window.addEventListener('resize', resize);
+  resize();
+  if (ranks.length) selectRank(0);
+  document.body.dataset.ready = '1';
+})();
+)JS";
+
+}  // namespace ascprof::report

@@ -1,0 +1,510 @@
+// report.md (reference-analysis.md §2.9): the reference's twelve sections in its order, then the
+// sections for what the reference does not have (clock offsets, slow rank/link, host-bound time,
+// training phases). Every number is either a cell copied from a table or an aggregate of one table
+// column whose rule the text states, so the report always agrees with the CSV/HDF5 tables.
+#include <simdjson.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/stable_id.hpp"
+#include "ascprof/report/report.hpp"
+#include "ascprof/report/tables.hpp"
+
+namespace ascprof::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Markdown cell text: input strings (kernel names, paths) must not break the table or inject HTML.
+std::string md(std::string_view s) {
+  std::string out;
+  for (const char c : s) {
+    switch (c) {
+      case '|': out += "\\|"; break;
+      case '\n': case '\r': out += ' '; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '`': out += "'"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v, int decimals = 3) {
+  if (!std::isfinite(v)) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string pct(double ratio) { return std::isfinite(ratio) ? num(100.0 * ratio, 1) + " %" : ""; }
+
+class Doc {
+ public:
+  void h1(std::string_view t) { out_ += "# " + std::string(t) + "\n\n"; }
+  void h2(std::string_view t) { out_ += "## " + std::string(t) + "\n\n"; }
+  void h3(std::string_view t) { out_ += "### " + std::string(t) + "\n\n"; }
+  void p(std::string_view t) { out_ += std::string(t) + "\n\n"; }
+  void table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
+    if (rows.empty()) {
+      p("_(no rows)_");
+      return;
+    }
+    line(head);
+    std::vector<std::string> sep(head.size(), "---");
+    line(sep);
+    for (const auto& r : rows) line(r);
+    out_ += "\n";
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  void line(const std::vector<std::string>& cells) {
+    out_ += "|";
+    for (const auto& c : cells) out_ += " " + c + " |";
+    out_ += "\n";
+  }
+  std::string out_;
+};
+
+// Nearest-rank quantile of sorted values (q in [0, 1]).
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return std::nan("");
+  std::sort(v.begin(), v.end());
+  const size_t k = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
+}
+
+struct Finding {
+  std::string type, severity, confidence, summary, claim_id;
+  std::vector<std::string> suspected;
+  double magnitude_ms = 0;
+};
+
+int severity_rank(const std::string& s) {
+  static const char* const order[] = {"critical", "high", "medium", "low", "info"};
+  for (int i = 0; i < 5; ++i)
+    if (s == order[i]) return i;
+  return 5;
+}
+
+struct Json {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  bool ok = false;
+  explicit Json(const fs::path& p) {
+    auto text = read_file(p);
+    if (!text.ok()) return;
+    text_ = std::move(*text);
+    ok = parser.parse(text_).get(root) == simdjson::SUCCESS;
+  }
+  uint64_t u(std::initializer_list<const char*> path) const {
+    simdjson::dom::element e = root;
+    for (const char* k : path)
+      if (e[k].get(e) != simdjson::SUCCESS) return 0;
+    uint64_t v = 0;
+    if (e.get(v) == simdjson::SUCCESS) return v;
+    int64_t i = 0;
+    return e.get(i) == simdjson::SUCCESS && i > 0 ? static_cast<uint64_t>(i) : 0;
+  }
+  double d(std::initializer_list<const char*> path) const {
+    simdjson::dom::element e = root;
+    for (const char* k : path)
+      if (e[k].get(e) != simdjson::SUCCESS) return std::nan("");
+    double v = 0;
+    return e.get(v) == simdjson::SUCCESS ? v : std::nan("");
+  }
+  std::string s(std::initializer_list<const char*> path) const {
+    simdjson::dom::element e = root;
+    for (const char* k : path)
+      if (e[k].get(e) != simdjson::SUCCESS) return "";
+    std::string_view v;
+    return e.get(v) == simdjson::SUCCESS ? std::string(v) : "";
+  }
+
+ private:
+  std::string text_;
+};
+
+std::vector<Finding> read_findings(const Json& j, uint64_t* refused) {
+  std::vector<Finding> out;
+  *refused = j.u({"counts", "refused_without_evidence"});
+  simdjson::dom::array arr;
+  if (!j.ok || j.root["diagnosis_findings"].get(arr) != simdjson::SUCCESS) return out;
+  for (simdjson::dom::element f : arr) {
+    Finding x;
+    std::string_view v;
+    if (f["finding_type"].get(v) == simdjson::SUCCESS) x.type = v;
+    if (f["severity"].get(v) == simdjson::SUCCESS) x.severity = v;
+    if (f["confidence"].get(v) == simdjson::SUCCESS) x.confidence = v;
+    if (f["summary"].get(v) == simdjson::SUCCESS) x.summary = v;
+    if (f["claim_id"].get(v) == simdjson::SUCCESS) x.claim_id = v;
+    simdjson::dom::array sus;
+    if (f["suspected_ranks"].get(sus) == simdjson::SUCCESS)
+      for (simdjson::dom::element r : sus)
+        if (r.get(v) == simdjson::SUCCESS) x.suspected.emplace_back(v);
+    double m = 0;
+    if (f["magnitude_ms"].get(m) == simdjson::SUCCESS) x.magnitude_ms = m;
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+// Rows of a table, ordered by a numeric key (descending), at most n.
+std::vector<size_t> top_rows(const TextTable& t, const std::function<double(size_t)>& key, size_t n,
+                             const std::function<bool(size_t)>& keep = nullptr) {
+  std::vector<size_t> idx;
+  for (size_t i = 0; i < t.rows.size(); ++i)
+    if (!keep || keep(i)) idx.push_back(i);
+  std::stable_sort(idx.begin(), idx.end(), [&key](size_t a, size_t b) {
+    const double x = key(a), y = key(b);
+    return (std::isfinite(x) ? x : -1e300) > (std::isfinite(y) ? y : -1e300);
+  });
+  if (idx.size() > n) idx.resize(n);
+  return idx;
+}
+
+}  // namespace
+
+Result<fs::path> write_report_md(const fs::path& root_out) {
+  auto load = [&root_out](const char* name) -> Result<TextTable> { return read_table(root_out / name); };
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load("rank_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, load("step_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable anatomy, load("step_anatomy.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable operators, load("operator_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable op_classes, load("operator_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_classes, load("hccl_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_ops, load("hccl_op_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable step_classes, load("step_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable layer_classes, load("layer_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable block_classes, load("block_class_summary.csv"));
+  const Json normalize(root_out / "normalize_manifest.json");
+  const Json segment(root_out / "segment_manifest.json");
+  const Json summary(root_out / "summary_manifest.json");
+  const Json cross(root_out / "cross_rank_manifest.json");
+  const Json diagnosis(root_out / "diagnosis_findings.json");
+  uint64_t refused = 0;
+  auto findings = read_findings(diagnosis, &refused);
+  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+    const int x = severity_rank(a.severity), y = severity_rank(b.severity);
+    return x != y ? x < y : a.type < b.type;
+  });
+  const std::string root = normalize.s({"root"});
+  Doc d;
+  d.h1("ascprof-mpi report");
+
+  // 1
+  d.h2("1. Executive Summary");
+  d.table({"field", "value"},
+          {{"report id", stable_id("report", {root, ASCPROF_VERSION})},
+           {"root", md(root)},
+           {"tool version", ASCPROF_VERSION},
+           {"ranks", std::to_string(normalize.u({"rank_count"}))},
+           {"kernel events", std::to_string(normalize.u({"event_count"}))},
+           {"segments", std::to_string(segment.u({"segment_count"}))},
+           {"steps", std::to_string(segment.u({"step_count"}))},
+           {"layers", std::to_string(segment.u({"layer_count"}))},
+           {"pipeline coverage (events with pipeline data)", pct(summary.d({"pipeline_coverage", "events_ratio"}))},
+           {"findings", std::to_string(findings.size())},
+           {"structure hard errors", std::to_string(segment.u({"hard_error_count"}))}});
+
+  // 2
+  d.h2("2. Capture And Segmentation");
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < ranks.rows.size() && i < 64; ++i)
+      rows.push_back({md(ranks.cell(i, "rank_id")), ranks.cell(i, "step_count"), ranks.cell(i, "segment_count"),
+                      md(ranks.cell(i, "layer_count_inventory")), ranks.cell(i, "wall_ms"), ranks.cell(i, "busy_union_ms"),
+                      ranks.cell(i, "underfeed_ms"), md(ranks.cell(i, "step_source")), md(ranks.cell(i, "anchor_family")),
+                      md(ranks.cell(i, "role_counts"))});
+    d.table({"rank", "steps", "segments", "layer inventory", "wall ms", "busy ms", "underfeed ms", "step source", "anchors", "roles"},
+            rows);
+    if (ranks.rows.size() > 64) d.p("Showing 64 of " + std::to_string(ranks.rows.size()) + " ranks (all in rank_summary.csv).");
+  }
+
+  // 3
+  d.h2("3. Macro Step Timeline");
+  {
+    std::map<std::string, std::vector<double>> walls;
+    std::vector<size_t> step_rows;
+    for (size_t i = 0; i < steps.rows.size(); ++i)
+      if (steps.cell(i, "segment_type") == "step") {
+        walls[steps.cell(i, "rank_id")].push_back(steps.number(i, "wall_ms"));
+        step_rows.push_back(i);
+      }
+    std::map<std::string, std::array<double, 5>> shares;  // head, main, tail, bubble ratio sums, count
+    for (size_t i = 0; i < anatomy.rows.size(); ++i) {
+      auto& s = shares[anatomy.cell(i, "rank_id")];
+      s[0] += anatomy.number(i, "head_ratio");
+      s[1] += anatomy.number(i, "main_ratio");
+      s[2] += anatomy.number(i, "tail_ratio");
+      s[3] += anatomy.number(i, "bubble_ratio");
+      s[4] += 1;
+    }
+    d.p("Per rank: step wall time quantiles (nearest rank over the rank's `step` rows of step_summary.csv) and "
+        "the mean anatomy shares of step_anatomy.csv.");
+    std::vector<std::vector<std::string>> rows;
+    for (size_t r = 0; r < ranks.rows.size(); ++r) {
+      const std::string& id = ranks.cell(r, "rank_id");
+      const auto& w = walls[id];
+      const auto s = shares.count(id) ? shares[id] : std::array<double, 5>{0, 0, 0, 0, 0};
+      const double n = std::max(1.0, s[4]);
+      rows.push_back({md(id), std::to_string(w.size()), num(quantile(w, 0.5)), num(quantile(w, 0.9)), num(quantile(w, 0.99)),
+                      pct(s[0] / n), pct(s[1] / n), pct(s[2] / n), pct(s[3] / n)});
+    }
+    d.table({"rank", "steps", "wall p50 ms", "wall p90 ms", "wall p99 ms", "head", "main", "tail", "bubble"}, rows);
+    d.p("The 8 heaviest steps:");
+    rows.clear();
+    for (const size_t i : top_rows(steps, [&steps](size_t k) { return steps.number(k, "wall_ms"); }, 8,
+                                   [&steps](size_t k) { return steps.cell(k, "segment_type") == "step"; }))
+      rows.push_back({md(steps.cell(i, "segment_id")), md(steps.cell(i, "rank_id")), steps.cell(i, "wall_ms"),
+                      md(steps.cell(i, "step_family")), steps.cell(i, "main_layer_count"), steps.cell(i, "underfeed_ratio"),
+                      md(steps.cell(i, "anomaly_tags"))});
+    d.table({"segment", "rank", "wall ms", "family", "main layers", "underfeed ratio", "anomaly tags"}, rows);
+  }
+
+  // 4
+  d.h2("4. Pipeline Coverage And Bound Families");
+  {
+    d.table({"level", "with pipeline data", "total", "share"},
+            {{"events", std::to_string(summary.u({"pipeline_coverage", "events_with_pipeline_signal"})),
+              std::to_string(summary.u({"pipeline_coverage", "events_total"})), pct(summary.d({"pipeline_coverage", "events_ratio"}))},
+             {"operators", std::to_string(summary.u({"pipeline_coverage", "operators_with_pipeline_signal"})),
+              std::to_string(summary.u({"pipeline_coverage", "operators_total"})),
+              pct(static_cast<double>(summary.u({"pipeline_coverage", "operators_with_pipeline_signal"})) /
+                  static_cast<double>(std::max<uint64_t>(1, summary.u({"pipeline_coverage", "operators_total"}))))}});
+    std::map<std::string, std::pair<uint64_t, double>> by_type, by_family;  // operator rows, Σ duration ms
+    for (size_t i = 0; i < operators.rows.size(); ++i) {
+      const double ms = operators.number(i, "duration_sum_us") / 1000.0;
+      auto& t = by_type[operators.cell(i, "op_type")];
+      ++t.first;
+      t.second += std::isfinite(ms) ? ms : 0;
+      auto& f = by_family[operators.cell(i, "bound_family")];
+      ++f.first;
+      f.second += std::isfinite(ms) ? ms : 0;
+    }
+    d.p("op_type histogram (operator_summary.csv rows of all ranks; Σ duration_sum_us / 1000):");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [k, v] : by_type) rows.push_back({md(k), std::to_string(v.first), num(v.second)});
+    d.table({"op_type", "operator rows", "Σ duration ms"}, rows);
+    d.p("bound_family histogram:");
+    rows.clear();
+    for (const auto& [k, v] : by_family) rows.push_back({md(k), std::to_string(v.first), num(v.second)});
+    d.table({"bound_family", "operator rows", "Σ duration ms"}, rows);
+  }
+
+  // 5
+  d.h2("5. Step Class View");
+  {
+    auto weight = [&step_classes](size_t i) { return step_classes.number(i, "member_count") * step_classes.number(i, "wall_ms_mean"); };
+    std::vector<std::vector<std::string>> rows;
+    const auto top = top_rows(step_classes, weight, 8);
+    for (const size_t i : top)
+      rows.push_back({md(step_classes.cell(i, "step_class_id")), md(step_classes.cell(i, "step_family")),
+                      step_classes.cell(i, "main_layer_count"), step_classes.cell(i, "member_count"),
+                      step_classes.cell(i, "rank_count"), step_classes.cell(i, "wall_ms_mean"), step_classes.cell(i, "wall_ms_p90"),
+                      step_classes.cell(i, "head_ratio_mean"), step_classes.cell(i, "tail_ratio_mean"),
+                      step_classes.cell(i, "bubble_ratio_mean")});
+    d.p("Top step classes by member_count × wall_ms_mean (step_class_summary.csv):");
+    d.table({"class", "family", "main layers", "members", "ranks", "wall mean ms", "wall p90 ms", "head ratio", "tail ratio",
+             "bubble ratio"},
+            rows);
+    if (!top.empty()) {
+      d.p("Heaviest class " + md(step_classes.cell(top[0], "step_class_id")) + ": top layer classes " +
+          md(step_classes.cell(top[0], "top_layer_classes")) + "; top operators " + md(step_classes.cell(top[0], "top_ops")));
+    }
+  }
+
+  // 6
+  d.h2("6. Layer And Block View");
+  {
+    auto weight = [&layer_classes](size_t i) { return layer_classes.number(i, "member_count") * layer_classes.number(i, "wall_ms_mean"); };
+    std::vector<std::vector<std::string>> rows;
+    for (const size_t i : top_rows(layer_classes, weight, 8))
+      rows.push_back({md(layer_classes.cell(i, "layer_class_id")), md(layer_classes.cell(i, "block_kinds")),
+                      layer_classes.cell(i, "member_count"), layer_classes.cell(i, "wall_ms_mean"),
+                      md(layer_classes.cell(i, "block_kind_wall_ms_share_mean"))});
+    d.p("Top layer classes by member_count × wall_ms_mean (layer_class_summary.csv):");
+    d.table({"class", "block kinds", "members", "wall mean ms", "block-kind wall share"}, rows);
+    std::set<std::string> kinds;
+    for (size_t i = 0; i < block_classes.rows.size(); ++i) kinds.insert(block_classes.cell(i, "block_kind"));
+    for (const auto& kind : kinds) {
+      rows.clear();
+      for (const size_t i : top_rows(block_classes, [&block_classes](size_t k) { return block_classes.number(k, "wall_ms_sum"); }, 12,
+                                     [&](size_t k) { return block_classes.cell(k, "block_kind") == kind; }))
+        rows.push_back({md(block_classes.cell(i, "block_class_id")), block_classes.cell(i, "member_count"),
+                        block_classes.cell(i, "wall_ms_mean"), md(block_classes.cell(i, "bound_family")),
+                        md(block_classes.cell(i, "dominant_core")), block_classes.cell(i, "comm_share_mean")});
+      d.p("Block classes of kind `" + md(kind) + "` (top 12 by wall_ms_sum):");
+      d.table({"class", "members", "wall mean ms", "bound family", "core", "comm share mean"}, rows);
+    }
+  }
+
+  // 7
+  d.h2("7. Operator View");
+  {
+    static const std::set<std::string> kNotCompute = {"communication", "mix_comm_aiv", "aicpu", "dsa", "unknown"};
+    std::vector<std::vector<std::string>> rows;
+    for (const size_t i : top_rows(op_classes, [&op_classes](size_t k) { return op_classes.number(k, "duration_sum_us"); }, 10,
+                                   [&](size_t k) { return !kNotCompute.count(op_classes.cell(k, "op_type")); }))
+      rows.push_back({md(op_classes.cell(i, "name")), md(op_classes.cell(i, "task_type")), md(op_classes.cell(i, "op_type")),
+                      op_classes.cell(i, "call_count"), op_classes.cell(i, "duration_sum_us"), op_classes.cell(i, "duration_avg_us"),
+                      op_classes.cell(i, "rank_duration_skew_ratio"), md(op_classes.cell(i, "bound_family")),
+                      md(op_classes.cell(i, "dominant_core"))});
+    d.p("Top compute operators by duration_sum_us (operator_class_summary.csv; communication, mix_comm_aiv, aicpu, dsa "
+        "and unknown left out):");
+    d.table({"name", "task type", "op_type", "calls", "Σ duration us", "avg us", "rank skew", "bound family", "core"}, rows);
+    rows.clear();
+    for (size_t i = 0; i < hccl_classes.rows.size(); ++i)
+      rows.push_back({md(hccl_classes.cell(i, "hccl_op_kind")), hccl_classes.cell(i, "comm_aiv_fused"),
+                      hccl_classes.cell(i, "rank_count"), hccl_classes.cell(i, "call_count"),
+                      hccl_classes.cell(i, "duration_sum_us"), hccl_classes.cell(i, "duration_avg_us"),
+                      hccl_classes.cell(i, "rank_skew_ratio"), hccl_classes.cell(i, "duration_max_us")});
+    d.p("HCCL per kind (hccl_class_summary.csv):");
+    d.table({"kind", "comm+AIV fused", "ranks", "calls", "Σ duration us", "avg us", "rank skew", "max us"}, rows);
+    const auto heaviest = top_rows(hccl_classes, [&hccl_classes](size_t k) { return hccl_classes.number(k, "duration_sum_us"); }, 1);
+    if (!heaviest.empty()) {
+      const std::string kind = hccl_classes.cell(heaviest[0], "hccl_op_kind");
+      rows.clear();
+      for (const size_t i : top_rows(hccl_ops, [&hccl_ops](size_t k) { return hccl_ops.number(k, "duration_avg_us"); }, 8,
+                                     [&](size_t k) { return hccl_ops.cell(k, "hccl_op_kind") == kind; }))
+        rows.push_back({md(hccl_ops.cell(i, "rank_id")), hccl_ops.cell(i, "call_count"), hccl_ops.cell(i, "duration_avg_us"),
+                        hccl_ops.cell(i, "duration_p90_us"), hccl_ops.cell(i, "duration_max_us"), hccl_ops.cell(i, "wait_ratio")});
+      d.p("Ranks with the longest average `" + md(kind) + "` (hccl_op_summary.csv, top 8):");
+      d.table({"rank", "calls", "avg us", "p90 us", "max us", "wait ratio"}, rows);
+    }
+  }
+
+  // 8
+  d.h2("8. Step Inventory");
+  {
+    struct Group {
+      uint64_t n = 0;
+      double wall = 0, main = 0, head = 0, tail = 0, bubble_max = 0;
+    };
+    std::map<std::pair<std::string, std::string>, Group> groups;
+    std::map<std::string, size_t> anatomy_of;
+    for (size_t i = 0; i < anatomy.rows.size(); ++i) anatomy_of[anatomy.cell(i, "segment_id")] = i;
+    for (size_t i = 0; i < steps.rows.size(); ++i) {
+      if (steps.cell(i, "segment_type") != "step") continue;
+      auto& g = groups[{steps.cell(i, "step_family"), steps.cell(i, "main_layer_count")}];
+      ++g.n;
+      g.wall += steps.number(i, "wall_ms");
+      g.bubble_max = std::max(g.bubble_max, steps.number(i, "largest_internal_bubble_ms"));
+      if (auto a = anatomy_of.find(steps.cell(i, "segment_id")); a != anatomy_of.end()) {
+        g.main += anatomy.number(a->second, "main_wall_ms");
+        g.head += anatomy.number(a->second, "head_wall_ms");
+        g.tail += anatomy.number(a->second, "tail_wall_ms");
+      }
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [k, g] : groups) {
+      const double n = static_cast<double>(g.n);
+      rows.push_back({md(k.first), k.second, std::to_string(g.n), num(g.wall / n), num(g.main / n), num(g.head / n),
+                      num(g.tail / n), num(g.bubble_max)});
+    }
+    d.table({"family", "main layers", "steps", "avg wall ms", "avg main ms", "avg head ms", "avg tail ms", "max bubble ms"}, rows);
+  }
+
+  // 9, 10
+  d.h2("9. Cross-Rank And Anomaly Findings");
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < findings.size() && i < 24; ++i) {
+      const auto& f = findings[i];
+      rows.push_back({md(f.severity), md(f.type), md(f.confidence), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+    }
+    d.table({"severity", "type", "confidence", "suspected ranks", "ms at stake", "summary"}, rows);
+    if (findings.size() > 24) d.p("Showing 24 of " + std::to_string(findings.size()) + " findings (all in diagnosis_findings.json).");
+  }
+  d.h2("10. Finding Inventory");
+  {
+    std::map<std::string, uint64_t> by_type;
+    for (const auto& f : findings) ++by_type[f.type];
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& [t, n] : by_type) rows.push_back({md(t), std::to_string(n)});
+    d.table({"finding type", "count"}, rows);
+  }
+
+  // 11, 12
+  d.h2("11. Evidence Chain");
+  d.p("Every finding above carries evidence ids (`evt_<rank ordinal>_<row>` kernel rows, `evd_...` windows in "
+      "evidence_index.csv) and alignment ids (cross_rank_alignment.csv); " +
+      std::to_string(refused) + " finding(s) without evidence were refused by the gate. In report.xlsx: findings in "
+      "`diagnosis_findings`, windows in `evidence_index`, kernel rows in `raw_kernel_index`, alignments in "
+      "`cross_rank_alignment`, bubbles in `bubble_windows`.");
+  d.h2("12. Limitations");
+  d.p("Structure comes from kernel order and the operator taxonomy in knowledge/ (no timing heuristics); a model "
+      "family the taxonomy does not know segments as windows. Pipeline bound families need the kernel_details metric "
+      "columns (Level1+ captures). Collective durations include the time a rank waits for its peers. Clock offsets are "
+      "estimated from shared collectives and are absent for ranks that share none.");
+
+  // ours
+  d.h2("13. Clock Offsets");
+  {
+    std::vector<std::vector<std::string>> rows;
+    simdjson::dom::array arr;
+    if (cross.ok && cross.root["clock_offsets"].get(arr) == simdjson::SUCCESS)
+      for (simdjson::dom::element c : arr) {
+        std::string_view id, via;
+        double off = 0, spread = 0;
+        uint64_t n = 0;
+        bool est = false;
+        // absent fields keep their defaults
+        auto get = [](auto result, auto& value) { return result.get(value) == simdjson::SUCCESS; };
+        get(c["rank_id"], id);
+        get(c["via_rank"], via);
+        get(c["estimated"], est);
+        const bool has_off = get(c["offset_us"], off);
+        get(c["spread_us"], spread);
+        get(c["collectives"], n);
+        rows.push_back({md(id), est && has_off ? num(off) : "not estimated", std::to_string(n), md(via), num(spread)});
+      }
+    d.p("Each rank's clock minus the reference rank's, from the end times of shared collectives "
+        "(cross_rank_manifest.json); alignments use corrected times.");
+    d.table({"rank", "offset us", "collectives", "via rank", "spread us"}, rows);
+  }
+  d.h2("14. Slow Ranks, Slow Links And Host-Bound Time");
+  {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& f : findings)
+      if (f.type == "slow_rank_suspected" || f.type == "slow_link_suspected" || f.type == "host_dispatch_bound" ||
+          f.type == "communication_collective_slow" || f.type == "ep_load_imbalance_suspected")
+        rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+    d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
+  }
+  d.h2("15. Training Phases");
+  {
+    std::map<std::string, uint64_t> phases;
+    for (size_t i = 0; i < steps.rows.size(); ++i)
+      if (steps.cell(i, "segment_type") == "step" && !steps.cell(i, "phase").empty()) ++phases[steps.cell(i, "phase")];
+    if (phases.empty()) {
+      d.p("No training steps (no backward attention kernels).");
+    } else {
+      std::vector<std::vector<std::string>> rows;
+      for (const auto& [p, n] : phases) rows.push_back({md(p), std::to_string(n)});
+      d.table({"phase", "steps"}, rows);
+    }
+  }
+  const fs::path out = root_out / "report" / "report.md";
+  ASCPROF_RETURN_IF_ERROR(write_file_atomic(out, d.take()));
+  return out;
+}
+
+}  // namespace ascprof::report

@@ -1,0 +1,172 @@
+// report/timeline.json: every rank of a root in one Chrome-trace file (Perfetto, chrome://tracing).
+// One process per rank, one thread per task type (the device lanes: AI_CORE, AI_VECTOR, HCCL, ...),
+// times corrected by the rank's clock offset and made relative to the earliest event, findings as
+// instant events. Streams raw_kernel_index.csv; memory does not grow with the capture.
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/common/json_writer.hpp"
+#include "ascprof/report/report.hpp"
+#include "ascprof/report/tables.hpp"
+
+namespace ascprof::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double parse(std::string_view s) {
+  if (s.empty()) return std::nan("");
+  std::string t(s);
+  char* end = nullptr;
+  const double v = std::strtod(t.c_str(), &end);
+  return end != t.c_str() && *end == '\0' ? v : std::nan("");
+}
+
+std::string escaped(std::string_view s) {
+  std::string out = "\"";
+  json_escape_append(out, s);
+  return out + "\"";
+}
+
+}  // namespace
+
+Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions& options) {
+  // clock offsets (µs to subtract) per rank
+  std::map<std::string, double> offset;
+  {
+    auto text = read_file(root_out / "cross_rank_manifest.json");
+    simdjson::dom::parser parser;
+    simdjson::dom::object offs;
+    if (text.ok() && parser.parse(*text)["clock_offsets_us"].get(offs) == simdjson::SUCCESS)
+      for (auto [k, v] : offs) {
+        double us = 0;
+        if (v.get(us) == simdjson::SUCCESS) offset[std::string(k)] = us;
+      }
+  }
+  // the step windows that bound each rank's events (--timeline-steps), on the rank's own clock
+  std::map<std::string, std::pair<double, double>> window;
+  std::map<std::string, double> first_step_start;
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(root_out / "step_summary.csv"));
+  {
+    std::map<std::string, uint32_t> taken;
+    for (size_t i = 0; i < steps.rows.size(); ++i) {
+      if (steps.cell(i, "segment_type") != "step") continue;
+      const std::string& r = steps.cell(i, "rank_id");
+      const double s = steps.number(i, "start_us"), e = steps.number(i, "end_us");
+      if (!std::isfinite(s) || !std::isfinite(e)) continue;
+      if (!first_step_start.count(r)) first_step_start[r] = s;
+      if (options.max_steps == 0 || taken[r] < options.max_steps) {
+        auto [it, inserted] = window.emplace(r, std::make_pair(s, e));
+        if (!inserted) it->second = {std::min(it->second.first, s), std::max(it->second.second, e)};
+        ++taken[r];
+      }
+    }
+  }
+  // time origin: the earliest corrected start over the ranks' first rows (one pass over the index
+  // would double the work; the first step of each rank, or its rank_summary start, is enough)
+  double origin = INFINITY;
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(root_out / "rank_summary.csv"));
+  std::map<std::string, uint32_t> pid;
+  for (size_t i = 0; i < ranks.rows.size(); ++i) {
+    const std::string& r = ranks.cell(i, "rank_id");
+    pid[r] = static_cast<uint32_t>(i);
+    const double s = ranks.number(i, "start_us") - (offset.count(r) ? offset[r] : 0.0);
+    if (std::isfinite(s)) origin = std::min(origin, s);
+  }
+  if (!std::isfinite(origin)) origin = 0;
+
+  AtomicFileWriter out;
+  const fs::path path = root_out / "report" / "timeline.json";
+  ASCPROF_RETURN_IF_ERROR(out.open(path));
+  out.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":\"ascprof-mpi\",\"time_origin_us\":");
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.3f", origin);
+  out.write(buf);
+  out.write(",\"clock_corrected\":true},\"traceEvents\":[\n");
+  bool first = true;
+  auto emit = [&out, &first](const std::string& ev) {
+    out.write(first ? "" : ",\n");
+    out.write(ev);
+    first = false;
+  };
+  for (const auto& [r, p] : pid)
+    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p) + ",\"args\":{\"name\":" + escaped("rank " + r) +
+         "}}");
+  std::map<std::pair<uint32_t, std::string>, uint32_t> tid;  // (pid, task type) -> thread
+  uint64_t events = 0;
+  int c_rank = -1, c_name = -1, c_type = -1, c_start = -1, c_dur = -1, c_event = -1, c_wait = -1;
+  const Status st = for_each_row(root_out / "raw_kernel_index.csv", [&](const std::vector<std::string_view>& f, bool header) {
+    if (header) {
+      for (size_t i = 0; i < f.size(); ++i) {
+        const int ix = static_cast<int>(i);
+        if (f[i] == "rank_id") c_rank = ix;
+        else if (f[i] == "name") c_name = ix;
+        else if (f[i] == "task_type") c_type = ix;
+        else if (f[i] == "start_us") c_start = ix;
+        else if (f[i] == "duration_us") c_dur = ix;
+        else if (f[i] == "event_id") c_event = ix;
+        else if (f[i] == "wait_us") c_wait = ix;
+      }
+      return c_rank >= 0 && c_start >= 0 && c_dur >= 0;
+    }
+    const std::string rank(f[static_cast<size_t>(c_rank)]);
+    const double start = parse(f[static_cast<size_t>(c_start)]);
+    const double dur = parse(f[static_cast<size_t>(c_dur)]);
+    if (!std::isfinite(start) || !std::isfinite(dur)) return true;
+    if (options.max_steps > 0) {
+      auto w = window.find(rank);
+      if (w == window.end() || start < w->second.first || start >= w->second.second) return true;
+    }
+    const uint32_t p = pid.count(rank) ? pid[rank] : static_cast<uint32_t>(pid.size());
+    const std::string type = c_type >= 0 && !f[static_cast<size_t>(c_type)].empty() ? std::string(f[static_cast<size_t>(c_type)]) : "UNKNOWN";
+    auto [it, inserted] = tid.emplace(std::make_pair(p, type), static_cast<uint32_t>(tid.size()));
+    if (inserted)
+      emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) +
+           ",\"args\":{\"name\":" + escaped(type) + "}}");
+    const double ts = start - (offset.count(rank) ? offset[rank] : 0.0) - origin;
+    std::string ev = "{\"ph\":\"X\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) + ",\"ts\":";
+    std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", ts, dur);
+    ev += buf;
+    ev += ",\"name\":" + escaped(c_name >= 0 ? f[static_cast<size_t>(c_name)] : std::string_view("?"));
+    ev += ",\"args\":{\"event_id\":" + escaped(c_event >= 0 ? f[static_cast<size_t>(c_event)] : std::string_view());
+    if (c_wait >= 0 && !f[static_cast<size_t>(c_wait)].empty()) ev += ",\"wait_us\":" + escaped(f[static_cast<size_t>(c_wait)]);
+    ev += "}}";
+    emit(ev);
+    ++events;
+    return true;
+  });
+  ASCPROF_RETURN_IF_ERROR(st);
+  // findings as global instant events at the start of their first suspected rank's first step
+  {
+    auto text = read_file(root_out / "diagnosis_findings.json");
+    simdjson::dom::parser parser;
+    simdjson::dom::array arr;
+    if (text.ok() && parser.parse(*text)["diagnosis_findings"].get(arr) == simdjson::SUCCESS)
+      for (simdjson::dom::element f : arr) {
+        std::string_view type, summary, severity, rank;
+        simdjson::dom::array sus;
+        if (f["finding_type"].get(type) != simdjson::SUCCESS) continue;
+        if (f["summary"].get(summary) != simdjson::SUCCESS) summary = "";
+        if (f["severity"].get(severity) != simdjson::SUCCESS) severity = "";
+        if (f["suspected_ranks"].get(sus) == simdjson::SUCCESS && sus.size() > 0 && sus.at(0).get(rank) == simdjson::SUCCESS) {}
+        const std::string r(rank);
+        const double t0 = first_step_start.count(r) ? first_step_start[r] - (offset.count(r) ? offset[r] : 0.0) - origin : 0.0;
+        const uint32_t p = pid.count(r) ? pid[r] : 0;
+        std::snprintf(buf, sizeof buf, "%.3f", std::max(0.0, t0));
+        emit("{\"ph\":\"i\",\"s\":\"p\",\"pid\":" + std::to_string(p) + ",\"tid\":0,\"ts\":" + buf + ",\"name\":" +
+             escaped("finding: " + std::string(type)) + ",\"args\":{\"severity\":" + escaped(severity) +
+             ",\"summary\":" + escaped(summary) + "}}");
+      }
+  }
+  out.write("\n]}\n");
+  ASCPROF_RETURN_IF_ERROR(out.commit());
+  return path;
+}
+
+}  // namespace ascprof::report

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Loads report.html of a generated capture in headless Chromium (Debian package) and checks it.
+
+usage: report_browser_test.py ASCPROF_MPI WORK_DIR SCREENSHOT_PNG [--html-writer UNIT_REPORT]
+                              [--chromium PATH] [--ranks N] [--steps N]
+
+1. `ascprof-mpi synth` writes a capture into WORK_DIR/cap; one kernel of one rank is renamed to
+   `<img src=x onerror=alert(1)>`; `ascprof-mpi analyze` analyses it into WORK_DIR/out.
+2. report.html is written by the CLI when it runs the report stage; until then `--html-writer`
+   names the unit_report binary, whose HtmlReportDriver test writes it for ASCPROF_HTML_REPORT_ROOT.
+3. Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
+   fd 3, replies on fd 4, NUL-terminated JSON). Checks: no console error, no uncaught exception, no
+   JavaScript dialog (a dialog means the injected name ran as markup), no <img> element, the timeline
+   canvas drew, a wheel zoom changes the view, a click on the inspector's second step changes the
+   shown step. A screenshot goes to SCREENSHOT_PNG.
+
+Exit status: 0 pass, 1 fail, 77 skip (no chromium). Python standard library only.
+"""
+import argparse
+import base64
+import fcntl
+import json
+import os
+import pathlib
+import select
+import shutil
+import subprocess
+import sys
+import time
+
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, env=None, timeout=600):
+    print("+ " + " ".join(str(c) for c in cmd), file=sys.stderr)
+    p = subprocess.run([str(c) for c in cmd], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    if p.returncode != 0:
+        fail("%s exited %d\n%s\n%s" % (cmd[0], p.returncode, p.stdout[-4000:], p.stderr[-4000:]))
+    return p.stdout
+
+
+def poison_kernel_name(capture):
+    """Renames the kernel of data row 1 of the first rank folder's kernel_details.csv."""
+    folders = sorted(p for p in capture.iterdir() if p.is_dir())
+    csv = folders[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
+    lines = csv.read_text(encoding="utf-8").split("\n")
+    # Name is the 6th column; the 5 before it never hold commas.
+    cells = lines[2].split(",", 6)
+    cells[5] = HOSTILE
+    lines[2] = ",".join(cells)
+    csv.write_text("\n".join(lines), encoding="utf-8")
+
+
+class Cdp:
+    """DevTools protocol over the pipe pair of a Chromium started with --remote-debugging-pipe."""
+
+    def __init__(self, proc, to_browser, from_browser):
+        self.proc, self.out, self.inp = proc, to_browser, from_browser
+        self.next_id, self.buf, self.events = 0, b"", []
+
+    def _read_message(self, deadline):
+        while b"\0" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("no message from chromium")
+            ready, _, _ = select.select([self.inp], [], [], left)
+            if ready:
+                chunk = os.read(self.inp, 1 << 20)
+                if not chunk:
+                    raise EOFError("chromium closed the pipe (exit %s)" % self.proc.poll())
+                self.buf += chunk
+        msg, _, self.buf = self.buf.partition(b"\0")
+        return json.loads(msg)
+
+    def send(self, method, params=None, session=None, timeout=30):
+        self.next_id += 1
+        msg = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        os.write(self.out, json.dumps(msg).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            m = self._read_message(deadline)
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError("%s: %s" % (method, m["error"]))
+                return m.get("result", {})
+            self.events.append(m)
+
+    def pump(self, seconds):
+        """Collects events for `seconds`."""
+        deadline = time.monotonic() + seconds
+        try:
+            while True:
+                self.events.append(self._read_message(deadline))
+        except TimeoutError:
+            pass
+
+
+def evaluate(cdp, session, expr):
+    r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True, "awaitPromise": True}, session)
+    if "exceptionDetails" in r:
+        fail("evaluate %r threw: %s" % (expr[:60], json.dumps(r["exceptionDetails"])[:800]))
+    return r["result"].get("value")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ascprof")
+    ap.add_argument("work")
+    ap.add_argument("screenshot")
+    ap.add_argument("--html-writer", help="unit_report binary (writes report.html until the CLI does)")
+    ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
+    ap.add_argument("--ranks", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=3)
+    a = ap.parse_args()
+    if not a.chromium:
+        print("SKIP: chromium not installed", file=sys.stderr)
+        return 77
+
+    work = pathlib.Path(a.work).resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    for sub in ("cap", "out", "profile"):
+        shutil.rmtree(work / sub, ignore_errors=True)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    run([a.ascprof, "synth", "--scenario", "moe_mla_decode", "-o", work / "cap", "--ranks", a.ranks,
+         "--steps", a.steps, "--fault", "idle_bubble:%d" % (a.ranks // 2)], env)
+    poison_kernel_name(work / "cap")
+    result = json.loads(run([a.ascprof, "analyze", work / "cap", "-o", work / "out", "--progress", "none"], env))
+    root_out = pathlib.Path(result["roots"][0]["out_dir"])
+    if not root_out.is_absolute():
+        root_out = pathlib.Path.cwd() / root_out
+    html = root_out / "report" / "report.html"
+    if a.html_writer:
+        run([a.html_writer, "--gtest_filter=HtmlReportDriver.WriteForRootFromEnvironment"],
+            dict(env, ASCPROF_HTML_REPORT_ROOT=str(root_out)))
+    if not html.is_file():
+        fail("no report.html at %s" % html)
+    print("report.html: %d bytes" % html.stat().st_size, file=sys.stderr)
+
+    # fds 3 and 4 of the browser: high duplicates first so dup2 cannot clobber one with the other
+    cmd_r, cmd_w = os.pipe()
+    res_r, res_w = os.pipe()
+    hi_cmd = fcntl.fcntl(cmd_r, fcntl.F_DUPFD_CLOEXEC, 10)
+    hi_res = fcntl.fcntl(res_w, fcntl.F_DUPFD_CLOEXEC, 10)
+
+    def child_fds():  # runs in the child before exec; dup2'd fds are inherited
+        os.dup2(hi_cmd, 3)
+        os.dup2(hi_res, 4)
+
+    proc = subprocess.Popen(
+        [a.chromium, "--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
+         "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
+         "--user-data-dir=" + str(work / "profile"), "--window-size=1400,1000", "about:blank"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=open(work / "chromium.log", "wb"),
+        close_fds=False, preexec_fn=child_fds)
+    for fd in (cmd_r, res_w, hi_cmd, hi_res):
+        os.close(fd)
+    cdp = Cdp(proc, cmd_w, res_r)
+    try:
+        return check_page(cdp, html, pathlib.Path(a.screenshot))
+    finally:
+        try:
+            cdp.send("Browser.close", timeout=5)
+        except Exception:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def check_page(cdp, html, screenshot):
+    targets = cdp.send("Target.getTargets", timeout=60)["targetInfos"]
+    page = next(t for t in targets if t["type"] == "page")
+    session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
+    for domain in ("Page", "Runtime", "Log"):
+        cdp.send(domain + ".enable", session=session)
+    cdp.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1400, "height": 1000, "deviceScaleFactor": 1, "mobile": False}, session)
+    cdp.send("Page.navigate", {"url": html.as_uri()}, session)
+    deadline = time.monotonic() + 60
+    while evaluate(cdp, session, "document.readyState === 'complete' && document.body && "
+                                 "document.body.dataset.ready === '1'") is not True:
+        if time.monotonic() > deadline:
+            fail("the page did not finish its script (body[data-ready] never set)")
+        cdp.pump(0.2)
+
+    checks = {}
+    checks["pixels"] = evaluate(cdp, session, """(() => {
+        // saturated pixels only: lane colours and idle gaps, not the pale backgrounds or the text
+        const c = document.getElementById('timeline');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          const mx = Math.max(d[i], d[i + 1], d[i + 2]), mn = Math.min(d[i], d[i + 1], d[i + 2]);
+          if (mx - mn > 60) n++;
+        }
+        return n; })()""")
+    checks["draw_ms_full_view"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
+    checks["img_elements"] = evaluate(cdp, session, "document.getElementsByTagName('img').length")
+    checks["hostile_in_data"] = evaluate(
+        cdp, session, "JSON.parse(document.getElementById('data').textContent).strings.includes(%s)" % json.dumps(HOSTILE))
+
+    # wheel zoom at the middle of the timeline
+    rect = evaluate(cdp, session, "(() => { const c = document.getElementById('timeline'); c.scrollIntoView(); "
+                                  "const r = c.getBoundingClientRect(); return [r.left, r.top, r.width, r.height]; })()")
+    before = evaluate(cdp, session, "document.getElementById('tl-status').textContent")
+    x, y = rect[0] + rect[2] * 0.6, rect[1] + min(rect[3] / 2, 60)
+    cdp.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": -600}, session)
+    cdp.pump(0.5)
+    after = evaluate(cdp, session, "document.getElementById('tl-status').textContent")
+    checks["zoom_changed_view"] = before != after
+    checks["timeline_status"] = after
+    # drag pan
+    cdp.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1}, session)
+    cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x - 200, "y": y, "button": "left"}, session)
+    cdp.send("Input.dispatchMouseEvent", {"type": "mouseReleased", "x": x - 200, "y": y, "button": "left", "clickCount": 1}, session)
+    cdp.pump(0.3)
+    checks["pan_changed_view"] = evaluate(cdp, session, "document.getElementById('tl-status').textContent") != after
+
+    # a real mouse click on the inspector's second step button
+    title0 = evaluate(cdp, session, "document.getElementById('inspector-title').textContent")
+    box = evaluate(cdp, session, "(() => { const b = document.querySelectorAll('#step-list button')[1]; if (!b) return null; "
+                                 "b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); "
+                                 "return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+    if box is None:
+        fail("the inspector lists fewer than two steps")
+    for kind in ("mousePressed", "mouseReleased"):
+        cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1}, session)
+    cdp.pump(0.3)
+    title1 = evaluate(cdp, session, "document.getElementById('inspector-title').textContent")
+    checks["step_title_before"], checks["step_title_after"] = title0, title1
+    checks["cards_after_click"] = evaluate(cdp, session, "document.querySelectorAll('#op-cards .card').length")
+    checks["draw_ms_zoomed"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
+    # whole capture again, now that the script is warm: the steady cost of the zoomed-out view
+    evaluate(cdp, session, "document.getElementById('tl-reset').click()")
+    cdp.pump(0.3)
+    checks["draw_ms_full_view_warm"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
+
+    # full-page screenshot as the artifact
+    cdp.send("Runtime.evaluate", {"expression": "window.scrollTo(0, 0)"}, session)
+    metrics = cdp.send("Page.getLayoutMetrics", session=session)
+    size = metrics.get("cssContentSize") or metrics["contentSize"]
+    shot = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                               "clip": {"x": 0, "y": 0, "width": 1400,
+                                                        "height": min(size["height"], 6000), "scale": 1}},
+                    session, timeout=60)
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    screenshot.write_bytes(base64.b64decode(shot["data"]))
+    # and the timeline alone, at the zoomed-out view, beside it (<name>-timeline.png)
+    r = evaluate(cdp, session, "(() => { const r = document.getElementById('tl').getBoundingClientRect(); "
+                               "return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]; })()")
+    shot = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+                                               "clip": {"x": r[0], "y": r[1], "width": r[2], "height": r[3], "scale": 1}},
+                    session, timeout=60)
+    screenshot.with_name(screenshot.stem + "-timeline.png").write_bytes(base64.b64decode(shot["data"]))
+    cdp.pump(0.3)
+
+    errors = []
+    for m in cdp.events:
+        method, p = m.get("method"), m.get("params", {})
+        if method == "Runtime.exceptionThrown":
+            errors.append("uncaught exception: " + json.dumps(p.get("exceptionDetails", {}))[:600])
+        elif method == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+            errors.append("console.%s: %s" % (p["type"], json.dumps(p.get("args", []))[:600]))
+        elif method == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+            errors.append("log error: " + p["entry"].get("text", "")[:600])
+        elif method == "Page.javascriptDialogOpening":
+            errors.append("a JavaScript dialog opened (injected markup ran): " + p.get("message", ""))
+    print(json.dumps(checks, indent=1), file=sys.stderr)
+    print("screenshot: %s" % screenshot, file=sys.stderr)
+    if checks["pixels"] is None or checks["pixels"] < 2000:
+        errors.append("the timeline canvas drew only %s coloured pixels" % checks["pixels"])
+    if checks["img_elements"] != 0:
+        errors.append("the page has %s <img> elements" % checks["img_elements"])
+    if checks["hostile_in_data"] is not True:
+        errors.append("the injected kernel name is not in the page data")
+    if not checks["zoom_changed_view"]:
+        errors.append("a wheel event on the timeline did not change the view")
+    if not checks["pan_changed_view"]:
+        errors.append("dragging the timeline did not change the view")
+    if title0 == title1 or " 2 of " not in (title1 or ""):
+        errors.append("clicking the second step did not show it: %r -> %r" % (title0, title1))
+    if errors:
+        fail("\n".join(errors))
+    print("PASS", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

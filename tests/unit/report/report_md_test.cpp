@@ -1,0 +1,145 @@
+// The report stage on a generated capture: report.md has the reference's sections in order and its
+// numbers are the tables' cells; timeline.json is a Chrome trace with one process per rank; the
+// evidence-chain gate refuses a finding whose evidence does not exist.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <filesystem>
+
+#include "ascprof/common/files.hpp"
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/report/report.hpp"
+#include "ascprof/report/tables.hpp"
+#include "ascprof/synth/synth.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::report {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A 4-rank capture with a hot-expert rank, analysed through diagnostics; returns the root's output folder.
+fs::path analysed_root(const fs::path& dir) {
+  synth::SynthOptions o;
+  o.scenario = "moe_mla_decode";
+  o.out_dir = dir / "c";
+  o.ranks = 4;
+  o.steps = 3;
+  o.faults = {"ep_imbalance:2"};
+  EXPECT_TRUE(synth::generate_capture(o).ok());
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  EXPECT_TRUE(kb.ok());
+  const auto plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0);
+  std::vector<pipeline::RankOutcome> outcomes;
+  for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
+  const auto s = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  EXPECT_EQ(s.status, "ok") << s.error;
+  return plan.out_dir;
+}
+
+TEST(ReportMd, SectionsInOrderAndNumbersFromTheTables) {
+  ascprof::testing::ScratchDir dir("report-md");
+  const fs::path root = analysed_root(dir.path());
+  auto md = write_report_md(root);
+  ASSERT_TRUE(md.ok()) << md.status().to_string();
+  auto text = read_file(*md);
+  ASSERT_TRUE(text.ok());
+  size_t at = 0;
+  for (const char* h : {"## 1. Executive Summary", "## 2. Capture And Segmentation", "## 3. Macro Step Timeline",
+                        "## 4. Pipeline Coverage And Bound Families", "## 5. Step Class View", "## 6. Layer And Block View",
+                        "## 7. Operator View", "## 8. Step Inventory", "## 9. Cross-Rank And Anomaly Findings",
+                        "## 10. Finding Inventory", "## 11. Evidence Chain", "## 12. Limitations", "## 13. Clock Offsets",
+                        "## 14. Slow Ranks, Slow Links And Host-Bound Time", "## 15. Training Phases"}) {
+    const size_t pos = text->find(h, at);
+    ASSERT_NE(pos, std::string::npos) << h;
+    at = pos;
+  }
+  // every rank row of section 2 carries rank_summary.csv's wall_ms and busy_union_ms cells verbatim
+  auto ranks = read_table(root / "rank_summary.csv");
+  ASSERT_TRUE(ranks.ok());
+  ASSERT_EQ(ranks->rows.size(), 4u);
+  for (size_t i = 0; i < ranks->rows.size(); ++i) {
+    const std::string row = "| " + ranks->cell(i, "rank_id") + " | " + ranks->cell(i, "step_count") + " | " +
+                            ranks->cell(i, "segment_count") + " | ";
+    const size_t pos = text->find(row);
+    ASSERT_NE(pos, std::string::npos) << row;
+    const std::string line = text->substr(pos, text->find('\n', pos) - pos);
+    EXPECT_NE(line.find("| " + ranks->cell(i, "wall_ms") + " | " + ranks->cell(i, "busy_union_ms") + " |"), std::string::npos)
+        << line;
+  }
+  // the finding count is the diagnosis file's, and the hot-expert finding is listed
+  auto diag = read_file(root / "diagnosis_findings.json");
+  ASSERT_TRUE(diag.ok());
+  simdjson::dom::parser parser;
+  const uint64_t n = uint64_t(parser.parse(*diag)["counts"]["finding_count"]);
+  EXPECT_GT(n, 0u);
+  EXPECT_NE(text->find("| findings | " + std::to_string(n) + " |"), std::string::npos);
+  EXPECT_NE(text->find("ep_load_imbalance_suspected"), std::string::npos);
+}
+
+TEST(ReportTimeline, ChromeTraceWithOneProcessPerRank) {
+  ascprof::testing::ScratchDir dir("report-timeline");
+  const fs::path root = analysed_root(dir.path());
+  auto kernels = read_table(root / "raw_kernel_index.csv", 0);
+  ASSERT_TRUE(kernels.ok());
+  for (const uint32_t steps : {0u, 1u}) {
+    TimelineOptions o;
+    o.max_steps = steps;
+    auto path = write_timeline(root, o);
+    ASSERT_TRUE(path.ok()) << path.status().to_string();
+    auto text = read_file(*path);
+    ASSERT_TRUE(text.ok());
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+    uint64_t processes = 0, complete = 0, instants = 0;
+    double min_ts = 1e300;
+    for (simdjson::dom::element e : doc["traceEvents"].get_array()) {
+      const std::string_view ph(e["ph"]);
+      if (ph == "M" && std::string_view(e["name"]) == "process_name") ++processes;
+      if (ph == "X") {
+        ++complete;
+        min_ts = std::min(min_ts, double(e["ts"]));
+      }
+      if (ph == "i") ++instants;
+    }
+    EXPECT_EQ(processes, 4u);
+    if (steps == 0) EXPECT_EQ(complete, kernels->total_rows);
+    else EXPECT_LT(complete, kernels->total_rows / 2);  // one of 3 steps per rank
+    EXPECT_GT(complete, 0u);
+    EXPECT_GE(min_ts, -1.0);  // relative to the earliest corrected start
+    EXPECT_GT(instants, 0u);  // findings
+  }
+}
+
+TEST(ReportEvidenceChain, UnknownEvidenceRefusesTheReport) {
+  ascprof::testing::ScratchDir dir("report-chain");
+  const fs::path root = analysed_root(dir.path());
+  auto chain = check_evidence_chain(root);
+  ASSERT_TRUE(chain.ok()) << chain.status().to_string();
+  EXPECT_GT(chain->findings_checked, 0u);
+  EXPECT_TRUE(chain->failures.empty());
+  // a finding pointing at a kernel row beyond its rank's table, with no limitation: refused
+  auto text = read_file(root / "diagnosis_findings.json");
+  ASSERT_TRUE(text.ok());
+  std::string doc = *text;
+  const size_t pos = doc.find("\"evidence_ids\": [");
+  ASSERT_NE(pos, std::string::npos);
+  doc.insert(pos + 17, "\"evt_0_99999999\",");
+  const size_t lim = doc.find("\"limitations\": [", pos);
+  const size_t end = doc.find(']', lim);
+  doc.erase(lim + 16, end - (lim + 16));
+  ASSERT_TRUE(write_file_atomic(root / "diagnosis_findings.json", doc).ok());
+  chain = check_evidence_chain(root);
+  ASSERT_TRUE(chain.ok());
+  ASSERT_EQ(chain->failures.size(), 1u);
+  EXPECT_NE(chain->failures[0].find("evt_0_99999999"), std::string::npos);
+  auto report = write_report(root);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().message().find("cannot be traced"), std::string::npos);
+  EXPECT_FALSE(fs::exists(root / "report" / "report.md"));
+}
+
+}  // namespace
+}  // namespace ascprof::report

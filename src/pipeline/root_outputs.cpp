@@ -471,57 +471,53 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
       parts.push_back(std::move(p));
     }
   if (parts.empty()) return;
-  auto written = write_root_summary_outputs(plan.out_dir, parts);
-  if (!written.ok()) {
+  auto fail = [&s](const Status& st) {
     s.status = "failed";
-    s.error = written.status().to_string();
-    return;
-  }
-  for (const auto& p : *written) s.outputs.push_back(p.string());
-  if (kb == nullptr) return;
-  std::vector<std::vector<model::OperatorRow>> ops;
-  std::vector<std::vector<model::HcclOpRow>> hccl;
-  for (const auto& o : outcomes) {
-    if (!o.ok || o.summary_dir.empty()) continue;
-    auto& rank_ops = ops.emplace_back();
-    for (const auto& b : o.operators) {
-      model::OperatorRow r;
-      r.name = b.name;
-      r.task_type = b.task_type;
-      r.roles = b.roles;
-      r.op_type = b.op_type;
-      r.call_count = b.call_count;
-      r.duration_sum_ns = b.duration_sum_ns;
-      r.wait_sum_ns = b.wait_sum_ns;
-      r.pipeline_signal = b.pipeline_signal;
-      r.pipeline_us = b.pipeline_us;
-      rank_ops.push_back(std::move(r));
+    s.error = st.to_string();
+  };
+  // the cross-rank class tables first: summary_manifest.json counts their rows
+  std::vector<fs::path> class_tables;
+  if (kb != nullptr) {
+    std::vector<std::vector<model::OperatorRow>> ops;
+    std::vector<std::vector<model::HcclOpRow>> hccl;
+    std::vector<analysis::ClassPartials> partials;
+    for (const auto& o : outcomes) {
+      if (!o.ok || o.summary_dir.empty()) continue;
+      auto& rank_ops = ops.emplace_back();
+      for (const auto& b : o.operators) {
+        model::OperatorRow r;
+        r.name = b.name;
+        r.task_type = b.task_type;
+        r.roles = b.roles;
+        r.op_type = b.op_type;
+        r.call_count = b.call_count;
+        r.duration_sum_ns = b.duration_sum_ns;
+        r.wait_sum_ns = b.wait_sum_ns;
+        r.pipeline_signal = b.pipeline_signal;
+        r.pipeline_us = b.pipeline_us;
+        rank_ops.push_back(std::move(r));
+      }
+      auto& rank_hccl = hccl.emplace_back();
+      for (const auto& b : o.hccl)
+        rank_hccl.push_back({b.hccl_op_kind, b.comm_aiv_fused, b.name_count, b.call_count, b.duration_sum_ns, b.wait_sum_ns,
+                             b.duration_avg_us, b.duration_min_us, b.duration_p50_us, b.duration_p90_us, b.duration_max_us,
+                             b.wait_ratio});
+      partials.push_back(o.class_partials);
     }
-    auto& rank_hccl = hccl.emplace_back();
-    for (const auto& b : o.hccl)
-      rank_hccl.push_back({b.hccl_op_kind, b.comm_aiv_fused, b.name_count, b.call_count, b.duration_sum_ns, b.wait_sum_ns,
-                           b.duration_avg_us, b.duration_min_us, b.duration_p50_us, b.duration_p90_us, b.duration_max_us,
-                           b.wait_ratio});
+    auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, *kb);
+    if (!classes.ok()) return fail(classes.status());
+    class_tables = *classes;
+    auto structure_classes =
+        write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, *kb), *kb);
+    if (!structure_classes.ok()) return fail(structure_classes.status());
+    class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
   }
-  auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, *kb);
-  if (!classes.ok()) {
-    s.status = "failed";
-    s.error = classes.status().to_string();
-    return;
-  }
-  for (const auto& p : *classes) s.outputs.push_back(p.string());
-  std::vector<analysis::ClassPartials> partials;
-  for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty()) partials.push_back(o.class_partials);
-  auto structure_classes =
-      write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, *kb), *kb);
-  if (!structure_classes.ok()) {
-    s.status = "failed";
-    s.error = structure_classes.status().to_string();
-    return;
-  }
-  for (const auto& p : *structure_classes) s.outputs.push_back(p.string());
+  auto written = write_root_summary_outputs(plan.out_dir, parts, class_tables);
+  if (!written.ok()) return fail(written.status());
+  for (const auto& p : *written) s.outputs.push_back(p.string());
+  for (const auto& p : class_tables) s.outputs.push_back(p.string());
 }
+
 
 }  // namespace
 

@@ -583,7 +583,8 @@ Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPar
 
 }  // namespace
 
-Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks) {
+Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks,
+                                                         const std::vector<fs::path>& class_tables) {
   std::vector<fs::path> written;
   JsonWriter m;
   m.begin_object();
@@ -657,6 +658,16 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     ops += p.operators_total;
     ops_sig += p.operators_with_pipeline_signal;
   }
+  m.key("class_summary_counts");  // data rows of the cross-rank class tables (written before this)
+  m.begin_object();
+  for (const auto& t : class_tables) {
+    auto text = read_file(t);
+    if (!text.ok()) return text.status();
+    bool quoted = false;
+    const uint64_t lines = csv_rows(*text, quoted);
+    m.kv(t.filename().string(), lines > 0 ? lines - 1 : uint64_t{0});
+  }
+  m.end_object();
   m.key("pipeline_coverage");
   m.begin_object();
   m.kv("events_with_pipeline_signal", ev_sig);

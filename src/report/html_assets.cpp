@@ -373,10 +373,12 @@ const char* const kHtmlJs = R"JS(
       const h = Math.max(1, Math.round(full * Math.min(1, busy * k / w)));
       ctx.fillRect(rx0, y + 1 + full - h, w, h);
       if (runCount === 1 && w > 60 && laneH >= 10 && names) {
-        ctx.save(); ctx.beginPath(); ctx.rect(rx0, y, w, laneH); ctx.clip();
-        ctx.fillStyle = '#fff'; ctx.font = (laneH - 3) + 'px sans-serif'; ctx.textBaseline = 'middle';
-        ctx.fillText(S[names[L.idx[runFirst]]], rx0 + 2, y + laneH / 2);
-        ctx.restore(); ctx.fillStyle = color;
+        // the name cut to the rect's width (estimated glyph width; no clip region per label)
+        const fs = laneH - 3, fit = Math.floor((Math.min(w, canvasW - rx0) - 4) / (fs * 0.6));
+        const name = S[names[L.idx[runFirst]]];
+        ctx.fillStyle = '#fff'; ctx.font = fs + 'px sans-serif'; ctx.textBaseline = 'middle';
+        ctx.fillText(name.length > fit ? name.slice(0, Math.max(0, fit - 1)) + '…' : name, Math.max(rx0, GUTTER) + 2, y + laneH / 2);
+        ctx.fillStyle = color;
       }
     };
     for (; i < L.s.length && L.s[i] <= ve; i++) {

@@ -33,12 +33,14 @@ double TextTable::number(size_t row, std::string_view name) const {
 }
 
 Status for_each_row(const fs::path& path,
-                    const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row) {
+                    const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row,
+                    Stats* stats_out) {
   std::error_code ec;
   if (!fs::exists(path, ec) || fs::file_size(path, ec) == 0) return {};
   auto file = MappedFile::open(path);
   if (!file.ok()) return file.status();
-  Stats stats;
+  Stats local;
+  Stats& stats = stats_out != nullptr ? *stats_out : local;
   importers::CsvOptions options;
   options.fix_width = true;
   importers::CsvCursor cursor(file->data(), path.string(), stats, options);

@@ -245,20 +245,21 @@ def check_page(cdp, html, screenshot):
     cdp.pump(0.3)
     checks["draw_ms_full_view_warm"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
 
-    # full-page screenshot as the artifact
+    # Full-page screenshot as the artifact. The viewport is made as tall as the page first and
+    # the page given time to redraw: capturing beyond the viewport resizes it during the capture.
     cdp.send("Runtime.evaluate", {"expression": "window.scrollTo(0, 0)"}, session)
     metrics = cdp.send("Page.getLayoutMetrics", session=session)
-    size = metrics.get("cssContentSize") or metrics["contentSize"]
-    shot = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
-                                               "clip": {"x": 0, "y": 0, "width": 1400,
-                                                        "height": min(size["height"], 6000), "scale": 1}},
-                    session, timeout=60)
+    height = int(min((metrics.get("cssContentSize") or metrics["contentSize"])["height"], 6000))
+    cdp.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1400, "height": height, "deviceScaleFactor": 1, "mobile": False}, session)
+    cdp.pump(0.8)
+    shot = cdp.send("Page.captureScreenshot", {"format": "png"}, session, timeout=60)
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     screenshot.write_bytes(base64.b64decode(shot["data"]))
-    # and the timeline alone, at the zoomed-out view, beside it (<name>-timeline.png)
+    # and the timeline alone beside it (<name>-timeline.png)
     r = evaluate(cdp, session, "(() => { const r = document.getElementById('tl').getBoundingClientRect(); "
                                "return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height]; })()")
-    shot = cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True,
+    shot = cdp.send("Page.captureScreenshot", {"format": "png",
                                                "clip": {"x": r[0], "y": r[1], "width": r[2], "height": r[3], "scale": 1}},
                     session, timeout=60)
     screenshot.with_name(screenshot.stem + "-timeline.png").write_bytes(base64.b64decode(shot["data"]))

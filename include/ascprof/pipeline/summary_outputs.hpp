@@ -61,10 +61,11 @@ struct SummaryPart {
 
 /// Concatenates the ranks' fragments (in the given order) into `root_out/<table>`, merges their
 /// bubble evidence into `root_out/evidence/bubble_windows.jsonl` (largest first, streaming), and
-/// writes `root_out/summary_manifest.json` (files, row counts, pipeline_coverage). Returns the files
-/// written.
-Result<std::vector<std::filesystem::path>> write_root_summary_outputs(const std::filesystem::path& root_out,
-                                                                      const std::vector<SummaryPart>& ranks);
+/// writes `root_out/summary_manifest.json` (files, row counts, class_summary_counts of the already
+/// written `class_tables`, pipeline_coverage). Returns the files written.
+Result<std::vector<std::filesystem::path>> write_root_summary_outputs(
+    const std::filesystem::path& root_out, const std::vector<SummaryPart>& ranks,
+    const std::vector<std::filesystem::path>& class_tables = {});
 
 /// operator_class_summary.csv and hccl_class_summary.csv from every rank's rows (`per_rank[i]` is
 /// rank i's, in rank order; row lists are not needed). Returns the files written.

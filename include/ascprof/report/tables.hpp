@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ascprof/common/stats.hpp"
 #include "ascprof/common/status.hpp"
 
 namespace ascprof::report {
@@ -34,8 +35,10 @@ struct TextTable {
 Result<TextTable> read_table(const std::filesystem::path& path, uint64_t max_rows = UINT64_MAX);
 
 /// Streams `path`: `on_row(fields, is_header)` for the header and then each row, until it returns
-/// false. The views are valid during the call only.
+/// false. The views are valid during the call only. Damaged records (an unterminated quote, a row
+/// of the wrong width) are counted with samples in `stats` when given.
 Status for_each_row(const std::filesystem::path& path,
-                    const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row);
+                    const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row,
+                    Stats* stats = nullptr);
 
 }  // namespace ascprof::report

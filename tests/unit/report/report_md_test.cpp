@@ -78,6 +78,23 @@ TEST(ReportMd, SectionsInOrderAndNumbersFromTheTables) {
   EXPECT_NE(text->find("ep_load_imbalance_suspected"), std::string::npos);
 }
 
+// summary_manifest.json counts the rows of the cross-rank class tables (reference §2.5.9)
+TEST(ReportTables, SummaryManifestCountsTheClassTables) {
+  ascprof::testing::ScratchDir dir("report-class-counts");
+  const fs::path root = analysed_root(dir.path());
+  auto text = read_file(root / "summary_manifest.json");
+  ASSERT_TRUE(text.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element counts = parser.parse(*text)["class_summary_counts"];
+  for (const char* f : {"operator_class_summary.csv", "hccl_class_summary.csv", "block_class_summary.csv",
+                        "layer_class_summary.csv", "step_class_summary.csv"}) {
+    auto t = read_table(root / f);
+    ASSERT_TRUE(t.ok()) << f;
+    EXPECT_GT(t->total_rows, 0u) << f;
+    EXPECT_EQ(uint64_t(counts[f]), t->total_rows) << f;
+  }
+}
+
 TEST(ReportTimeline, ChromeTraceWithOneProcessPerRank) {
   ascprof::testing::ScratchDir dir("report-timeline");
   const fs::path root = analysed_root(dir.path());

@@ -108,9 +108,10 @@ int main(int argc, char** argv) {
   // from a later stage needs resume from checkpoints, which is not built yet.
   const std::string& first = !o.only_stage.empty() ? o.only_stage : o.from_stage;
   const std::string& last = !o.only_stage.empty() ? o.only_stage : o.to_stage;
-  if (!first.empty() && first != "normalize") {
+  if (!first.empty() && first != "normalize" && first != "report") {
     const std::string msg = "starting at stage '" + first +
-                            "' needs resume from checkpoints, which is not available in this version; run from normalize";
+                            "' needs resume from checkpoints, which is not available in this version; run from normalize (or from "
+        "report, which reads OUT's tables)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
   else if (last == "classify") req.last_stage = ascprof::pipeline::kStageClassify;
   // cross_rank and diagnostics run with summarize (their inputs are gathered then); the report last
   req.write_report = last.empty() || last == "report";
+  req.report_only = first == "report";  // the report from OUT's tables of an earlier run
   req.report.mode = o.report_mode;
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;

@@ -13,6 +13,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/schedule.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
@@ -138,7 +139,76 @@ std::string error_result_json(std::string_view command, std::string_view error_c
   return w.take();
 }
 
+namespace {
+
+// --from-stage report: the report stage alone, on process 0, from the tables an earlier run wrote
+// into OUT/<root-slug>/ (they are the report's only input).
+AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& req) {
+  AnalyzeResult result;
+  if (world.rank() == 0) {
+    const auto t0 = Clock::now();
+    JsonWriter w;
+    w.begin_object();
+    uint64_t ok = 0;
+    std::string html_status;
+    std::vector<std::string> lines;
+    JsonWriter roots;
+    roots.begin_array();
+    for (const auto& root : req.roots) {
+      const fs::path dir = fs::path(req.out) / importers::root_slug(root);
+      roots.begin_object();
+      roots.kv("root", root);
+      roots.kv("out_dir", dir.string());
+      std::error_code ec;
+      // only into an output folder this tool wrote (never into someone else's folder)
+      Result<report::ReportResult> rep =
+          !fs::exists(fs::path(req.out) / kOutMarker, ec)
+              ? Result<report::ReportResult>(file_error(ErrorCode::kIo, req.out, "", "not an ascprof-mpi output folder"))
+          : fs::exists(dir / "step_summary.csv", ec)
+              ? report::write_report(dir, req.report)
+              : Result<report::ReportResult>(file_error(ErrorCode::kIo, dir.string(), "",
+                                                        "no analysis outputs here (run the analysis stages first)"));
+      roots.kv("status", rep.ok() ? "ok" : "failed");
+      if (!rep.ok()) {
+        roots.kv("error", rep.status().to_string());
+      } else {
+        ++ok;
+        if (html_status.empty() || rep->html_status != "ok") html_status = rep->html_status;
+        roots.key("outputs");
+        roots.begin_array();
+        for (const auto& f : rep->files) roots.value(f.string());
+        roots.end_array();
+      }
+      roots.end_object();
+    }
+    roots.end_array();
+    const bool nothing = ok == 0, partial = !nothing && ok != req.roots.size();
+    result.exit_code = nothing ? 3 : (partial ? 1 : 0);
+    w.kv("status", nothing ? "failed" : (partial ? "partial" : "ok"));
+    w.kv("command", "analyze");
+    w.kv("root_count", static_cast<uint64_t>(req.roots.size()));
+    w.key("stages_executed");
+    w.begin_array();
+    w.value("report");
+    w.end_array();
+    w.kv("html_status", html_status.empty() ? "skipped" : html_status);
+    w.key("stage_timings");
+    w.begin_object();
+    w.kv("report", since(t0));
+    w.end_object();
+    w.key("roots");
+    w.raw(roots.take());
+    w.end_object();
+    result.json = w.take();
+  }
+  mpi::broadcast(world, result.exit_code, 0);
+  return result;
+}
+
+}  // namespace
+
 AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
+  if (req.report_only) return run_report_only(world, req);
   AnalyzeResult result;
   const int me = world.rank();
   const auto t_start = Clock::now();

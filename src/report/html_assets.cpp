@@ -655,11 +655,11 @@ const char* const kHtmlJs = R"JS(
     const c = el('div', null, 'card');
     c.appendChild(el('h4', S[ev.cells[KC.name][i]]));
     const dl = el('dl');
-    const add = (k, v) => { dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v === '' || v === undefined ? '–' : v)); };
+    const add = (k, v) => { dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v === '' || v === undefined || v === null ? '–' : v)); };
     add('rank_id', r.id); add('row_idx', ev.row[i]);
     add('start', fmtUs(ev.s[i]) + ' (corrected, from capture start)'); add('duration_us', ev.d[i]);
     (D.kernel_cols || []).forEach((col, k) => {
-      let v = S[ev.cells[k][i]];
+      let v = D.kernel_numeric && D.kernel_numeric[k] ? ev.cells[k][i] : S[ev.cells[k][i]];  // µs columns are numbers
       if (col === 'event_id' && v === '' && r.evt_prefix) v = r.evt_prefix + ev.row[i];
       add(col, v);
     });

@@ -39,6 +39,8 @@ namespace {
 enum Lane : uint8_t { kAiCore = 0, kAiVector, kHccl, kAiCpu, kOther, kLaneCount };
 constexpr const char* kLaneNames[kLaneCount] = {"AI_CORE", "AI_VECTOR", "HCCL", "AI_CPU", "OTHER"};
 
+constexpr int64_t kNoValue = INT64_MIN;
+
 // The written page is flushed to disk in chunks of this size, so a 30 MB page is never held twice.
 constexpr size_t kFlushBytes = 4u << 20;
 
@@ -107,7 +109,6 @@ struct KeptTable {
 };
 
 struct Segment {
-  size_t row = 0;  // row in the kept step table
   std::string id;
   int64_t row_start = 0, row_end = -1;
   uint64_t events = 0;
@@ -129,7 +130,9 @@ struct RankInfo {
   std::vector<int64_t> ev_row, ev_start, ev_dur;
   std::vector<uint8_t> ev_lane;
   std::vector<int32_t> ev_op;
-  std::vector<std::vector<uint32_t>> ev_cells;  // per extra column
+  // per extra column: string ids, or for µs columns (numeric_cols_) ns values (kNoValue: empty)
+  std::vector<std::vector<uint32_t>> ev_cells;
+  std::vector<std::vector<int64_t>> ev_nums;
 };
 
 class HtmlBuilder {
@@ -167,12 +170,13 @@ class HtmlBuilder {
   std::vector<std::array<std::string, 3>> ops_;
   std::vector<uint8_t> op_lane_;
   std::vector<std::string> kernel_extra_cols_;
+  std::vector<bool> numeric_cols_;  // "*_us" columns: numbers, not strings (mostly distinct values)
   std::vector<double> hist_;  // [rank][lane][bin] busy ns
   uint32_t bins_ = 0;
   int64_t bin_ns_ = 1;
   int64_t t0_ns_ = 0, t1_ns_ = 0;
   uint64_t total_events_ = 0, embedded_events_ = 0;
-  std::vector<std::string> bubbles_;  // serialised [rank, start, end, dur, segment, evidence]
+  std::vector<std::string> bubbles_;  // serialised [rank index, start, end, segment id, evidence id]
   uint64_t bubble_total_ = 0;
   std::string findings_json_ = "[]";
   StringTable strings_;
@@ -302,7 +306,6 @@ Status HtmlBuilder::read_steps() {
     const int ri = rank_index(at(c_rank));
     RankInfo& r = ranks_[size_t(ri)];
     Segment s;
-    s.row = steps_.rows.size();
     s.id = std::string(at(c_seg));
     s.row_start = parse_int64(at(c_rs)).value_or(0);
     s.row_end = parse_int64(at(c_re)).value_or(s.row_start - 1);
@@ -474,6 +477,7 @@ Status HtmlBuilder::read_kernels() {
   int c_rank = -1, c_row = -1, c_start = -1, c_dur = -1, c_name = -1, c_type = -1, c_roles = -1, c_core = -1,
       c_evt = -1;
   std::vector<int> extra;  // source columns stored per embedded event
+  int last_rank = -1;
   std::string key;
   std::string expect_id;
   const fs::path path = root_ / "raw_kernel_index.csv";
@@ -494,6 +498,7 @@ Status HtmlBuilder::read_kernels() {
           else if (n == "event_id") c_evt = int(i);
           extra.push_back(int(i));
           kernel_extra_cols_.emplace_back(n);
+          numeric_cols_.push_back(n.size() > 3 && n.substr(n.size() - 3) == "_us");
         }
       }
       return c_rank >= 0 && c_start >= 0 && c_dur >= 0;
@@ -502,7 +507,9 @@ Status HtmlBuilder::read_kernels() {
     const auto dur = parse_us_to_ns(at(c_dur));
     if (!start || !dur) return true;  // a malformed row: not drawable, skipped
     ++total_events_;
-    const int ri = rank_index(at(c_rank));
+    // a rank's rows are contiguous: look the rank up only when it changes
+    if (last_rank < 0 || at(c_rank) != ranks_[size_t(last_rank)].id) last_rank = rank_index(at(c_rank));
+    const int ri = last_rank;
     RankInfo& r = ranks_[size_t(ri)];
     op_key(key, at(c_name), at(c_type));
     auto op_it = op_of_.find(key);
@@ -520,6 +527,7 @@ Status HtmlBuilder::read_kernels() {
         if (hi > lo) h[b] += double(hi - lo);
       }
     }
+    // rows of a rank come in ascending order, so ev_row stays sorted (binary-searched later)
     const int64_t row = parse_int64(at(c_row)).value_or(-1);
     auto it = std::upper_bound(r.embed_rows.begin(), r.embed_rows.end(), std::make_pair(row, INT64_MAX));
     if (it == r.embed_rows.begin() || (it - 1)->second < row) return true;
@@ -530,6 +538,7 @@ Status HtmlBuilder::read_kernels() {
     r.ev_lane.push_back(lane);
     r.ev_op.push_back(op);
     r.ev_cells.resize(extra.size());
+    r.ev_nums.resize(extra.size());
     // event ids are "evt_<ordinal>_<row>": stored once per rank, and per event only when different
     const std::string_view evt = at(c_evt);
     if (!r.evt_prefix_known && c_evt >= 0) {
@@ -545,7 +554,8 @@ Status HtmlBuilder::read_kernels() {
         expect_id += std::to_string(row);
         if (cell == expect_id) cell = {};
       }
-      r.ev_cells[k].push_back(strings_.id(cell));
+      if (numeric_cols_[k]) r.ev_nums[k].push_back(parse_us_to_ns(cell).value_or(kNoValue));
+      else r.ev_cells[k].push_back(strings_.id(cell));
     }
     return true;
   });
@@ -918,6 +928,11 @@ Status HtmlBuilder::write(const fs::path& out) {
         if (k) b += ',';
         append_int(b, r.ev_cells[c][k]);
       }
+      for (size_t k = 0; k < r.ev_nums[c].size(); ++k) {
+        if (k) b += ',';
+        if (r.ev_nums[c][k] == kNoValue) b += "null";
+        else append_us(b, r.ev_nums[c][k]);
+      }
       b += ']';
       flush(false);
     }
@@ -928,6 +943,11 @@ Status HtmlBuilder::write(const fs::path& out) {
   for (size_t i = 0; i < kernel_extra_cols_.size(); ++i) {
     if (i) b += ',';
     append_json_str(b, kernel_extra_cols_[i]);
+  }
+  b += "],\n\"kernel_numeric\":[";
+  for (size_t i = 0; i < numeric_cols_.size(); ++i) {
+    if (i) b += ',';
+    b += numeric_cols_[i] ? "true" : "false";
   }
   b += "],\n\"ops\":[";
   for (size_t i = 0; i < ops_.size(); ++i) {

@@ -29,7 +29,10 @@ Result<ReportResult> write_report(const fs::path& root_out, const ReportOptions&
   ASCPROF_ASSIGN_OR_RETURN(fs::path timeline, write_timeline(root_out, options.timeline));
   r.files.push_back(timeline);
   r.html_status = "skipped";
-  if (!options.skip_html && options.mode != "summary") {
+  if (options.skip_html || options.mode == "summary") {  // a page from an earlier run would contradict the manifest
+    std::error_code ec;
+    fs::remove(dir / "report.html", ec);
+  } else {
     auto html = write_report_html(root_out);
     if (html.ok()) {
       r.files.push_back(*html);

@@ -36,6 +36,7 @@ struct AnalyzeRequest {
   bool verbose = false;      ///< also print each rank's data-quality counters when it has warnings
   int32_t last_stage = pipeline::kStageSummarize;  ///< --to-stage stops earlier
   bool write_report = true;  ///< the report stage (report/ of each root) after diagnostics
+  bool report_only = false;  ///< --from-stage report: only the report stage, from OUT's existing tables
   report::ReportOptions report;
 };
 

@@ -336,10 +336,10 @@ const char* const kHtmlJs = R"JS(
   }
   // The busy histogram of one lane over the visible window: one value per pixel column (mean busy
   // of the bins under it), heights quantised to whole pixels so equal neighbours merge into one rect.
-  function drawHist(h, y, color) {
+  function drawHist(h, y, color, alpha) {
     if (!h || !h.length) return;
     const W = plotW();
-    ctx.fillStyle = color; ctx.globalAlpha = 0.35;
+    ctx.fillStyle = color; ctx.globalAlpha = alpha;
     let runX = -1, runLvl = 0;
     const flush = (x) => { if (runX >= 0 && runLvl > 0) ctx.fillRect(GUTTER + runX, y + laneH - runLvl, x - runX, runLvl); };
     const tpp = (view.e - view.s) / W;  // µs per pixel
@@ -398,6 +398,10 @@ const char* const kHtmlJs = R"JS(
     drawAxis(W);
     ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, W - GUTTER, totalH); ctx.clip();
     let drawn = 0;
+    // Level of detail: while a pixel spans a whole histogram bin or more, the busy histogram says
+    // all a pixel can show, so the kernels are not visited at all (the cost stays flat in the
+    // number of embedded kernels). Closer in, kernels are drawn over the shaded histogram.
+    const histOnly = (view.e - view.s) / plotW() >= binUs;
     layout.forEach((blk, ri) => {
       const r = ranks[ri];
       (r.embedded || []).forEach((sp) => {  // where raw kernels exist: a faint band
@@ -405,7 +409,8 @@ const char* const kHtmlJs = R"JS(
         ctx.fillRect(x0, blk.top, Math.max(1, xOf(sp[1]) - x0), blk.bubbleY - blk.top);
       });
       blk.lanes.forEach((ln) => {
-        drawHist(r.hist[ln.lane], ln.y, LANE_COLORS[ln.lane]);
+        if (histOnly) { drawHist(r.hist[ln.lane], ln.y, LANE_COLORS[ln.lane], 1); return; }
+        drawHist(r.hist[ln.lane], ln.y, LANE_COLORS[ln.lane], 0.35);
         drawn += drawKernels(ri, lanesOf[ri][ln.lane], ln.y, LANE_COLORS[ln.lane]);
       });
       const bh = blk.bottom - blk.bubbleY;
@@ -455,7 +460,8 @@ const char* const kHtmlJs = R"JS(
     });
     const dt = performance.now() - t0;
     $('tl-status').textContent = 'view ' + fmtUs(view.s) + ' – ' + fmtUs(view.e) + ' (' + fmtUs(view.e - view.s) + ') · ' +
-      drawn + ' kernels in view · drawn in ' + dt.toFixed(1) + ' ms';
+      (histOnly ? 'busy histogram (' + fmtUs(binUs) + ' bins; zoom in for kernels)' : drawn + ' kernels in view') +
+      ' · drawn in ' + dt.toFixed(1) + ' ms';
     cv.dataset.drawMs = dt.toFixed(2);
     cv.dataset.kernelsInView = String(drawn);
   }

@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <functional>
-#include <optional>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <queue>
 #include <string>
 #include <unordered_map>
@@ -52,7 +52,7 @@ void append_json_str(std::string& out, std::string_view s) {
 
 void append_int(std::string& out, int64_t v) { out += std::to_string(v); }
 
-// A number for JSON: finite doubles with up to 6 significant decimals, otherwise null.
+// A number for JSON: finite doubles with up to 10 significant digits, otherwise null.
 void append_num(std::string& out, double v) {
   if (!std::isfinite(v)) {
     out += "null";
@@ -404,7 +404,7 @@ void HtmlBuilder::choose_embedded() {
     for (const Segment& s : r.segments)
       if (s.wall > heavy->wall) heavy = &s;
     const uint64_t n = std::min(left, std::max<uint64_t>(share, 1));
-    r.embed_rows.emplace_back(heavy->row_start, heavy->row_start + int64_t(n) - 1);
+    r.embed_rows.emplace_back(heavy->row_start, std::min(heavy->row_end, heavy->row_start + int64_t(n) - 1));
     left -= n;
   }
   for (RankInfo& r : ranks_) std::sort(r.embed_rows.begin(), r.embed_rows.end());

@@ -12,6 +12,9 @@ namespace ascprof::report {
 
 namespace fs = std::filesystem;
 
+// Data rows per sheet in report_mode summary.
+constexpr uint64_t kSummarySheetRows = 50'000;
+
 Result<ReportResult> write_report(const fs::path& root_out, const ReportOptions& options) {
   ReportResult r;
   ASCPROF_ASSIGN_OR_RETURN(EvidenceChain chain, check_evidence_chain(root_out));
@@ -24,7 +27,12 @@ Result<ReportResult> write_report(const fs::path& root_out, const ReportOptions&
   const fs::path dir = root_out / "report";
   ASCPROF_ASSIGN_OR_RETURN(fs::path md, write_report_md(root_out));
   r.files.push_back(md);
-  ASCPROF_ASSIGN_OR_RETURN(std::vector<XlsxSheet> sheets, write_report_xlsx(root_out, dir / "report.xlsx"));
+  XlsxOptions xlsx;
+  if (options.mode == "summary") {  // the light version: every sheet capped (all rows stay in the CSVs)
+    xlsx.max_sheet_rows = kSummarySheetRows + 2;  // + header and the truncation note
+    xlsx.raw_kernel_index_rows = kSummarySheetRows;
+  }
+  ASCPROF_ASSIGN_OR_RETURN(std::vector<XlsxSheet> sheets, write_report_xlsx(root_out, dir / "report.xlsx", xlsx));
   r.files.push_back(dir / "report.xlsx");
   ASCPROF_ASSIGN_OR_RETURN(fs::path timeline, write_timeline(root_out, options.timeline));
   r.files.push_back(timeline);

@@ -1,14 +1,12 @@
 #!/usr/bin/env python3
 """Loads report.html of a generated capture in headless Chromium (Debian package) and checks it.
 
-usage: report_browser_test.py ASCPROF_MPI WORK_DIR SCREENSHOT_PNG [--html-writer UNIT_REPORT]
-                              [--chromium PATH] [--ranks N] [--steps N]
+usage: report_browser_test.py ASCPROF_MPI WORK_DIR SCREENSHOT_PNG [--chromium PATH] [--ranks N] [--steps N]
 
 1. `ascprof-mpi synth` writes a capture into WORK_DIR/cap; one kernel of one rank is renamed to
-   `<img src=x onerror=alert(1)>`; `ascprof-mpi analyze` analyses it into WORK_DIR/out.
-2. report.html is written by the CLI when it runs the report stage; until then `--html-writer`
-   names the unit_report binary, whose HtmlReportDriver test writes it for ASCPROF_HTML_REPORT_ROOT.
-3. Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
+   `<img src=x onerror=alert(1)>`; `ascprof-mpi analyze` analyses it into WORK_DIR/out, report
+   stage included (report.html).
+2. Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
    fd 3, replies on fd 4, NUL-terminated JSON). Checks: no console error, no uncaught exception, no
    JavaScript dialog (a dialog means the injected name ran as markup), no <img> element, the timeline
    canvas drew, a wheel zoom changes the view, a click on the inspector's second step changes the
@@ -28,6 +26,16 @@ import subprocess
 import sys
 import time
 
+# saturated pixels of the timeline: lane colours and idle gaps, not pale backgrounds or text
+PIXELS = """(() => {
+        const c = document.getElementById('timeline');
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          const mx = Math.max(d[i], d[i + 1], d[i + 2]), mn = Math.min(d[i], d[i + 1], d[i + 2]);
+          if (mx - mn > 60) n++;
+        }
+        return n; })()"""
 HOSTILE = "<img src=x onerror=alert(1)>"
 
 
@@ -55,6 +63,10 @@ def poison_kernel_name(capture):
     cells[5] = HOSTILE
     lines[2] = ",".join(cells)
     csv.write_text("\n".join(lines), encoding="utf-8")
+
+
+class DialogOpened(Exception):
+    pass
 
 
 class Cdp:
@@ -91,14 +103,20 @@ class Cdp:
                 if "error" in m:
                     raise RuntimeError("%s: %s" % (method, m["error"]))
                 return m.get("result", {})
-            self.events.append(m)
+            self._note(m)
+
+    def _note(self, m):
+        self.events.append(m)
+        # an open alert() blocks the page, so no reply would come: the XSS fired, stop here
+        if m.get("method") == "Page.javascriptDialogOpening":
+            raise DialogOpened(m.get("params", {}).get("message", ""))
 
     def pump(self, seconds):
         """Collects events for `seconds`."""
         deadline = time.monotonic() + seconds
         try:
             while True:
-                self.events.append(self._read_message(deadline))
+                self._note(self._read_message(deadline))
         except TimeoutError:
             pass
 
@@ -115,7 +133,6 @@ def main():
     ap.add_argument("ascprof")
     ap.add_argument("work")
     ap.add_argument("screenshot")
-    ap.add_argument("--html-writer", help="unit_report binary (writes report.html until the CLI does)")
     ap.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
     ap.add_argument("--ranks", type=int, default=4)
     ap.add_argument("--steps", type=int, default=3)
@@ -137,9 +154,6 @@ def main():
     if not root_out.is_absolute():
         root_out = pathlib.Path.cwd() / root_out
     html = root_out / "report" / "report.html"
-    if a.html_writer:
-        run([a.html_writer, "--gtest_filter=HtmlReportDriver.WriteForRootFromEnvironment"],
-            dict(env, ASCPROF_HTML_REPORT_ROOT=str(root_out)))
     if not html.is_file():
         fail("no report.html at %s" % html)
     print("report.html: %d bytes" % html.stat().st_size, file=sys.stderr)
@@ -165,6 +179,8 @@ def main():
     cdp = Cdp(proc, cmd_w, res_r)
     try:
         return check_page(cdp, html, pathlib.Path(a.screenshot))
+    except DialogOpened as e:
+        fail("a JavaScript dialog opened (injected markup ran): %s" % e)
     finally:
         try:
             cdp.send("Browser.close", timeout=5)
@@ -194,16 +210,7 @@ def check_page(cdp, html, screenshot):
         cdp.pump(0.2)
 
     checks = {}
-    checks["pixels"] = evaluate(cdp, session, """(() => {
-        // saturated pixels only: lane colours and idle gaps, not the pale backgrounds or the text
-        const c = document.getElementById('timeline');
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let n = 0;
-        for (let i = 0; i < d.length; i += 4) {
-          const mx = Math.max(d[i], d[i + 1], d[i + 2]), mn = Math.min(d[i], d[i + 1], d[i + 2]);
-          if (mx - mn > 60) n++;
-        }
-        return n; })()""")
+    checks["pixels"] = evaluate(cdp, session, PIXELS)
     checks["draw_ms_full_view"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
     checks["img_elements"] = evaluate(cdp, session, "document.getElementsByTagName('img').length")
     checks["hostile_in_data"] = evaluate(
@@ -219,6 +226,15 @@ def check_page(cdp, html, screenshot):
     after = evaluate(cdp, session, "document.getElementById('tl-status').textContent")
     checks["zoom_changed_view"] = before != after
     checks["timeline_status"] = after
+    # zoomed in until a pixel is finer than a histogram bin: the embedded kernels are drawn
+    for _ in range(4):
+        if "kernels in view" in evaluate(cdp, session, "document.getElementById('tl-status').textContent"):
+            break
+        cdp.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": x, "y": y, "deltaX": 0, "deltaY": -800}, session)
+        cdp.pump(0.4)
+    after = evaluate(cdp, session, "document.getElementById('tl-status').textContent")
+    checks["kernel_view_status"] = after
+    checks["kernel_pixels"] = evaluate(cdp, session, PIXELS)
     # drag pan
     cdp.send("Input.dispatchMouseEvent", {"type": "mousePressed", "x": x, "y": y, "button": "left", "clickCount": 1}, session)
     cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x - 200, "y": y, "button": "left"}, session)
@@ -286,6 +302,9 @@ def check_page(cdp, html, screenshot):
         errors.append("the injected kernel name is not in the page data")
     if not checks["zoom_changed_view"]:
         errors.append("a wheel event on the timeline did not change the view")
+    if "kernels in view" not in checks["kernel_view_status"] or (checks["kernel_pixels"] or 0) < 2000:
+        errors.append("zoomed in, the timeline did not draw kernels: %s, %s pixels"
+                      % (checks["kernel_view_status"], checks["kernel_pixels"]))
     if not checks["pan_changed_view"]:
         errors.append("dragging the timeline did not change the view")
     if title0 == title1 or " 2 of " not in (title1 or ""):

@@ -37,7 +37,7 @@ Result<std::filesystem::path> write_timeline(const std::filesystem::path& root_o
 Result<std::filesystem::path> write_report_md(const std::filesystem::path& root_out);
 
 struct ReportOptions {
-  std::string mode = "full-raw";  ///< full-raw | summary (summary: no report.html, html_status "skipped")
+  std::string mode = "full-raw";  ///< full-raw | summary (summary: no report.html, xlsx sheets capped at 50,000 rows)
   bool skip_html = false;
   TimelineOptions timeline;
 };

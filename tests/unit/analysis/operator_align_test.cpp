@@ -148,8 +148,8 @@ Scene collectives(bool late_arrival) {
     std::vector<Event> ev;
     for (int call = 0; call < 6; ++call) {
       const double t = 10000.0 * (call + 1);
-      if (late_arrival) ev.push_back({0, t + (r == 2 ? 800 : 0), r == 2 ? 100 : 900});
-      else ev.push_back({0, t, r == 2 ? 2500 : 500});
+      if (late_arrival) ev.push_back({0, t + (r == 2 ? 800.0 : 0.0), r == 2 ? 100.0 : 900.0});
+      else ev.push_back({0, t, r == 2 ? 2500.0 : 500.0});
     }
     s.b.push_back(operator_buckets(candidates(keys, ev), 0, kb().operator_alignment));
   }

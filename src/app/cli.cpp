@@ -1,6 +1,7 @@
 #include "cli.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <sstream>
@@ -42,6 +43,9 @@ po::options_description make_options(CliOptions& o) {
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
       ("progress", po::value(&o.progress), "auto | bar | json | none (stderr)")
       ("limit", po::value(&o.limit), "sweep: analyse at most N roots")
+      ("shard", po::value(&o.shard), "sweep: analyse shard I of K of the roots, e.g. 0/4 (Slurm job arrays)")
+      ("rollup", po::bool_switch(&o.rollup), "sweep: merge the shard results in OUT into one sweep summary")
+      ("render-html", po::bool_switch(&o.render_html), "sweep: also write report.html for every root")
       ("verbose,v", po::bool_switch(&o.verbose), "more detail on stderr")
       ("scenario", po::value(&o.scenario), "synth: scenario name")
       ("ranks", po::value(&o.ranks), "synth: number of profiling ranks")
@@ -72,8 +76,15 @@ std::string check(const CliOptions& o) {
     if (o.roots.empty()) return "analyze needs at least one capture ROOT";
     if (o.out.empty()) return "analyze needs -o OUT";
   } else if (o.command == "sweep") {
-    if (o.search_roots.empty()) return "sweep needs --search-root DIR";
     if (o.out.empty()) return "sweep needs -o OUT";
+    if (o.rollup) return o.shard.empty() ? "" : "--rollup merges every shard; it takes no --shard";
+    if (o.search_roots.empty()) return "sweep needs --search-root DIR";
+    if (!o.shard.empty()) {
+      unsigned i = 0, k = 0;
+      char extra = 0;
+      if (std::sscanf(o.shard.c_str(), "%u/%u%c", &i, &k, &extra) != 2 || k == 0 || i >= k)
+        return "--shard must be I/K with 0 <= I < K, e.g. 0/4";
+    }
   } else if (o.command == "synth") {
     if (o.scenario.empty()) return "synth needs --scenario NAME";
     if (o.out.empty()) return "synth needs -o DIR";

@@ -22,6 +22,9 @@ struct CliOptions {
   uint32_t timeline_steps = 0;         // report/timeline.json: only each rank's first N steps (0 = all)
   std::string progress = "auto";       // auto | bar | json | none
   int64_t limit = 0;
+  std::string shard;                   // sweep: "I/K", this job's share of the roots
+  bool rollup = false;                 // sweep: merge OUT/sweep_shards/*.json
+  bool render_html = false;            // sweep: write report.html per root (off by default, as the reference)
   bool verbose = false;
   // synth
   std::string scenario;

@@ -10,6 +10,7 @@
 #include "ascprof/common/allocator.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
+#include "ascprof/parallel/sweep_run.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "cli.hpp"
 
@@ -97,12 +98,28 @@ int main(int argc, char** argv) {
     return rc;
   }
   if (o.command == "sweep") {
-    const std::string msg = "the sweep command is not available in this version yet; run analyze on each root";
+    ascprof::parallel::SweepRequest req;
+    req.search_roots = o.search_roots;
+    req.limit = o.limit;
+    req.reuse_existing = o.reuse_existing;
+    req.rollup = o.rollup;
+    if (!o.shard.empty()) std::sscanf(o.shard.c_str(), "%u/%u", &req.shard_index, &req.shard_count);
+    req.analyze.out = o.out;
+    req.analyze.knowledge_dir = o.knowledge;
+    req.analyze.force = o.force;
+    req.analyze.verbose = o.verbose;
+    if (o.progress == "json") req.analyze.progress = ascprof::parallel::ProgressMode::kJson;
+    else if (o.progress == "none") req.analyze.progress = ascprof::parallel::ProgressMode::kNone;
+    // as the reference's sweep: no page per root and the light workbook, unless asked
+    req.analyze.report.mode = o.render_html ? o.report_mode : "summary";
+    req.analyze.report.skip_html = !o.render_html || o.skip_html;
+    req.analyze.report.timeline.max_steps = o.timeline_steps;
+    const auto result = ascprof::parallel::run_sweep(world, req);
     if (root) {
-      std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
-      std::printf("%s\n", ascprof::parallel::error_result_json("sweep", "invalid_argument", msg).c_str());
+      std::printf("%s\n", result.json.c_str());
+      std::fflush(stdout);
     }
-    return 2;
+    return result.exit_code;
   }
   // analyze: the rank-local stages (normalize, segment, classify) run in one pass per rank; starting
   // from a later stage needs resume from checkpoints, which is not built yet.
@@ -132,7 +149,7 @@ int main(int argc, char** argv) {
   // Options of the product contract whose stages are not built yet are said to do nothing, not ignored silently.
   if (root) {
     if (o.reuse_existing) std::fprintf(stderr, "ascprof-mpi: note: --reuse-existing has no effect yet (resume is not built)\n");
-    if (o.limit > 0) std::fprintf(stderr, "ascprof-mpi: note: --limit applies to sweep, which is not built yet\n");
+    if (o.limit > 0) std::fprintf(stderr, "ascprof-mpi: note: --limit applies to sweep only\n");
   }
   ascprof::parallel::AnalyzeRequest req;
   req.roots = o.roots;

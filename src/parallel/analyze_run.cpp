@@ -351,7 +351,9 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     if (reporting)
       for (auto& s : summaries) {
         if (s.status == "failed" || s.ranks_ok == 0) continue;
+        const auto t_root = Clock::now();
         auto rep = report::write_report(s.out_dir, req.report);
+        s.report_seconds = since(t_root);
         if (!rep.ok()) {
           s.status = "failed";
           s.error = "report: " + rep.status().to_string();
@@ -494,6 +496,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.end_array();
     w.end_object();
     result.json = w.take();
+    result.roots = std::move(summaries);
   }
   mpi::broadcast(world, result.exit_code, 0);
   return result;

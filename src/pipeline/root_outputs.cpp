@@ -560,6 +560,8 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.rank_count = outcomes.size() + plan.failed.size();
   for (const auto& f : plan.failed) s.failed_ranks.push_back(f.rank_dir + ": " + f.error);
   for (const auto& o : outcomes) {
+    s.rank_seconds += o.ingest_seconds + o.normalize_seconds + o.write_seconds + o.segment_seconds +
+                      o.classify_seconds + o.summarize_seconds;
     if (o.ok) {
       ++s.ranks_ok;
       s.event_count += o.kernel_rows;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ascprof/pipeline/rank_job.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/report/report.hpp"
 
 namespace boost::mpi {
@@ -44,6 +45,7 @@ struct AnalyzeResult {
   int exit_code = 0;   ///< same on every process: 0 ok, 1 partial, 2 configuration, 3 nothing analysed,
                        ///< 4 analysed but the segment stage reported hard errors
   std::string json;    ///< the final result object (process 0 only)
+  std::vector<pipeline::RootSummary> roots;  ///< per root, in request order (process 0 only)
 };
 
 AnalyzeResult run_analyze(boost::mpi::communicator& world, const AnalyzeRequest& request);

@@ -68,6 +68,8 @@ struct RootSummary {
   uint64_t operator_alignment_count = 0, step_alignment_count = 0;
   /// Coordinator seconds per part of write_root_outputs (for stage_timings).
   double structure_seconds = 0, summary_seconds = 0, cross_rank_seconds = 0, diagnostics_seconds = 0;
+  double rank_seconds = 0;    ///< the root's rank jobs, summed over its ranks (whichever process ran them)
+  double report_seconds = 0;  ///< the report stage (set by the caller that runs it)
 };
 
 /// Writes the root-level outputs of the rank-local stages from the gathered outcomes (of this root

@@ -73,7 +73,8 @@ int run_synth(const ascprof::app::CliOptions& o) {
 
 int main(int argc, char** argv) {
   ascprof::keep_freed_heap_for_reuse();
-  boost::mpi::environment env(argc, argv);
+  // "serialized": process 0's dispatcher thread hands out work while its main thread analyses ranks
+  boost::mpi::environment env(argc, argv, boost::mpi::threading::serialized);
   boost::mpi::communicator world;
   const bool root = world.rank() == 0;
 

@@ -15,7 +15,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
-#include "ascprof/parallel/schedule.hpp"
+#include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 
 namespace ascprof::parallel {
@@ -264,14 +264,13 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       tasks.push_back(&task);
       sizes.push_back(task.input_bytes);
     }
-  const auto assignment = assign_largest_first(sizes, world.size());
   std::vector<pipeline::RankOutcome> mine;
-  for (size_t i : assignment[static_cast<size_t>(me)]) {
+  const char* scheduling = run_work_queue(world, sizes, [&](size_t i) {
     pipeline::RankOutcome o = pipeline::run_rank_stages(*tasks[i], *kb);
     o.process = me;
     progress_line(req, me, o, tasks[i]->root);
     mine.push_back(std::move(o));
-  }
+  });
   const double my_work_seconds = since(t);
 
   // Phase 4: gather outcomes (compact) and timings.
@@ -451,6 +450,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
          outcome_count ? static_cast<double>(bucket_total) / static_cast<double>(outcome_count) : 0.0);
     w.end_object();
     w.kv("output_dir", req.out);
+    w.kv("scheduling", scheduling);  // dynamic: a process takes the next largest rank when it finishes
     w.key("status_counts");
     w.begin_object();
     for (const auto& [k, v] : status_counts) w.kv(k, v);

@@ -67,6 +67,10 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   ASSERT_EQ(result.exit_code, 0) << result.json;
   if (world.rank() != 0) return;
   EXPECT_NE(result.json.find("\"rank_count\":5,"), std::string::npos) << result.json;
+  // several processes take the ranks from the dynamic queue (largest first, whoever is free)
+  EXPECT_NE(result.json.find(world.size() > 1 ? "\"scheduling\":\"dynamic\"" : "\"scheduling\":\"single\""),
+            std::string::npos)
+      << result.json;
 
   // Serial reference: the same plain functions, one process, another folder.
   auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());

@@ -8,7 +8,7 @@
 #include <functional>
 
 int main(int argc, char** argv) {
-  boost::mpi::environment env(argc, argv);
+  boost::mpi::environment env(argc, argv, boost::mpi::threading::serialized);  // as the CLI: dynamic work queue
   boost::mpi::communicator world;
   ::testing::InitGoogleTest(&argc, argv);
   if (world.rank() != 0) {

@@ -58,7 +58,7 @@ dump_logs() {
   for f in "$work"/log/*.log "$work"/joblogs/*.log "$work"/*.result.json; do
     [[ -f "$f" ]] || continue
     echo "----- $f (last 40 lines)" >&2
-    tail -n 40 "$f" >&2
+    tail -n 40 "$f" | cut -c1-300 >&2
   done
 }
 
@@ -225,9 +225,9 @@ for i in "${!roots[@]}"; do
     -o "${roots[i]}" > /dev/null 2> "$work/log/synth.log" || fail "synth of ${roots[i]} failed"
 done
 
-# ---- 1. slurm/analyze_root.sbatch: one root, one task --------------------------------------------
+# ---- 1. slurm/analyze_root.sbatch: one root, two MPI processes started by srun -------------------
 cd "$work"
-aid=$(sbatch --parsable --ntasks=1 --output="$work/joblogs/analyze-%j.log" \
+aid=$(sbatch --parsable --ntasks=2 --output="$work/joblogs/analyze-%j.log" \
   "$repo/slurm/analyze_root.sbatch" "${roots[0]}" "$work/analyze_out" \
   --config "$repo/jobs/analyze_example.ini" --progress none) || fail "sbatch analyze_root.sbatch failed"
 aid=${aid%%;*}
@@ -236,6 +236,7 @@ wait_job "$aid" "analyze_root.sbatch"
 import json, os, sys
 r = json.load(open(sys.argv[1]))
 assert r["status"] == "ok", r.get("status")
+assert r["processes"] == 2, f"srun started {r['processes']} MPI process(es), not 2"
 assert len(r["roots"]) == 1 and r["roots"][0]["status"] == "ok", r["roots"]
 assert os.path.isfile(os.path.join(r["roots"][0]["out_dir"], "analysis.h5"))
 EOF
@@ -245,7 +246,7 @@ if [[ "${ASCPROF_SLURM_TEST_ANALYZE_ONLY:-0}" == 1 ]]; then
   say "PASS (analyze only, ASCPROF_SLURM_TEST_ANALYZE_ONLY=1)"
   exit 0
 fi
-"$bin" --help 2>&1 | grep -q -- '--shard' || fail "$bin has no 'sweep --shard' (set ASCPROF_SLURM_TEST_ANALYZE_ONLY=1 to test only analyze)"
+[[ "$("$bin" --help 2>&1)" == *--shard* ]] || fail "$bin has no 'sweep --shard' (set ASCPROF_SLURM_TEST_ANALYZE_ONLY=1 to test only analyze)"
 
 # ---- 2. sharded sweep: 2-task array + rollup chained with afterok --------------------------------
 cat > "$work/jobs/sweep.ini" <<EOF

@@ -1,0 +1,24 @@
+#pragma once
+/// Dynamic work distribution: items are handed out largest first, one at a time, to whichever
+/// process asks next, so a process that finishes early takes more and uneven inputs (a 40-root
+/// sweep, one huge rank) keep every process busy. Process 0 works too: a small dispatcher thread
+/// answers the others' requests while its main thread runs items (this needs MPI thread level
+/// "serialized"; without it the static largest-first assignment of schedule.hpp is used).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace boost::mpi {
+class communicator;
+}
+
+namespace ascprof::parallel {
+
+/// Runs `run(i)` for items i (sizes `item_bytes`) across all processes of `world`, each item
+/// exactly once; returns how the items were handed out ("dynamic" or "static"). Collective: every
+/// process must call it. `run` must not make MPI calls.
+const char* run_work_queue(boost::mpi::communicator& world, const std::vector<uint64_t>& item_bytes,
+                           const std::function<void(size_t)>& run);
+
+}  // namespace ascprof::parallel

@@ -16,6 +16,7 @@ packages=(
   libxlsxwriter-dev zlib1g-dev                            # report.xlsx
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   chromium python3-openpyxl                               # report tests: real browser, independent xlsx reader
+  slurm-wlm munge                                         # tests/slurm: a real one-node Slurm
 )
 missing=()
 for p in "${packages[@]}"; do

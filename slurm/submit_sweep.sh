@@ -13,7 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 shards=4 max_parallel="" ntasks=1 out="" log_dir="$PWD" sbatch_args=""
-usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2; exit "${1:-2}"; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --shards) shards="${2:?}"; shift 2 ;;
@@ -22,7 +22,7 @@ while [[ $# -gt 0 ]]; do
     --out) out="${2:?}"; shift 2 ;;
     --log-dir) log_dir="${2:?}"; shift 2 ;;
     --sbatch-args) sbatch_args="${2?}"; shift 2 ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     --) shift; break ;;
     -*) echo "submit_sweep: unknown option $1" >&2; usage ;;
     *) if [[ -z "${config:-}" ]]; then config="$1"; shift; else break; fi ;;

@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/parallel/checkpoint.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 
@@ -74,7 +76,7 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     w.kv("process", static_cast<int64_t>(process));
     w.kv("root", root);
     w.kv("rank_id", o.rank_id);
-    w.kv("status", o.ok ? "ok" : "failed");
+    w.kv("status", o.ok ? (o.reused ? "reused" : "ok") : "failed");
     w.kv("kernel_rows", o.kernel_rows);
     w.kv("trace_events", o.trace_events);
     w.kv("seconds", secs);
@@ -86,9 +88,9 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     w.end_object();
     std::fprintf(stderr, "%s\n", w.str().c_str());
   } else if (o.ok) {
-    std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s\n", process,
+    std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s%s\n", process,
                  o.rank_id.c_str(), o.rank_dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
-                 static_cast<unsigned long long>(o.trace_events), secs);
+                 static_cast<unsigned long long>(o.trace_events), secs, o.reused ? " (reused checkpoint)" : "");
     if (req.verbose && o.data_loss_records + o.warning_records > 0)
       std::fprintf(stderr, "[process %d] rank %s data quality: %s\n", process, o.rank_id.c_str(), o.stats_json.c_str());
   } else {
@@ -265,9 +267,17 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       sizes.push_back(task.input_bytes);
     }
   std::vector<pipeline::RankOutcome> mine;
+  const std::string knowledge_hash = knowledge_fingerprint(kdir);
   const char* scheduling = run_work_queue(world, sizes, [&](size_t i) {
-    pipeline::RankOutcome o = pipeline::run_rank_stages(*tasks[i], *kb);
+    // a rank finished by an earlier run, with the same inputs, rules and tool, is not redone
+    std::optional<pipeline::RankOutcome> saved;
+    if (!req.force) saved = load_checkpoint(*tasks[i], knowledge_hash);
+    pipeline::RankOutcome o = saved ? std::move(*saved) : pipeline::run_rank_stages(*tasks[i], *kb);
     o.process = me;
+    if (!o.reused && o.ok) {
+      if (const Status st = save_checkpoint(*tasks[i], o, knowledge_hash); !st.ok())  // the result stands; only a rerun redoes it
+        std::fprintf(stderr, "ascprof-mpi: warning: checkpoint not saved: %s\n", st.to_string().c_str());
+    }
     progress_line(req, me, o, tasks[i]->root);
     mine.push_back(std::move(o));
   });
@@ -281,10 +291,12 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
   size_t outcome_count = 0;
   double segment_cpu = 0, classify_cpu = 0, summarize_cpu = 0, ingest_cpu = 0, normalize_cpu = 0, write_cpu = 0;
+  uint64_t ranks_reused = 0;  // taken from checkpoints of an earlier run
   if (me == 0)
     for (auto& per_process : all)
       for (auto& o : per_process) {
         ++outcome_count;
+        ranks_reused += o.reused ? 1 : 0;
         ingest_cpu += o.ingest_seconds;
         normalize_cpu += o.normalize_seconds;
         write_cpu += o.write_seconds;
@@ -451,6 +463,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.end_object();
     w.kv("output_dir", req.out);
     w.kv("scheduling", scheduling);  // dynamic: a process takes the next largest rank when it finishes
+    w.kv("ranks_reused", ranks_reused);
     w.key("status_counts");
     w.begin_object();
     for (const auto& [k, v] : status_counts) w.kv(k, v);

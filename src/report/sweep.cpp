@@ -303,6 +303,8 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
   config.output_dir = out.string();
   std::map<std::string, SweepRootRun> runs;  // by root: a root in two shard files counts once
   double elapsed = 0;
+  std::set<uint32_t> present;
+  uint32_t shard_count = 0;
   for (const auto& f : files) {
     auto text = read_file(f);
     if (!text.ok()) return text.status();
@@ -312,6 +314,15 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
     if (parser.parse(*text).get(doc) != simdjson::SUCCESS || doc["results"].get(results) != simdjson::SUCCESS)
       return file_error(ErrorCode::kParse, f.string(), "results", "not a sweep shard file");
     ++counts.shards;
+    {  // "I/K": the rollup needs one file for every I of one K
+      std::string_view shard;
+      unsigned i = 0, k = 0;
+      if (doc["shard"].get(shard) != simdjson::SUCCESS || std::sscanf(std::string(shard).c_str(), "%u/%u", &i, &k) != 2 ||
+          k == 0 || i >= k || (shard_count != 0 && k != shard_count))
+        return file_error(ErrorCode::kParse, f.string(), "shard", "not a shard of the same sweep (shard I/K)");
+      shard_count = k;
+      present.insert(i);
+    }
     double e = 0;
     if (doc["elapsed_s"].get(e) == simdjson::SUCCESS) elapsed = std::max(elapsed, e);
     if (config.search_roots.empty()) {
@@ -341,6 +352,13 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
       if (r["reused"].get(reused) == simdjson::SUCCESS) run.reused = reused;
       runs[run.root] = run;
     }
+  }
+  if (present.size() != shard_count) {
+    std::string missing;
+    for (uint32_t i = 0; i < shard_count; ++i)
+      if (!present.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
+    return file_error(ErrorCode::kIo, (out / "sweep_shards").string(), "",
+                      "shards " + missing + " of " + std::to_string(shard_count) + " have no result yet: nothing merged");
   }
   std::vector<SweepRootRun> merged;
   for (auto& [root, run] : runs) {

@@ -114,6 +114,17 @@ TEST(SweepMpi, UnevenRootsBrokenRootReuseAndShards) {
   }
   auto rollup = request(search, dir / "sharded");
   rollup.rollup = true;
+  if (world.rank() == 0) {  // a missing shard: nothing merged, said so
+    fs::rename(report::shard_file(dir / "sharded", 1, 2), dir / "shard1.json");
+  }
+  world.barrier();
+  auto incomplete = parallel::run_sweep(world, rollup);
+  EXPECT_EQ(incomplete.exit_code, 3);
+  if (world.rank() == 0) {
+    EXPECT_NE(incomplete.json.find("shards 1 of 2 have no result yet"), std::string::npos) << incomplete.json;
+    fs::rename(dir / "shard1.json", report::shard_file(dir / "sharded", 1, 2));
+  }
+  world.barrier();
   auto merged = parallel::run_sweep(world, rollup);
   EXPECT_EQ(merged.exit_code, 1) << merged.json;
   if (world.rank() == 0) {

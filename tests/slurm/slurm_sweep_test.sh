@@ -3,19 +3,21 @@
 #   tests/slurm/slurm_sweep_test.sh BINARY WORKDIR
 # Needs root (slurmd), Debian's slurm-wlm and munge; exits 77 (skip) when they are absent.
 # Steps: start munged, slurmctld, slurmd on free ports with everything under WORKDIR; run
-# slurm/analyze_root.sbatch on one root; submit the sharded sweep (2-task array + chained rollup) with
-# slurm/submit_sweep.sh over 4 generated roots; check the merged outputs; rerun a shard the way a
+# slurm/analyze_root.sbatch on one root (2 MPI processes under srun); submit the sharded sweep (2-task
+# array, 2 MPI processes per task, + chained rollup) with slurm/submit_sweep.sh over 4 generated roots; check the merged outputs; rerun a shard the way a
 # requeued task would and check it reuses every root; requeue a finished array task through Slurm and
 # check the same. Exit 0 pass, 1 fail, 77 skip. Daemons are stopped by PID on every exit.
-# ASCPROF_SLURM_TEST_TIMEOUT (seconds, default 240) bounds each wait for a job.
+# ASCPROF_SLURM_TEST_TIMEOUT (seconds, default 300) bounds all waits for jobs together, so the test
+# ends (and stops its daemons) well inside a CTest TIMEOUT of 600.
 # ASCPROF_SLURM_TEST_ANALYZE_ONLY=1 stops after the analyze job (for binaries without `sweep --shard`).
+# shellcheck disable=SC2317  # cleanup and the polled predicates are called indirectly
 set -uo pipefail
 
 bin="${1:?usage: slurm_sweep_test.sh BINARY WORKDIR}"
 work="${2:?usage: slurm_sweep_test.sh BINARY WORKDIR}"
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-job_timeout="${ASCPROF_SLURM_TEST_TIMEOUT:-240}"
+job_budget="${ASCPROF_SLURM_TEST_TIMEOUT:-300}"
 py=/usr/bin/python3
 
 skip() { echo "SKIP: $*" >&2; exit 77; }
@@ -32,7 +34,8 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 # A fresh cluster every run: only our own subfolders of WORKDIR are removed.
-rm -rf "$work"/{etc,state,log,run,munge,spool,tmp,captures,out,analyze_out,jobs,joblogs}
+rm -rf "${work:?}"/{etc,state,log,run,munge,spool,tmp,captures,out,analyze_out,jobs,joblogs} \
+  "${work:?}"/{analyze_out,rerun}.result.json
 mkdir -p "$work"/{etc,state,log,run,munge,tmp,captures,jobs,joblogs}
 chmod 711 "$work/munge"  # munged wants its socket folder searchable by all
 
@@ -209,11 +212,19 @@ job_done() {
 }
 # wait_job ID WHAT: wait until every task of job ID ended, then require COMPLETED.
 wait_job() {
-  wait_for "$job_timeout" "$2 (job $1; states: $(job_state "$1" | sort | uniq -c | tr '\n' ' '))" job_done "$1"
   local bad
+  until job_done "$1"; do
+    if (( SECONDS >= job_deadline )); then
+      scontrol show job "$1" >&2
+      fail "timed out (${job_budget}s for all jobs) waiting for $2 (job $1; states: $(job_state "$1" | sort | uniq -c | xargs))"
+    fi
+    sleep 1
+  done
   bad=$(job_state "$1" | grep -v '^COMPLETED$')
   [[ -z "$bad" ]] || { scontrol show job "$1" >&2; fail "$2 (job $1) ended $bad"; }
 }
+
+job_deadline=$((SECONDS + job_budget))
 
 # ---- captures ----------------------------------------------------------------------------------------
 # Four roots of uneven size, one nested deeper so discovery has to recurse.
@@ -226,7 +237,7 @@ for i in "${!roots[@]}"; do
 done
 
 # ---- 1. slurm/analyze_root.sbatch: one root, two MPI processes started by srun -------------------
-cd "$work"
+cd "$work" || fail "cannot enter $work"
 aid=$(sbatch --parsable --ntasks=2 --output="$work/joblogs/analyze-%j.log" \
   "$repo/slurm/analyze_root.sbatch" "${roots[0]}" "$work/analyze_out" \
   --config "$repo/jobs/analyze_example.ini" --progress none) || fail "sbatch analyze_root.sbatch failed"
@@ -248,7 +259,7 @@ if [[ "${ASCPROF_SLURM_TEST_ANALYZE_ONLY:-0}" == 1 ]]; then
 fi
 [[ "$("$bin" --help 2>&1)" == *--shard* ]] || fail "$bin has no 'sweep --shard' (set ASCPROF_SLURM_TEST_ANALYZE_ONLY=1 to test only analyze)"
 
-# ---- 2. sharded sweep: 2-task array + rollup chained with afterok --------------------------------
+# ---- 2. sharded sweep: 2-task array (2 MPI processes each) + rollup chained with afterok ---------
 cat > "$work/jobs/sweep.ini" <<EOF
 search-root = $work/captures
 out = $work/out
@@ -256,19 +267,21 @@ limit = 0
 report-mode = summary
 progress = none
 EOF
-submit_out=$(ASCPROF_MPI="$bin" "$repo/slurm/submit_sweep.sh" --shards 2 --max-parallel 2 \
+submit_out=$(ASCPROF_MPI="$bin" "$repo/slurm/submit_sweep.sh" --shards 2 --max-parallel 2 --ntasks 2 \
   --log-dir "$work/joblogs" "$work/jobs/sweep.ini" 2> "$work/log/submit.log") \
   || { cat "$work/log/submit.log" >&2; fail "submit_sweep.sh failed"; }
 array_id=$(sed -n 's/^array_job_id=//p' <<< "$submit_out")
 rollup_id=$(sed -n 's/^rollup_job_id=//p' <<< "$submit_out")
 [[ "$array_id" =~ ^[0-9]+$ && "$rollup_id" =~ ^[0-9]+$ ]] || fail "submit_sweep.sh printed: $submit_out"
-scontrol show job -o "$rollup_id" | grep -q "Dependency=afterok:${array_id}" \
+[[ "$(scontrol show job -o "$rollup_id")" == *"Dependency=afterok:${array_id}"* ]] \
   || fail "rollup $rollup_id is not chained with afterok:$array_id"
 say "submitted array $array_id and rollup $rollup_id"
 wait_job "$array_id" "sweep array"
 wait_job "$rollup_id" "sweep rollup"
 [[ -f "$work/out/sweep_shards/shard-0-of-2.json" && -f "$work/out/sweep_shards/shard-1-of-2.json" ]] \
   || fail "missing shard files: $(ls "$work/out/sweep_shards" 2>&1)"
+grep -q '"processes":2' "$work/joblogs/ascprof-sweep-${array_id}_0.log" \
+  || fail "array task 0 did not run the sweep as 2 MPI processes under srun"
 
 # check_sweep: every generated root is in sweep_summary.json with status ok and its outputs, and has
 # exactly one row in sweep_class_rollup.csv.
@@ -321,7 +334,7 @@ say "direct rerun of shard 0/2 reused every root"
 
 # ---- 4. the same through Slurm: requeue a finished array task --------------------------------------
 scontrol requeue "${array_id}_1" || fail "scontrol requeue ${array_id}_1 failed"
-requeued() { scontrol show job -o "${array_id}_1" | grep -q 'Restarts=1'; }
+requeued() { [[ "$(scontrol show job -o "${array_id}_1")" == *Restarts=1* ]]; }
 wait_for 30 "task ${array_id}_1 to be requeued" requeued
 wait_job "${array_id}_1" "requeued task ${array_id}_1"
 grep -q "restart 1" "$work/joblogs/ascprof-sweep-${array_id}_1.log" \

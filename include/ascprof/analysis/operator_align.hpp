@@ -37,6 +37,11 @@ struct OperatorCandidates {
   std::vector<int64_t> start_ns, dur_ns, wait_ns;
   std::vector<uint32_t> row;      ///< kernel_details row
   size_t size() const { return key.size(); }
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {  // rank checkpoints (never gathered)
+    ar & keys & key & start_ns & dur_ns & wait_ns & row;
+  }
 };
 
 /// Candidates of a rank: every kernel with an alignment role. Never fails.

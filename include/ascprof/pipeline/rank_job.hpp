@@ -135,6 +135,7 @@ struct RankOutcome {
   analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
   analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
+  bool reused = false;  ///< loaded from a valid checkpoint of an earlier run instead of being redone
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
   /// offsets are known and turned into `operator_buckets` (fold_operator_buckets).
   std::shared_ptr<const analysis::OperatorCandidates> candidates;
@@ -152,7 +153,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & class_partials & process;
+        step_windows & comm_times & host_bound & class_partials & process & reused;
   }
 };
 

@@ -1,0 +1,125 @@
+#include "ascprof/parallel/checkpoint.hpp"
+
+#include <boost/archive/binary_iarchive.hpp>
+#include <boost/archive/binary_oarchive.hpp>
+#include <boost/serialization/shared_ptr.hpp>
+#include <boost/serialization/string.hpp>
+#include <boost/serialization/vector.hpp>
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "ascprof/common/blake2b.hpp"
+#include "ascprof/common/files.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
+#include "ascprof/store/fingerprint.hpp"
+
+namespace ascprof::parallel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMagic = "ascprof-rank-checkpoint-1";
+
+// What must match for a checkpoint to stand in for a rerun.
+struct Header {
+  std::string magic, tool_version, knowledge_hash;
+  int32_t last_stage = 0;
+  int32_t rank_index = 0;  // event ids in the rank's fragments carry it: another numbering redoes the rank
+  bool has_candidates = false;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & magic & tool_version & knowledge_hash & last_stage & rank_index & has_candidates;
+  }
+};
+
+// The task's input files, as the rank job fingerprints them.
+std::vector<std::string> input_files(const pipeline::RankTask& t) {
+  std::vector<std::string> out;
+  for (const std::string* p : {&t.kernel_details, &t.trace_view, &t.communication, &t.step_trace_time, &t.profiler_info,
+                               &t.profiler_metadata})
+    if (!p->empty()) out.push_back(*p);
+  return out;
+}
+
+}  // namespace
+
+std::string knowledge_fingerprint(const fs::path& dir) {
+  std::vector<fs::path> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".rules") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::string all;
+  for (const auto& f : files) {
+    auto text = read_file(f);
+    all += f.filename().string() + '\0' + (text.ok() ? *text : std::string("?")) + '\0';
+  }
+  return blake2b_hex(all, 16);
+}
+
+fs::path checkpoint_path(const pipeline::RankTask& task) {
+  return fs::path(task.root_out) / "ranks" / (task.rank_id + ".outcome");
+}
+
+Status save_checkpoint(const pipeline::RankTask& task, const pipeline::RankOutcome& o, const std::string& knowledge_hash) {
+  if (!o.ok) return {};
+  std::ostringstream bytes(std::ios::binary);
+  try {
+    boost::archive::binary_oarchive ar(bytes);
+    Header h{kMagic, ASCPROF_VERSION, knowledge_hash, task.last_stage, task.rank_index, o.candidates != nullptr};
+    ar << h << o;
+    if (o.candidates != nullptr) ar << *o.candidates;
+  } catch (const std::exception& e) {
+    return Status(ErrorCode::kInternal, checkpoint_path(task).string() + ": " + e.what());
+  }
+  return write_file_atomic(checkpoint_path(task), bytes.str());
+}
+
+std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& task, const std::string& knowledge_hash) {
+  auto text = read_file(checkpoint_path(task));
+  if (!text.ok()) return std::nullopt;
+  pipeline::RankOutcome o;
+  auto candidates = std::make_shared<analysis::OperatorCandidates>();
+  try {
+    std::istringstream in(*text, std::ios::binary);
+    boost::archive::binary_iarchive ar(in);
+    Header h;
+    ar >> h;
+    if (h.magic != kMagic || h.tool_version != ASCPROF_VERSION || h.knowledge_hash != knowledge_hash ||
+        h.last_stage != task.last_stage || h.rank_index != task.rank_index)
+      return std::nullopt;
+    ar >> o;
+    if (h.has_candidates) ar >> *candidates;
+    else candidates.reset();
+  } catch (const std::exception&) {  // a damaged or foreign file is simply not a checkpoint
+    return std::nullopt;
+  }
+  if (!o.ok || o.rank_id != task.rank_id) return std::nullopt;
+  // every input still the one the checkpoint was made from
+  for (const auto& path : input_files(task)) {
+    auto fp = store::fingerprint_file(path);
+    if (!fp.ok()) return std::nullopt;
+    const auto it = std::find_if(o.sources.begin(), o.sources.end(), [&path](const pipeline::SourceRef& s) { return s.path == path; });
+    if (it == o.sources.end() || it->size != fp->size || it->mtime_ns != fp->mtime_ns || it->prefix_hash != fp->prefix_hash)
+      return std::nullopt;
+  }
+  // and the rank's outputs all there (they are renamed into place only when complete)
+  std::error_code ec;
+  if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;
+  if (!o.summary_dir.empty())
+    for (const auto& table : pipeline::summary_tables())
+      if (!fs::exists(fs::path(task.root_out) / o.summary_dir / (table + ".part"), ec)) return std::nullopt;
+  o.candidates = std::move(candidates);
+  o.operator_buckets = {};
+  o.reused = true;
+  // this run spent no time on it
+  o.ingest_seconds = o.normalize_seconds = o.write_seconds = o.segment_seconds = o.classify_seconds = o.summarize_seconds = 0;
+  o.root_index = task.root_index;  // the plan of this run numbers roots and ranks
+  o.rank_index = task.rank_index;
+  return o;
+}
+
+}  // namespace ascprof::parallel

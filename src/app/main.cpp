@@ -71,6 +71,16 @@ int run_synth(const ascprof::app::CliOptions& o) {
 
 }  // namespace
 
+// --progress: "auto" shows per-rank lines on a terminal and stays quiet in batch logs (a Slurm
+// job asks for json explicitly); "bar" is the terminal view whatever stderr is.
+ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
+  using ascprof::parallel::ProgressMode;
+  if (p == "json") return ProgressMode::kJson;
+  if (p == "none") return ProgressMode::kNone;
+  if (p == "auto" && isatty(STDERR_FILENO) == 0) return ProgressMode::kNone;
+  return ProgressMode::kLines;
+}
+
 int main(int argc, char** argv) {
   ascprof::keep_freed_heap_for_reuse();
   // "serialized": process 0's dispatcher thread hands out work while its main thread analyses ranks
@@ -109,8 +119,7 @@ int main(int argc, char** argv) {
     req.analyze.knowledge_dir = o.knowledge;
     req.analyze.force = o.force;
     req.analyze.verbose = o.verbose;
-    if (o.progress == "json") req.analyze.progress = ascprof::parallel::ProgressMode::kJson;
-    else if (o.progress == "none") req.analyze.progress = ascprof::parallel::ProgressMode::kNone;
+    req.analyze.progress = progress_mode(o.progress);
     // as the reference's sweep: no page per root and the light workbook, unless asked
     req.analyze.report.mode = o.render_html ? o.report_mode : "summary";
     req.analyze.report.skip_html = !o.render_html || o.skip_html;
@@ -149,7 +158,9 @@ int main(int argc, char** argv) {
   }
   // Options of the product contract whose stages are not built yet are said to do nothing, not ignored silently.
   if (root) {
-    if (o.reuse_existing) std::fprintf(stderr, "ascprof-mpi: note: --reuse-existing has no effect yet (resume is not built)\n");
+    if (o.reuse_existing)
+      std::fprintf(stderr, "ascprof-mpi: note: --reuse-existing applies to sweep; analyze reuses valid rank checkpoints "
+                           "on its own (--force redoes everything)\n");
     if (o.limit > 0) std::fprintf(stderr, "ascprof-mpi: note: --limit applies to sweep only\n");
   }
   ascprof::parallel::AnalyzeRequest req;
@@ -167,8 +178,7 @@ int main(int argc, char** argv) {
   req.report.mode = o.report_mode;
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;
-  if (o.progress == "json") req.progress = ascprof::parallel::ProgressMode::kJson;
-  else if (o.progress == "none") req.progress = ascprof::parallel::ProgressMode::kNone;
+  req.progress = progress_mode(o.progress);
   const auto result = ascprof::parallel::run_analyze(world, req);
   if (root) {
     std::printf("%s\n", result.json.c_str());

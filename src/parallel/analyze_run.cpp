@@ -65,7 +65,8 @@ std::string agree(mpi::communicator& world, const std::string& local_error) {
   return first;
 }
 
-void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankOutcome& o, const std::string& root) {
+void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankOutcome& o, const std::string& root,
+                   uint64_t done_here, uint64_t total, uint64_t bytes) {
   const ProgressMode mode = req.progress;
   if (mode == ProgressMode::kNone) return;
   const double secs = o.ingest_seconds + o.normalize_seconds + o.write_seconds;
@@ -73,7 +74,11 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     JsonWriter w;
     w.begin_object();
     w.kv("phase", "rank_done");
+    w.kv("stage", "rank_jobs");
     w.kv("process", static_cast<int64_t>(process));
+    w.kv("done_by_process", done_here);  // ranks this process finished so far
+    w.kv("total", total);                // ranks of the whole run
+    w.kv("bytes", bytes);                // input bytes of this rank
     w.kv("root", root);
     w.kv("rank_id", o.rank_id);
     w.kv("status", o.ok ? (o.reused ? "reused" : "ok") : "failed");
@@ -278,7 +283,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       if (const Status st = save_checkpoint(*tasks[i], o, knowledge_hash); !st.ok())  // the result stands; only a rerun redoes it
         std::fprintf(stderr, "ascprof-mpi: warning: checkpoint not saved: %s\n", st.to_string().c_str());
     }
-    progress_line(req, me, o, tasks[i]->root);
+    progress_line(req, me, o, tasks[i]->root, mine.size() + 1, tasks.size(), tasks[i]->input_bytes);
     mine.push_back(std::move(o));
   });
   const double my_work_seconds = since(t);

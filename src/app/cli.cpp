@@ -41,7 +41,7 @@ po::options_description make_options(CliOptions& o) {
       ("skip-html", po::bool_switch(&o.skip_html), "do not write report.html")
       ("report-mode", po::value(&o.report_mode), "full-raw (default) | summary (no report.html)")
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
-      ("progress", po::value(&o.progress), "auto | bar | json | none (stderr)")
+      ("progress", po::value(&o.progress), "auto (bar on a terminal, else quiet) | bar | lines | json | none (stderr)")
       ("limit", po::value(&o.limit), "sweep: analyse at most N roots")
       ("shard", po::value(&o.shard), "sweep: analyse shard I of K of the roots, e.g. 0/4 (Slurm job arrays)")
       ("rollup", po::bool_switch(&o.rollup), "sweep: merge the shard results in OUT into one sweep summary")
@@ -69,8 +69,8 @@ std::string check(const CliOptions& o) {
   if (!o.only_stage.empty() && (!o.from_stage.empty() || !o.to_stage.empty()))
     return "--only-stage cannot be combined with --from-stage/--to-stage";
   if (o.report_mode != "summary" && o.report_mode != "full-raw") return "--report-mode must be summary or full-raw";
-  if (o.progress != "auto" && o.progress != "bar" && o.progress != "json" && o.progress != "none")
-    return "--progress must be auto, bar, json or none";
+  if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" && o.progress != "json" && o.progress != "none")
+    return "--progress must be auto, bar, lines, json or none";
   if (o.limit < 0) return "--limit must be >= 0";
   if (o.command == "analyze") {
     if (o.roots.empty()) return "analyze needs at least one capture ROOT";

@@ -71,14 +71,15 @@ int run_synth(const ascprof::app::CliOptions& o) {
 
 }  // namespace
 
-// --progress: "auto" shows per-rank lines on a terminal and stays quiet in batch logs (a Slurm
-// job asks for json explicitly); "bar" is the terminal view whatever stderr is.
+// --progress: "auto" draws the bar on a terminal and stays quiet in batch logs (a Slurm job asks
+// for json explicitly); "bar" draws it whatever stderr is; "lines" prints a line per rank.
 ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
   using ascprof::parallel::ProgressMode;
   if (p == "json") return ProgressMode::kJson;
   if (p == "none") return ProgressMode::kNone;
+  if (p == "lines") return ProgressMode::kLines;
   if (p == "auto" && isatty(STDERR_FILENO) == 0) return ProgressMode::kNone;
-  return ProgressMode::kLines;
+  return ProgressMode::kBar;
 }
 
 int main(int argc, char** argv) {

@@ -69,6 +69,10 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
                    uint64_t done_here, uint64_t total, uint64_t bytes) {
   const ProgressMode mode = req.progress;
   if (mode == ProgressMode::kNone) return;
+  if (mode == ProgressMode::kBar) {  // the bar shows progress; only failures get a line of their own
+    if (!o.ok) std::fprintf(stderr, "\n[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(), o.error.c_str());
+    return;
+  }
   const double secs = o.ingest_seconds + o.normalize_seconds + o.write_seconds;
   if (mode == ProgressMode::kJson) {
     JsonWriter w;
@@ -273,6 +277,21 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     }
   std::vector<pipeline::RankOutcome> mine;
   const std::string knowledge_hash = knowledge_fingerprint(kdir);
+  uint64_t total_bytes = 0;
+  for (const uint64_t b : sizes) total_bytes += b;
+  const auto t_jobs = Clock::now();
+  // the terminal bar: process 0 learns of every finished rank from the work queue
+  auto bar = [&](uint64_t done, uint64_t bytes) {
+    const double secs = std::max(1e-3, since(t_jobs));
+    const double rate = static_cast<double>(bytes) / secs;
+    const double eta = rate > 0 ? static_cast<double>(total_bytes - bytes) / rate : 0.0;
+    std::fprintf(stderr, "\r[%-30s] ranks %llu/%zu  %.1f/%.1f GB  %.0f MB/s  ETA %.0f s   ",
+                 std::string(static_cast<size_t>(30.0 * static_cast<double>(done) / std::max<size_t>(1, tasks.size())), '#').c_str(),
+                 static_cast<unsigned long long>(done), tasks.size(), static_cast<double>(bytes) / 1e9,
+                 static_cast<double>(total_bytes) / 1e9, rate / 1e6, eta);
+    if (done == tasks.size()) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  };
   const char* scheduling = run_work_queue(world, sizes, [&](size_t i) {
     // a rank finished by an earlier run, with the same inputs, rules and tool, is not redone
     std::optional<pipeline::RankOutcome> saved;
@@ -285,7 +304,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     }
     progress_line(req, me, o, tasks[i]->root, mine.size() + 1, tasks.size(), tasks[i]->input_bytes);
     mine.push_back(std::move(o));
-  });
+  }, req.progress == ProgressMode::kBar && me == 0 ? std::function<void(uint64_t, uint64_t)>(bar) : nullptr);
   const double my_work_seconds = since(t);
 
   // Phase 4: gather outcomes (compact) and timings.

@@ -4,6 +4,7 @@
 #include <boost/mpi/environment.hpp>
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <chrono>
 #include <numeric>
 #include <thread>
@@ -22,7 +23,16 @@ constexpr long long kNoMore = -1;
 }  // namespace
 
 const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>& sizes,
-                           const std::function<void(size_t)>& run) {
+                           const std::function<void(size_t)>& run, const std::function<void(uint64_t, uint64_t)>& on_progress) {
+  std::mutex progress_mutex;
+  uint64_t items_done = 0, bytes_done = 0;
+  auto finished = [&](size_t item) {
+    if (!on_progress) return;
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++items_done;
+    bytes_done += sizes[item];
+    on_progress(items_done, bytes_done);
+  };
   std::vector<size_t> order(sizes.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&sizes](size_t a, size_t b) { return sizes[a] > sizes[b]; });
@@ -31,7 +41,10 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
   const bool dynamic = n > 1 && mpi::environment::thread_level() >= mpi::threading::serialized;
   if (!dynamic) {
     const auto assignment = assign_largest_first(sizes, n);
-    for (const size_t i : assignment[static_cast<size_t>(world.rank())]) run(i);
+    for (const size_t i : assignment[static_cast<size_t>(world.rank())]) {
+      run(i);
+      if (world.rank() == 0) finished(i);
+    }
     return n > 1 ? "static" : "single";
   }
   if (world.rank() != 0) {
@@ -45,24 +58,32 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
     return "dynamic";
   }
   std::atomic<size_t> next{0};
+  std::vector<long long> in_flight(static_cast<size_t>(n), kNoMore);  // each worker's current item
   // Only this thread makes MPI calls while the main thread works (thread level "serialized").
   // It polls with a short sleep instead of a blocking receive, which would spin a core.
   std::thread dispatcher([&] {
-    int finished = 0;
-    while (finished < n - 1) {
+    int workers_done = 0;
+    while (workers_done < n - 1) {
       if (auto st = world.iprobe(mpi::any_source, kTagRequest)) {
         int dummy = 0;
         world.recv(st->source(), kTagRequest, dummy);
+        // a worker asking again has finished the item it had
+        long long& previous = in_flight[static_cast<size_t>(st->source())];
+        if (previous != kNoMore) finished(static_cast<size_t>(previous));
         const size_t k = next.fetch_add(1);
         const long long item = k < order.size() ? static_cast<long long>(order[k]) : kNoMore;
-        if (item == kNoMore) ++finished;
+        previous = item;
+        if (item == kNoMore) ++workers_done;
         world.send(st->source(), kTagItem, item);
       } else {
         std::this_thread::sleep_for(std::chrono::microseconds(200));
       }
     }
   });
-  for (size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1)) run(order[k]);
+  for (size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1)) {
+    run(order[k]);
+    finished(order[k]);
+  }
   dispatcher.join();
   return "dynamic";
 }

@@ -26,7 +26,8 @@ class communicator;
 
 namespace ascprof::parallel {
 
-enum class ProgressMode { kLines, kJson, kNone };
+/// kBar: one redrawn line on process 0 (ranks done, MB/s, ETA); kLines: a line per finished rank.
+enum class ProgressMode { kLines, kBar, kJson, kNone };
 
 struct AnalyzeRequest {
   std::vector<std::string> roots;

@@ -18,7 +18,11 @@ namespace ascprof::parallel {
 /// Runs `run(i)` for items i (sizes `item_bytes`) across all processes of `world`, each item
 /// exactly once; returns how the items were handed out ("dynamic" or "static"). Collective: every
 /// process must call it. `run` must not make MPI calls.
+/// `on_progress(items_done, bytes_done)`, when given, is called on process 0 whenever it learns that
+/// an item finished anywhere (a worker asking for more has finished its last one); calls are
+/// serialised. With the static assignment it sees only process 0's own items.
 const char* run_work_queue(boost::mpi::communicator& world, const std::vector<uint64_t>& item_bytes,
-                           const std::function<void(size_t)>& run);
+                           const std::function<void(size_t)>& run,
+                           const std::function<void(uint64_t, uint64_t)>& on_progress = nullptr);
 
 }  // namespace ascprof::parallel

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Crash safety of rank checkpoints: kill -9 a running `mpirun -np 2 ascprof-mpi analyze` at several
-points, rerun it, and check that the final outputs equal those of an uninterrupted run and that ranks
+"""Crash safety of rank checkpoints: kill -9 a running `mpirun -np 2 ascprof-mpi analyze` (the whole
+job at several points, and one of its processes once), rerun it, and check that the final outputs equal those of an uninterrupted run and that ranks
 finished before the kill were taken from their checkpoints instead of being redone.
 
 usage: kill_resume_test.py ASCPROF_MPI WORK_DIR      (exit 0 pass, 1 fail, 77 skip: no mpirun)
@@ -52,6 +52,34 @@ def run_and_kill(exe, cap, out, env, after_ranks):
     return done
 
 
+def run_and_kill_one(exe, cap, out, env, after_ranks):
+    """Kills one ascprof-mpi process (not mpirun) with SIGKILL once `after_ranks` ranks are done;
+    mpirun then aborts the job. Returns the ranks done before the kill."""
+    p = subprocess.Popen(analyze_cmd(exe, cap, out), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    done = 0
+    deadline = time.time() + 300
+    while done < after_ranks and time.time() < deadline:
+        line = p.stderr.readline()
+        if not line:
+            break
+        if '"phase":"rank_done"' in line:
+            done += 1
+    victims = subprocess.run(["pgrep", "-f", "-g", str(p.pid), "ascprof-mpi analyze"], capture_output=True, text=True)
+    pids = [int(x) for x in victims.stdout.split() if int(x) != p.pid]
+    if not pids:
+        os.killpg(p.pid, signal.SIGKILL)
+    else:
+        os.kill(pids[-1], signal.SIGKILL)
+    try:
+        p.wait(timeout=60)  # mpirun notices the dead process and ends the job
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        fail("mpirun did not end the job within 60 s after one process was killed")
+    return done
+
+
 def compared_files(root):
     """The root's tables and manifests (the files a user reads); HDF5 files are compared by h5diff elsewhere."""
     return sorted(str(f.relative_to(root)) for f in root.rglob("*")
@@ -75,9 +103,9 @@ def main():
                     "-o", str(cap)], env=env, check=True, capture_output=True)
     ref = run_to_end(exe, cap, work / "reference", env)
     ref_root = pathlib.Path(ref["roots"][0]["out_dir"])
-    for after in (0, 3, 7):
-        out = work / ("killed_after_%d" % after)
-        done = run_and_kill(exe, cap, out, env, after)
+    for after, one in ((0, False), (3, False), (7, False), (5, True)):
+        out = work / ("killed_after_%d%s" % (after, "_one_process" if one else ""))
+        done = (run_and_kill_one if one else run_and_kill)(exe, cap, out, env, after)
         # nothing half-written is ever taken: temporary files may remain, finished files are whole
         result = run_to_end(exe, cap, out, env)
         if result["status"] != "ok":
@@ -95,8 +123,8 @@ def main():
                 continue  # holds its own folder's path in report_id
             if not filecmp.cmp(ref_root / f, root / f, shallow=False):
                 fail("kill at %d: %s differs from the uninterrupted run" % (after, f))
-        print("killed after %d finished ranks; rerun reused %d of %d; outputs identical" % (done, reused, RANKS),
-              file=sys.stderr)
+        print("killed %s after %d finished ranks; rerun reused %d of %d; outputs identical" %
+              ("one process" if one else "the job", done, reused, RANKS), file=sys.stderr)
     # a changed input redoes exactly that rank
     first_rank = sorted(cap.glob("*_ascend_pt"))[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     os.utime(first_rank, None)

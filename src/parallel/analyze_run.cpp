@@ -292,7 +292,9 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     if (done == tasks.size()) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   };
+  double my_busy_seconds = 0;  // inside rank jobs (the rest of the phase is waiting for work)
   const char* scheduling = run_work_queue(world, sizes, [&](size_t i) {
+    const auto t_task = Clock::now();
     // a rank finished by an earlier run, with the same inputs, rules and tool, is not redone
     std::optional<pipeline::RankOutcome> saved;
     if (!req.force) saved = load_checkpoint(*tasks[i], knowledge_hash);
@@ -304,6 +306,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     }
     progress_line(req, me, o, tasks[i]->root, mine.size() + 1, tasks.size(), tasks[i]->input_bytes);
     mine.push_back(std::move(o));
+    my_busy_seconds += since(t_task);
   }, req.progress == ProgressMode::kBar && me == 0 ? std::function<void(uint64_t, uint64_t)>(bar) : nullptr);
   const double my_work_seconds = since(t);
 
@@ -367,8 +370,9 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
                        it->second->rank_id.c_str());
   }
   all_buckets.clear();
-  std::vector<double> work_seconds;
+  std::vector<double> work_seconds, busy_seconds;
   mpi::gather(world, my_work_seconds, work_seconds, 0);
+  mpi::gather(world, my_busy_seconds, busy_seconds, 0);
   std::vector<uint64_t> payloads, bucket_payloads;
   mpi::gather(world, my_payload, payloads, 0);
   mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
@@ -488,6 +492,17 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("output_dir", req.out);
     w.kv("scheduling", scheduling);  // dynamic: a process takes the next largest rank when it finishes
     w.kv("ranks_reused", ranks_reused);
+    // per process: seconds inside rank jobs, and that as a share of the slowest process's rank phase
+    w.key("process_busy");
+    w.begin_array();
+    for (size_t p = 0; p < busy_seconds.size(); ++p) {
+      w.begin_object();
+      w.kv("process", static_cast<uint64_t>(p));
+      w.kv("busy_s", busy_seconds[p]);
+      w.kv("busy_share", work_max > 0 ? busy_seconds[p] / work_max : 0.0);
+      w.end_object();
+    }
+    w.end_array();
     w.key("status_counts");
     w.begin_object();
     for (const auto& [k, v] : status_counts) w.kv(k, v);

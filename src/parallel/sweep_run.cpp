@@ -30,7 +30,7 @@ AnalyzeResult usage_error(mpi::communicator& world, const std::string& message, 
 }
 
 std::string result_json(const std::string& status, const std::vector<report::SweepRootRun>& runs, const fs::path& summary,
-                        const fs::path& rollup, double seconds, uint64_t processes) {
+                        const fs::path& rollup, double seconds, uint64_t processes, const std::string& analysis) {
   JsonWriter w;
   w.begin_object();
   w.kv("status", status);
@@ -60,6 +60,10 @@ std::string result_json(const std::string& status, const std::vector<report::Swe
     w.end_object();
   }
   w.end_array();
+  if (!analysis.empty()) {  // the analyze result of the roots not reused (stage timings, process busy time)
+    w.key("analysis");
+    w.raw(analysis);
+  }
   w.end_object();
   return w.take();
 }
@@ -176,7 +180,7 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
       const bool nothing = !runs.empty() && failed == runs.size();
       result.exit_code = nothing ? 3 : (failed > 0 ? 1 : 0);
       result.json = result_json(nothing ? "failed" : (failed > 0 ? "partial" : "ok"), runs, summary, rollup, since(t0),
-                                static_cast<uint64_t>(world.size()));
+                                static_cast<uint64_t>(world.size()), analysed.json);
     }
   }
   mpi::broadcast(world, result.exit_code, 0);

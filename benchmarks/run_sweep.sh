@@ -33,7 +33,8 @@ print(f"sweep: {r['root_count']} roots, {a['rank_count']} ranks, {a['event_count
       f"{r['processes']} processes, scheduling {a['scheduling']}, status {r['status']}, {r['seconds']:.1f} s")
 print(f"rank phase (slowest process): {t['rank_jobs']:.2f} s; root outputs {t['root_outputs']:.2f} s; report {t['report']:.2f} s")
 for p in a["process_busy"]:
-    print(f"process {p['process']}: busy {p['busy_s']:.2f} s = {100*p['busy_share']:.1f} % of the rank phase")
+    print(f"process {p['process']}: busy {p['busy_s']:.2f} s = {100*p['busy_share']:.1f} % of the rank phase; "
+          f"reports {p['report_busy_s']:.2f} s = {100*p['report_busy_share']:.1f} % of the report phase")
 json.dump({"roots": r["root_count"], "ranks": a["rank_count"], "process_busy": a["process_busy"], "stage_timings": t},
           open(os.path.join(sys.argv[1], "sweep_bench.json"), "w"), indent=1)
 PY

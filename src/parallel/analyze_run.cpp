@@ -119,6 +119,20 @@ struct RankBucketsMessage {
   }
 };
 
+// One root's report, done by whichever process took it, gathered to process 0.
+struct ReportDone {
+  uint32_t item = 0;
+  bool ok = false;
+  std::string error, html_status;
+  std::vector<std::string> files;
+  double seconds = 0;
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & item & ok & error & html_status & files & seconds;
+  }
+};
+
 // The clock offset of one rank, broadcast by the coordinator.
 struct RankOffset {
   int32_t root_index = 0, rank_index = 0;
@@ -378,30 +392,66 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
   const double gather_seconds = since(t);
 
+  std::vector<pipeline::RootSummary> summaries;  // process 0
+  double outputs_seconds = 0;
   if (me == 0) {
     t = Clock::now();
-    std::vector<pipeline::RootSummary> summaries;
     for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
-    const double outputs_seconds = since(t);
-    // the report stage: per root whose analysis stages completed (a failed root has no tables)
-    t = Clock::now();
+    outputs_seconds = since(t);
+  }
+  // The report stage, one root per item on whichever process is free: it reads only the root's
+  // files in OUT (shared, as the ranks' HDF5 files already are), so a sweep's reports run in parallel.
+  t = Clock::now();
+  const bool reporting = req.write_report && req.last_stage >= pipeline::kStageSummarize;
+  std::vector<std::string> report_dirs;
+  std::vector<uint64_t> report_sizes;
+  std::vector<size_t> report_root;  // process 0: item -> index into summaries
+  if (me == 0 && reporting)
+    for (size_t i = 0; i < summaries.size(); ++i)
+      if (summaries[i].status != "failed" && summaries[i].ranks_ok > 0) {  // a failed root has no tables
+        report_dirs.push_back(summaries[i].out_dir);
+        report_sizes.push_back(summaries[i].event_count);
+        report_root.push_back(i);
+      }
+  mpi::broadcast(world, report_dirs, 0);
+  mpi::broadcast(world, report_sizes, 0);
+  std::vector<ReportDone> my_reports;
+  run_work_queue(world, report_sizes, [&](size_t i) {
+    const auto t_root = Clock::now();
+    auto rep = report::write_report(report_dirs[i], req.report);
+    ReportDone d;
+    d.item = static_cast<uint32_t>(i);
+    d.ok = rep.ok();
+    if (!rep.ok()) d.error = "report: " + rep.status().to_string();
+    else {
+      d.html_status = rep->html_status;
+      for (const auto& f : rep->files) d.files.push_back(f.string());
+    }
+    d.seconds = since(t_root);
+    my_reports.push_back(std::move(d));
+  });
+  std::vector<std::vector<ReportDone>> all_reports;
+  mpi::gather(world, my_reports, all_reports, 0);
+  const double report_seconds = since(t);
+  double my_report_busy = 0;
+  for (const auto& d : my_reports) my_report_busy += d.seconds;
+  std::vector<double> report_busy;
+  mpi::gather(world, my_report_busy, report_busy, 0);
+
+  if (me == 0) {
     std::string html_status;
-    const bool reporting = req.write_report && req.last_stage >= pipeline::kStageSummarize;
-    if (reporting)
-      for (auto& s : summaries) {
-        if (s.status == "failed" || s.ranks_ok == 0) continue;
-        const auto t_root = Clock::now();
-        auto rep = report::write_report(s.out_dir, req.report);
-        s.report_seconds = since(t_root);
-        if (!rep.ok()) {
+    for (const auto& per_process : all_reports)
+      for (const auto& d : per_process) {
+        auto& s = summaries[report_root[d.item]];
+        s.report_seconds = d.seconds;
+        if (!d.ok) {
           s.status = "failed";
-          s.error = "report: " + rep.status().to_string();
+          s.error = d.error;
           continue;
         }
-        for (const auto& f : rep->files) s.outputs.push_back(f.string());
-        if (html_status.empty() || rep->html_status != "ok") html_status = rep->html_status;
+        for (const auto& f : d.files) s.outputs.push_back(f);
+        if (html_status.empty() || d.html_status != "ok") html_status = d.html_status;
       }
-    const double report_seconds = since(t);
 
     uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
@@ -500,6 +550,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.kv("process", static_cast<uint64_t>(p));
       w.kv("busy_s", busy_seconds[p]);
       w.kv("busy_share", work_max > 0 ? busy_seconds[p] / work_max : 0.0);
+      w.kv("report_busy_s", p < report_busy.size() ? report_busy[p] : 0.0);  // reports it wrote
+      w.kv("report_busy_share", report_seconds > 0 && p < report_busy.size() ? report_busy[p] / report_seconds : 0.0);
       w.end_object();
     }
     w.end_array();

@@ -7,11 +7,13 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <span>
 
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/store/h5_writer.hpp"
 
 namespace ascprof::report {
 
@@ -194,6 +196,29 @@ std::string rollup_row(const SweepRootRun& run, const RootFacts* f, const std::s
   return r.take_line();
 }
 
+// The rollup again as an HDF5 table (/rollup): a column whose non-empty cells are all numbers is
+// float64 (NaN where empty, e.g. failed roots), any other a string column.
+Status write_rollup_h5(const fs::path& csv, const fs::path& h5) {
+  ASCPROF_ASSIGN_OR_RETURN(TextTable t, read_table(csv));
+  ASCPROF_ASSIGN_OR_RETURN(store::H5Writer w, store::H5Writer::create(h5));
+  store::TableWriter table(w, "/rollup", t.rows.size());
+  for (size_t c = 0; c < t.header.size(); ++c) {
+    bool numeric = true;
+    std::vector<double> values(t.rows.size(), NAN);
+    std::vector<std::string> text(t.rows.size());
+    for (size_t r = 0; r < t.rows.size(); ++r) {
+      text[r] = c < t.rows[r].size() ? t.rows[r][c] : std::string();
+      if (text[r].empty()) continue;
+      values[r] = to_number(text[r]);
+      numeric = numeric && std::isfinite(values[r]);
+    }
+    if (numeric) table.column(t.header[c], values);
+    else table.string_column(t.header[c], std::span<const std::string>(text));
+  }
+  ASCPROF_RETURN_IF_ERROR(table.finish());
+  return w.commit("sweep");
+}
+
 }  // namespace
 
 fs::path shard_file(const fs::path& out, uint32_t index, uint32_t count) {
@@ -276,7 +301,10 @@ Status write_sweep_summary(const fs::path& json_path, const fs::path& rollup_csv
   w.key("files");
   w.begin_array();
   w.value(json_path.filename().string());
-  if (!rollup_csv.empty()) w.value(rollup_csv.filename().string());
+  if (!rollup_csv.empty()) {
+    w.value(rollup_csv.filename().string());
+    w.value(fs::path(rollup_csv).replace_extension(".h5").filename().string());
+  }
   w.end_array();
   w.kv("rollup_row_count", rollup_csv.empty() ? uint64_t{0} : static_cast<uint64_t>(runs.size()));
   w.key("results");
@@ -286,6 +314,7 @@ Status write_sweep_summary(const fs::path& json_path, const fs::path& rollup_csv
     std::string header;
     for (const char* col : kRollupColumns) header += std::string(header.empty() ? "" : ",") + col;
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(rollup_csv, runs.empty() ? std::string() : header + "\n" + rows));
+    ASCPROF_RETURN_IF_ERROR(write_rollup_h5(rollup_csv, fs::path(rollup_csv).replace_extension(".h5")));
   }
   return write_file_atomic(json_path, w.take());
 }

@@ -40,7 +40,7 @@ Result<std::string> sweep_result_json(const SweepRootRun& run);
 
 /// Writes `json_path` (sweep_summary.json or a shard file) with the given results, and, when
 /// `rollup_csv` is not empty, sweep_class_rollup.csv (one row per root; failed roots get only
-/// root, status, error). Both atomically.
+/// root, status, error) and the same table in sweep_class_rollup.h5 (/rollup). All atomically.
 Status write_sweep_summary(const std::filesystem::path& json_path, const std::filesystem::path& rollup_csv,
                            const SweepConfig& config, const std::vector<SweepRootRun>& runs, double elapsed_s);
 

@@ -132,14 +132,15 @@ int main(int argc, char** argv) {
     }
     return result.exit_code;
   }
-  // analyze: the rank-local stages (normalize, segment, classify) run in one pass per rank; starting
-  // from a later stage needs resume from checkpoints, which is not built yet.
+  // analyze: the rank-local stages (normalize to summarize) run in one pass per rank, checkpointed as
+  // one; a rerun can start at cross_rank or diagnostics (from those checkpoints) or at report (from
+  // the tables in OUT), not inside the rank-local pass.
   const std::string& first = !o.only_stage.empty() ? o.only_stage : o.from_stage;
   const std::string& last = !o.only_stage.empty() ? o.only_stage : o.to_stage;
-  if (!first.empty() && first != "normalize" && first != "report") {
+  if (!first.empty() && first != "normalize" && first != "report" && first != "cross_rank" && first != "diagnostics") {
     const std::string msg = "starting at stage '" + first +
-                            "' needs resume from checkpoints, which is not available in this version; run from normalize (or from "
-        "report, which reads OUT's tables)";
+                            "' is not available: the rank-local stages (normalize to summarize) run as one pass; run from normalize, or "
+        "from cross_rank, diagnostics (rank checkpoints) or report (OUT's tables)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
   // cross_rank and diagnostics run with summarize (their inputs are gathered then); the report last
   req.write_report = last.empty() || last == "report";
   req.report_only = first == "report";  // the report from OUT's tables of an earlier run
+  req.checkpoints_only = first == "cross_rank" || first == "diagnostics";  // ranks from their checkpoints
   req.report.mode = o.report_mode;
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;

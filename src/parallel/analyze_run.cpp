@@ -311,8 +311,23 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     const auto t_task = Clock::now();
     // a rank finished by an earlier run, with the same inputs, rules and tool, is not redone
     std::optional<pipeline::RankOutcome> saved;
-    if (!req.force) saved = load_checkpoint(*tasks[i], knowledge_hash);
-    pipeline::RankOutcome o = saved ? std::move(*saved) : pipeline::run_rank_stages(*tasks[i], *kb);
+    if (!req.force || req.checkpoints_only) saved = load_checkpoint(*tasks[i], knowledge_hash);
+    pipeline::RankOutcome o;
+    if (saved) {
+      o = std::move(*saved);
+    } else if (req.checkpoints_only) {
+      const auto& task = *tasks[i];
+      o.rank_id = task.rank_id;
+      o.rank_dir = task.rank_dir;
+      o.rank_path = task.rank_path;
+      o.root_index = task.root_index;
+      o.rank_index = task.rank_index;
+      o.error_class = "resume";
+      o.error = checkpoint_path(task).string() +
+                ": no valid checkpoint for this rank (absent, or its inputs, rules or tool changed); run from normalize";
+    } else {
+      o = pipeline::run_rank_stages(*tasks[i], *kb);
+    }
     o.process = me;
     if (!o.reused && o.ok) {
       if (const Status st = save_checkpoint(*tasks[i], o, knowledge_hash); !st.ok())  // the result stands; only a rerun redoes it

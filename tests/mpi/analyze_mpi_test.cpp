@@ -116,6 +116,42 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   fs::remove_all(dir);
 }
 
+// A partial rerun from cross_rank takes every rank from its checkpoint and rewrites the same
+// cross-rank tables; a rank whose checkpoint is gone fails alone with the reason.
+TEST(AnalyzeMpi, FromCrossRankUsesTheRankCheckpoints) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "fromstage");
+  const fs::path capture = dir / "capture";
+  if (world.rank() == 0) generate(capture, "moe_mla_decode", 4);
+  world.barrier();
+  auto req = request(capture, dir / "out");
+  ASSERT_EQ(parallel::run_analyze(world, req).exit_code, 0);
+  const fs::path root = dir / "out" / importers::root_slug(capture);
+  std::string alignment, findings;
+  if (world.rank() == 0) {
+    alignment = read_file(root / "cross_rank_alignment.csv").value();
+    findings = read_file(root / "diagnosis_findings.json").value();
+  }
+  req.checkpoints_only = true;
+  req.write_report = false;  // --only-stage cross_rank
+  auto again = parallel::run_analyze(world, req);
+  ASSERT_EQ(again.exit_code, 0) << again.json;
+  if (world.rank() == 0) {
+    EXPECT_NE(again.json.find("\"ranks_reused\":4"), std::string::npos) << again.json;
+    EXPECT_EQ(read_file(root / "cross_rank_alignment.csv").value(), alignment);
+    EXPECT_EQ(read_file(root / "diagnosis_findings.json").value(), findings);
+    fs::remove(root / "ranks" / "2.outcome");
+  }
+  world.barrier();
+  auto missing = parallel::run_analyze(world, req);
+  EXPECT_EQ(missing.exit_code, 1);  // partial: rank 2 failed, the others analysed
+  if (world.rank() == 0) {
+    EXPECT_NE(missing.json.find("no valid checkpoint for this rank"), std::string::npos) << missing.json;
+    EXPECT_NE(missing.json.find("\"ranks_reused\":3"), std::string::npos) << missing.json;
+    fs::remove_all(dir);
+  }
+}
+
 TEST(AnalyzeMpi, ToStageStopsAfterTheRequestedRankStage) {
   mpi::communicator world;
   const fs::path dir = shared_dir(world, "tostage");

@@ -39,6 +39,9 @@ struct AnalyzeRequest {
   int32_t last_stage = pipeline::kStageSummarize;  ///< --to-stage stops earlier
   bool write_report = true;  ///< the report stage (report/ of each root) after diagnostics
   bool report_only = false;  ///< --from-stage report: only the report stage, from OUT's existing tables
+  /// --from-stage cross_rank|diagnostics: the rank-local stages come from checkpoints only; a rank
+  /// without a valid one fails (it is not redone).
+  bool checkpoints_only = false;
   report::ReportOptions report;
 };
 

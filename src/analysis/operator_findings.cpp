@@ -21,11 +21,6 @@ std::string fmt(const char* f, double a, double b = 0) {
   return buf;
 }
 
-// What makes a rank late, in the order a late arrival is attributed to them: the cross-rank causes
-// first, then the rank's own delays (its exposed AICPU kernels, late launches, idle steps).
-constexpr const char* kCauses[] = {"slow_rank_suspected", "slow_link_suspected", "ep_load_imbalance_suspected",
-                                   "host_dispatch_bound", "aicpu_exposed", "device_idle_bubble"};
-
 struct Hit {
   size_t alignment;  // index into OperatorAlignments::alignments
   double excess_ns;  // what the trigger measured: duration max - min, or start skew
@@ -98,8 +93,8 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     const std::string& who = rank_ids[suspect];
     if (late) {  // the others wait for `who`: a consequence when a cause already names it
       auto cause = causes.end();
-      for (const char* type : kCauses) {
-        cause = std::find_if(causes.begin(), causes.end(), [&who, type](const model::Finding& c) {
+      for (const std::string& type : rules.late_arrival_causes) {  // knowledge/operator_alignment.rules [causes]
+        cause = std::find_if(causes.begin(), causes.end(), [&who, &type](const model::Finding& c) {
           return c.finding_type == type && c.suspected_ranks == std::vector<std::string>{who};
         });
         if (cause != causes.end()) break;

@@ -34,6 +34,7 @@ int OperatorAlignmentRules::role_of(const CategorySet& categories) const {
 
 Status OperatorAlignmentRules::load(const RuleFile& file, const Vocabulary& vocab) {
   roles.clear();
+  late_arrival_causes.clear();
   std::map<std::string, double*> reals = {
       {"bucket.width_us", &bucket_us},
       {"confidence.low_min_duration_ratio", &low_min_duration_ratio},
@@ -88,6 +89,12 @@ Status OperatorAlignmentRules::load(const RuleFile& file, const Vocabulary& voca
     }
     for (const auto& e : block.entries) {
       const std::string key = block.kind + "." + e.key;
+      if (key == "causes.late_arrival") {
+        if (e.values.empty()) return file.error(e.line, "'late_arrival' needs one or more finding types");
+        late_arrival_causes = e.values;
+        seen.insert(key);
+        continue;
+      }
       if (auto it = reals.find(key); it != reals.end()) {
         ASCPROF_RETURN_IF_ERROR(number(file, e, it->second));
       } else if (auto c = counts.find(key); c != counts.end()) {
@@ -105,6 +112,7 @@ Status OperatorAlignmentRules::load(const RuleFile& file, const Vocabulary& voca
     if (!seen.count(key)) return file.error(1, "missing key '" + key + "'");
   for (const auto& [key, slot] : counts)
     if (!seen.count(key)) return file.error(1, "missing key '" + key + "'");
+  if (!seen.count("causes.late_arrival")) return file.error(1, "missing key 'late_arrival' in [causes]");
   if (roles.empty()) return file.error(1, "no [role ...] block");
   if (bucket_us <= 0) return file.error(1, "bucket.width_us must be positive");
   return {};

@@ -242,5 +242,20 @@ TEST(OperatorAlignRules, BadRoleCategoryNamesFileAndLine) {
   EXPECT_NE(st.message().find("no.such"), std::string::npos);
 }
 
+TEST(OperatorAlignRules, LateArrivalCausesComeFromTheRuleFile) {
+  EXPECT_EQ(kb().operator_alignment.late_arrival_causes.front(), "slow_rank_suspected");
+  auto file = knowledge::parse_rule_text(
+      "[bucket]\nwidth_us = 1000\n[confidence]\nlow_min_duration_ratio = 5\nlow_min_start_skew_us = 20000\n"
+      "high_min_members = 4\nhigh_max_duration_ratio = 1.5\nhigh_max_start_skew_us = 2000\n"
+      "medium_max_duration_ratio = 2.5\nmedium_max_start_skew_us = 10000\n[evidence]\nmax_rows_per_rank = 8\n"
+      "max_event_ids_per_row = 64\n[role attention]\ncategories = attention\nname_key = role\n",
+      "op.rules");
+  ASSERT_TRUE(file.ok());
+  knowledge::OperatorAlignmentRules r;
+  const Status st = r.load(*file, kb().vocab);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("missing key 'late_arrival' in [causes]"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace ascprof::analysis

@@ -23,6 +23,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A root-level file written (listed among the root's outputs) or not (the root fails with the
+// reason). Returns whether it was written.
+bool record(RootSummary& s, const fs::path& path, const Status& st) {
+  if (!st.ok()) {
+    s.status = "failed";
+    s.error = st.to_string();
+    return false;
+  }
+  s.outputs.push_back(path.string());
+  return true;
+}
+
 void write_data_quality(JsonWriter& w, const std::vector<uint64_t>& counts) {
   w.begin_object();
   for (size_t i = 0; i < kStatCount && i < counts.size(); ++i) {
@@ -324,13 +336,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   w.end_array();
   w.end_object();
   const fs::path out = fs::path(plan.out_dir) / "cross_rank_manifest.json";
-  const Status st = write_file_atomic(out, w.take());
-  if (!st.ok()) {
-    s.status = "failed";
-    s.error = st.to_string();
-    return;
-  }
-  s.outputs.push_back(out.string());
+  record(s, out, write_file_atomic(out, w.take()));
 }
 
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
@@ -449,14 +455,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.end_object();
   w.end_object();
   const fs::path out = fs::path(plan.out_dir) / "diagnosis_findings.json";
-  const Status st = write_file_atomic(out, w.take());
-  if (!st.ok()) {
-    s.status = "failed";
-    s.error = st.to_string();
-    return;
-  }
-  s.outputs.push_back(out.string());
-  s.finding_count = findings.size() - refused;
+  if (record(s, out, write_file_atomic(out, w.take()))) s.finding_count = findings.size() - refused;
 }
 
 // The summarize tables: the ranks' fragments concatenated in rank order.
@@ -575,17 +574,9 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.status = s.ranks_ok == 0 ? "failed" : (s.ranks_failed > 0 ? "partial" : "ok");
 
   const fs::path out(plan.out_dir);
-  auto record = [&s](const fs::path& p, const Status& st) {
-    if (st.ok()) {
-      s.outputs.push_back(p.string());
-    } else {
-      s.status = "failed";
-      s.error = st.to_string();
-    }
-  };
-  record(out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
-  record(out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
-  record(out / "analysis.h5", write_analysis_h5(plan, outcomes));
+  record(s, out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
+  record(s, out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
+  record(s, out / "analysis.h5", write_analysis_h5(plan, outcomes));
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   auto t0 = Clock::now();

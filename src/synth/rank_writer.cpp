@@ -149,6 +149,36 @@ struct TransportAcc {
   }
 };
 
+/// Count / total / min / max / sum of squares of durations (ns) for op_statistic and api_statistic.
+struct TimeStats {
+  uint64_t count = 0;
+  int64_t total = 0, min = 0, max = 0;
+  double sumsq_us = 0;  // sum of squared durations in us^2
+  void add(int64_t ns) {
+    min = count == 0 ? ns : std::min(min, ns);
+    max = count == 0 ? ns : std::max(max, ns);
+    ++count;
+    total += ns;
+    const double us = static_cast<double>(ns) / 1000.0;
+    sumsq_us += us * us;
+  }
+  /// Population variance in us^2.
+  double variance_us2() const {
+    if (count == 0) return 0;
+    const double mean = static_cast<double>(total) / 1000.0 / static_cast<double>(count);
+    return std::max(0.0, sumsq_us / static_cast<double>(count) - mean * mean);
+  }
+};
+
+int group_index(std::vector<std::string>& keys, const std::string& key) {
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (keys[i] == key) return static_cast<int>(i);
+  keys.push_back(key);
+  return static_cast<int>(keys.size() - 1);
+}
+
+double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
+
 class RankWriter {
  public:
   RankWriter(const Scenario& sc, const SyncTable& table, const RankLayout& layout, RankCounts* counts)
@@ -172,6 +202,31 @@ class RankWriter {
       if (used[g]) group_tid_[g] = 16 * n++;
     for (const Fault& f : sc.faults)
       if (f.rank == layout.rank && f.kind == FaultKind::kSlowCollective) slow_link_ = true;
+    // operator faults of this rank: per-KernelSpec flags
+    for (const Fault& f : sc.faults) {
+      if (f.rank != layout.rank) continue;
+      uint8_t bit = 0;
+      switch (f.kind) {
+        case FaultKind::kVectorScalarHeavy: bit = kFlagScalarHeavy; break;
+        case FaultKind::kCubeUnderused: bit = kFlagUnderused; break;
+        case FaultKind::kBlockDimOne: bit = kFlagBlockDimOne; break;
+        case FaultKind::kAicpuFallback: bit = kFlagCounted; break;
+        case FaultKind::kHostSyncHeavy: host_sync_heavy_ = true; break;
+        default: break;
+      }
+      if (bit == 0) continue;
+      fault_flag_.resize(sc.kernels.size(), 0);
+      for (size_t k = 0; k < sc.kernels.size(); ++k)
+        if (sc.kernels[k].name == f.target) fault_flag_[k] |= static_cast<uint8_t>(bit | kFlagCounted);
+    }
+    // op_statistic groups (Type, core) and api_statistic groups (aclnn API = kernel name up to the first '_')
+    for (const KernelSpec& k : sc.kernels) {
+      const std::string key = k.type + ',' + core_name(k.core);
+      op_group_.push_back(group_index(op_keys_, key));
+      api_group_.push_back(group_index(api_keys_, k.name.substr(0, k.name.find('_'))));
+    }
+    op_stats_.resize(op_keys_.size());
+    api_stats_.resize(api_keys_.size());
   }
 
   Status run(const fs::path& dir) {
@@ -183,6 +238,8 @@ class RankWriter {
     ASCPROF_RETURN_IF_ERROR(tv_.open(out / "trace_view.json", 8u << 20));
     ASCPROF_RETURN_IF_ERROR(cm_.open(out / "communication.json", 1u << 20));
     ASCPROF_RETURN_IF_ERROR(st_.open(out / "step_trace_time.csv", 64u << 10));
+    ASCPROF_RETURN_IF_ERROR(os_.open(out / "op_statistic.csv", 64u << 10));
+    ASCPROF_RETURN_IF_ERROR(as_.open(out / "api_statistic.csv", 64u << 10));
 
     kd_.put(kKernelDetailsHeaderE3);
     kd_.put("\r\n");
@@ -213,14 +270,22 @@ class RankWriter {
     c_.bytes_trace_view = tv_.bytes();
     c_.bytes_communication = cm_.bytes();
     c_.bytes_step_trace = st_.bytes();
+    write_op_statistic();
+    write_api_statistic();
+    c_.bytes_op_statistic = os_.bytes();
+    c_.bytes_api_statistic = as_.bytes();
     Status st = kd_.close();
     Status s2 = tv_.close();
     Status s3 = cm_.close();
     Status s4 = st_.close();
+    Status s5 = os_.close();
+    Status s6 = as_.close();
     if (!st.ok()) return st;
     if (!s2.ok()) return s2;
     if (!s3.ok()) return s3;
-    return s4;
+    if (!s4.ok()) return s4;
+    if (!s5.ok()) return s5;
+    return s6;
   }
 
   void abandon() {
@@ -228,6 +293,8 @@ class RankWriter {
     tv_.abandon();
     cm_.abandon();
     st_.abandon();
+    os_.abandon();
+    as_.abandon();
   }
 
  private:
@@ -549,7 +616,7 @@ class RankWriter {
     return static_cast<int16_t>(std::clamp(v, 0, 1000));
   }
 
-  void kd_metrics(const KernelSpec& k, int64_t dur, uint64_t h) {
+  void kd_metrics(const KernelSpec& k, int64_t dur, uint64_t h, uint8_t flags) {
     if (k.core == Core::kAiCpu) {
       for (int i = 0; i < 25; ++i) kd_.put(",N/A");
       return;
@@ -559,13 +626,15 @@ class RankWriter {
     const int64_t busy = dur * 96 / 100;
     int16_t mac = 0;
     if (aic) {
-      const int blocks = k.block_dim > 0 ? k.block_dim : 1;
+      const int blocks = (flags & kFlagBlockDimOne) ? 1 : std::max(1, k.block_dim);
       kd_.put(',');
       kd_.us3(busy);
       kd_.put(',');
       kd_.i64(busy * 18 / 10 * blocks);  // 1.8 GHz x cores
       for (size_t i = 0; i < 5; ++i) {
-        const int16_t r = jitter_ratio(k.aic_ratio[i], mix64(h + i));
+        int16_t r = jitter_ratio(k.aic_ratio[i], mix64(h + i));
+        if ((flags & kFlagUnderused) && i == 0) r = kUnderusedMac;
+        if ((flags & kFlagUnderused) && i == 3) r = kUnderusedMte2;
         if (i == 0) mac = r;
         kd_.put(',');
         kd_.us3(busy * r / 1000);
@@ -578,13 +647,17 @@ class RankWriter {
       kd_zero_aic();
     }
     if (aiv) {
-      const int blocks = k.core == Core::kAiVectorCore ? std::max(1, k.block_dim) : std::max(1, k.mix_block_dim);
+      const int blocks = (flags & kFlagBlockDimOne) ? 1
+                         : k.core == Core::kAiVectorCore ? std::max(1, k.block_dim)
+                                                         : std::max(1, k.mix_block_dim);
       kd_.put(',');
       kd_.us3(busy);
       kd_.put(',');
       kd_.i64(busy * 18 / 10 * blocks);
       for (size_t i = 0; i < 4; ++i) {
-        const int16_t r = jitter_ratio(k.aiv_ratio[i], mix64(h + 16 + i));
+        int16_t r = jitter_ratio(k.aiv_ratio[i], mix64(h + 16 + i));
+        if ((flags & kFlagScalarHeavy) && i == 0) r = kScalarHeavyVec;
+        if ((flags & kFlagScalarHeavy) && i == 1) r = kScalarHeavyScalar;
         kd_.put(',');
         kd_.us3(busy * r / 1000);
         kd_.put(',');
@@ -596,11 +669,15 @@ class RankWriter {
       kd_zero_aiv();
     }
     kd_.put(',');
-    if (aic) kd_.milli3(static_cast<int64_t>(mac) * 90);
-    else kd_.put('0');
+    if (!aic) kd_.put('0');
+    else if (flags & kFlagUnderused) kd_.milli3(kUnderusedCubeUtilMilli);
+    else kd_.milli3(static_cast<int64_t>(mac) * 100);  // the mac ratio in %
   }
 
   void kd_common(int64_t start, int64_t dur) {
+    if (!span_seen_) span_first_ = start;
+    span_seen_ = true;
+    span_last_ = std::max(span_last_, start + dur);
     kd_.put(',');
     kd_.us3(start + toff_);
     kd_.put("\t,");
@@ -613,6 +690,7 @@ class RankWriter {
 
   void kd_kernel_row(int step, const OpRec& op) {
     const KernelSpec& k = sc_.kernels[static_cast<size_t>(op.spec)];
+    const uint8_t flags = fault_flag_.empty() ? 0 : fault_flag_[static_cast<size_t>(op.spec)];
     kd_.i64(step);
     kd_.put(',');
     kd_.i64(lay_.device);
@@ -628,7 +706,7 @@ class RankWriter {
     kd_.put(core_name(k.core));
     kd_common(op.start, op.dur);
     kd_.put(',');
-    kd_.i64(k.block_dim);
+    kd_.i64((flags & kFlagBlockDimOne) ? 1 : k.block_dim);
     kd_.put(',');
     kd_.i64(k.mix_block_dim);
     kd_.put(",NO,\"\"\"");
@@ -644,8 +722,17 @@ class RankWriter {
     kd_.put(',');
     kd_.put(k.out_formats);
     kd_.put(",N/A");
-    kd_metrics(k, op.dur, hash_of(sc_.seed ^ 0x3e7, static_cast<uint64_t>(lay_.rank), static_cast<uint64_t>(op.cid)));
+    kd_metrics(k, op.dur,
+               hash_of(sc_.seed ^ 0x3e7, static_cast<uint64_t>(lay_.rank), static_cast<uint64_t>(step), op.jkey), flags);
     kd_.put("\r\n");
+    if (flags & kFlagCounted) ++c_.fault_kernel_calls[k.name];
+    op_stats_[static_cast<size_t>(op_group_[static_cast<size_t>(op.spec)])].add(op.dur);
+    // the AscendCL@ host API duration written to trace_view.json
+    api_stats_[static_cast<size_t>(api_group_[static_cast<size_t>(op.spec)])].add(op.launch + 2500 -
+                                                                                 (op.host_start + op.host_dur / 5));
+    launch_stats_.add(1200 + static_cast<int64_t>(hash_of(sc_.seed ^ 0x1a, static_cast<uint64_t>(lay_.rank),
+                                                          static_cast<uint64_t>(step), op.jkey) %
+                                                  1800));
     ++c_.kernel_rows;
     ++c_.kernel_rows_compute;
     if (k.core == Core::kAiCpu) ++c_.kernel_rows_aicpu;
@@ -816,9 +903,94 @@ class RankWriter {
     cm_.put("}}}");
   }
 
+  // ---- op_statistic.csv / api_statistic.csv (E3: leading Device_id) ----
+  void write_op_statistic() {
+    os_.put("Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\r\n");
+    std::vector<size_t> order;
+    int64_t sum = 0;
+    for (size_t i = 0; i < op_stats_.size(); ++i)
+      if (op_stats_[i].count > 0) {
+        order.push_back(i);
+        sum += op_stats_[i].total;
+      }
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (op_stats_[a].total != op_stats_[b].total) return op_stats_[a].total > op_stats_[b].total;
+      return op_keys_[a] < op_keys_[b];
+    });
+    for (const size_t i : order) {
+      const TimeStats& t = op_stats_[i];
+      os_.i64(lay_.device);
+      os_.put(',');
+      os_.put(op_keys_[i]);  // "Type,CORE"
+      os_.put(',');
+      os_.u64(t.count);
+      os_.put(',');
+      os_.us3(t.total);
+      os_.put(',');
+      os_.us3(t.min);
+      os_.put(',');
+      os_.us3(std::llround(static_cast<double>(t.total) / static_cast<double>(t.count)));
+      os_.put(',');
+      os_.us3(t.max);
+      os_.put(',');
+      os_.milli3(sum > 0 ? std::llround(static_cast<double>(t.total) * 100000.0 / static_cast<double>(sum)) : 0);
+      os_.put("\r\n");
+    }
+  }
+
+  void api_row(std::string_view level, std::string_view name, const TimeStats& t) {
+    as_.put("host,");
+    as_.put(level);
+    as_.put(',');
+    as_.put(name);
+    as_.put(',');
+    as_.dbl(round3(static_cast<double>(t.total) / 1000.0));
+    as_.put(',');
+    as_.u64(t.count);
+    as_.put(',');
+    as_.dbl(t.count ? round3(static_cast<double>(t.total) / 1000.0 / static_cast<double>(t.count)) : 0.0);
+    as_.put(',');
+    as_.dbl(round3(static_cast<double>(t.min) / 1000.0));
+    as_.put(',');
+    as_.dbl(round3(static_cast<double>(t.max) / 1000.0));
+    as_.put(',');
+    as_.dbl(round3(t.variance_us2()));
+    as_.put("\r\n");
+  }
+
+  void write_api_statistic() {
+    const int64_t span = span_seen_ ? span_last_ - span_first_ : 0;
+    c_.kernel_span_ns = span;
+    if (host_sync_heavy_) {
+      // StreamSynchronize takes kHostSyncShare of the kernel span, spread evenly over the steps
+      sync_stats_ = TimeStats{};
+      const auto steps = static_cast<int64_t>(sc_.steps);
+      const int64_t total = std::llround(static_cast<double>(span) * kHostSyncShare);
+      for (int64_t s = 0; s < steps; ++s) sync_stats_.add(total / steps + (s + 1 == steps ? total % steps : 0));
+    }
+    c_.stream_sync_ns = sync_stats_.total;
+    c_.kernel_launch_ns = launch_stats_.total;
+    as_.put("Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\r\n");
+    struct Row {
+      std::string_view level, name;
+      const TimeStats* t;
+    };
+    std::vector<Row> rows;
+    for (size_t i = 0; i < api_stats_.size(); ++i)
+      if (api_stats_[i].count > 0) rows.push_back({"acl", api_keys_[i], &api_stats_[i]});
+    if (launch_stats_.count > 0) rows.push_back({"runtime", "KernelLaunch", &launch_stats_});
+    if (sync_stats_.count > 0) rows.push_back({"runtime", "StreamSynchronize", &sync_stats_});
+    std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.name < b.name; });
+    for (const Row& r : rows) api_row(r.level, r.name, *r.t);
+  }
+
   // ---- one step ----
   void write_step(const StepRec& rec, int prog) {
     const int step_number = sc_.first_step + rec.index;
+    // the host's stream synchronisation at the step end (api_statistic): short, the host launches ahead
+    sync_stats_.add(15000 + static_cast<int64_t>(hash_of(sc_.seed ^ 0x5c, static_cast<uint64_t>(lay_.rank),
+                                                         static_cast<uint64_t>(rec.index)) %
+                                                 30000));
     const StepProgram& program = sc_.programs[static_cast<size_t>(prog)];
     StepCounts cnt;
     cnt.step = step_number;
@@ -1033,7 +1205,18 @@ class RankWriter {
   RankCounts& c_;
   TracePids pids_;
   int64_t toff_;
-  TextSink kd_, tv_, cm_, st_;
+  TextSink kd_, tv_, cm_, st_, os_, as_;
+  // operator faults
+  enum : uint8_t { kFlagScalarHeavy = 1, kFlagUnderused = 2, kFlagBlockDimOne = 4, kFlagCounted = 8 };
+  std::vector<uint8_t> fault_flag_;  // per KernelSpec (empty = no operator fault on this rank)
+  bool host_sync_heavy_ = false;
+  // op_statistic / api_statistic accumulators
+  std::vector<std::string> op_keys_, api_keys_;
+  std::vector<int> op_group_, api_group_;  // per KernelSpec
+  std::vector<TimeStats> op_stats_, api_stats_;
+  TimeStats launch_stats_, sync_stats_;
+  int64_t span_first_ = 0, span_last_ = 0;
+  bool span_seen_ = false;
   bool first_event_ = true;
   bool slow_link_ = false;
   int comm_steps_ = 0;

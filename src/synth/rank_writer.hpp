@@ -1,10 +1,12 @@
 #pragma once
 /// Writes one rank's folder of a synthetic capture (internal to the synth module): profiler_info,
 /// profiler_metadata and ASCEND_PROFILER_OUTPUT/{kernel_details.csv, trace_view.json,
-/// communication.json, step_trace_time.csv}, streaming one profiler step at a time.
+/// communication.json, step_trace_time.csv, op_statistic.csv, api_statistic.csv}, streaming one
+/// profiler step at a time (the two statistics files are aggregated while the steps stream).
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -70,11 +72,16 @@ struct RankCounts {
   std::vector<std::string> slow_ops;  ///< first affected op names of a slow_collective fault on this rank
   uint64_t slow_op_count = 0;
   uint64_t island_aicpu_rows = 0;     ///< AI_CPU rows of an interior_island fragment
+  /// Rows written per kernel name changed or inserted by an operator fault on this rank.
+  std::map<std::string, uint64_t> fault_kernel_calls;
+  int64_t kernel_span_ns = 0;       ///< first kernel_details row start to the last row end
+  int64_t stream_sync_ns = 0;       ///< api_statistic StreamSynchronize total
+  int64_t kernel_launch_ns = 0;     ///< api_statistic KernelLaunch total
   uint64_t bytes_kernel_details = 0, bytes_trace_view = 0, bytes_communication = 0, bytes_step_trace = 0,
-           bytes_profiler_info = 0, bytes_metadata = 0;
+           bytes_profiler_info = 0, bytes_metadata = 0, bytes_op_statistic = 0, bytes_api_statistic = 0;
   uint64_t total_bytes() const {
     return bytes_kernel_details + bytes_trace_view + bytes_communication + bytes_step_trace + bytes_profiler_info +
-           bytes_metadata;
+           bytes_metadata + bytes_op_statistic + bytes_api_statistic;
   }
 };
 

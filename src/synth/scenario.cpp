@@ -86,15 +86,18 @@ KernelSpec make_kernel(std::string name, std::string type, std::string aten, std
     case Core::kAiCore: k.block_dim = 20; k.mix_block_dim = 0; break;
     case Core::kAiVectorCore: k.block_dim = 40; k.mix_block_dim = 0; break;
     case Core::kMixAic: k.block_dim = 20; k.mix_block_dim = 40; break;
-    case Core::kMixAiv: k.block_dim = 40; k.mix_block_dim = 20; break;
+    case Core::kMixAiv: k.block_dim = 20; k.mix_block_dim = 40; break;
     case Core::kAiCpu: k.block_dim = 1; k.mix_block_dim = 0; break;
   }
   switch (profile) {
-    case Profile::kCube: k.aic_ratio = {640, 70, 310, 450, 120}; break;
+    // Healthy baselines (the writer jitters each ratio by +-30): cube kernels mac >= 0.5, mte2 <= 0.5,
+    // scalar <= 0.2 (cube utilisation = mac ratio in %, 55..90); vector kernels vec >= 0.3, scalar <= 0.25,
+    // mte2 <= 0.5. The operator faults inject values far outside these.
+    case Profile::kCube: k.aic_ratio = {700, 60, 300, 380, 120}; break;
     case Profile::kVector: k.aiv_ratio = {520, 160, 410, 260}; break;
     case Profile::kMix:
-      k.aic_ratio = {480, 90, 260, 380, 100};
-      k.aiv_ratio = {300, 140, 350, 220};
+      k.aic_ratio = {620, 80, 260, 400, 100};
+      k.aiv_ratio = {450, 120, 350, 200};
       break;
     case Profile::kCpu: break;
   }
@@ -616,7 +619,12 @@ struct TrainModel {
     ar_bytes = t * h * 2;
     ar_us = 40 + static_cast<double>(ar_bytes) / 1.0e6 * 22;  // ~45 GB/s effective
   }
-  void embed(Builder& b) const { b.kernel(embedding(t, h, vocab, 60)); }
+  // Megatron's get_batch broadcasts the microbatch over the TP group before the embedding; the row also
+  // takes the device gap at a step start, so the first kernel of a step does not look starved.
+  void embed(Builder& b) const {
+    if (tp > 1) b.collective(GroupKind::kTp, CommKind::kBroadcast, t * 8 * 4, 14);
+    b.kernel(embedding(t, h, vocab, 60));
+  }
   void forward_layer(Builder& b, bool first_layer) const {
     if (first_layer) b.kernel(rms_norm(t, h, 70));
     else b.kernel(add_rms_norm(t, h, 80));
@@ -978,8 +986,9 @@ void add_island_kernels(Scenario& sc, bool moe) {
 std::vector<std::string> scenario_names() { return {"dense_gqa", "glm5_mtp", "moe_mla_decode", "training"}; }
 
 std::vector<std::string> fault_names() {
-  return {"clock_offset", "ep_imbalance",    "exposed_aicpu", "host_bound",
-          "idle_bubble",  "interior_island", "slow_collective", "slow_rank"};
+  return {"aicpu_fallback",  "block_dim_one",   "clock_offset", "cube_underused",  "ep_imbalance",
+          "exposed_aicpu",   "host_bound",      "host_sync_heavy", "idle_bubble",  "interior_island",
+          "slow_collective", "slow_rank",       "vector_scalar_heavy"};
 }
 
 Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
@@ -1001,7 +1010,10 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
       {"slow_rank", FaultKind::kSlowRank, 2.0},       {"ep_imbalance", FaultKind::kEpImbalance, 4.0},
       {"slow_collective", FaultKind::kSlowCollective, 8.0}, {"idle_bubble", FaultKind::kIdleBubble, 5000.0},
       {"exposed_aicpu", FaultKind::kExposedAicpu, 120.0}, {"host_bound", FaultKind::kHostBound, 8.0},
-      {"clock_offset", FaultKind::kClockOffset, 20000.0}, {"interior_island", FaultKind::kInteriorIsland, 1.0}};
+      {"clock_offset", FaultKind::kClockOffset, 20000.0}, {"interior_island", FaultKind::kInteriorIsland, 1.0},
+      {"vector_scalar_heavy", FaultKind::kVectorScalarHeavy, 1.0}, {"cube_underused", FaultKind::kCubeUnderused, 1.0},
+      {"aicpu_fallback", FaultKind::kAicpuFallback, 1.0}, {"block_dim_one", FaultKind::kBlockDimOne, 1.0},
+      {"host_sync_heavy", FaultKind::kHostSyncHeavy, 1.0}};
   const Def* def = nullptr;
   for (const auto& d : kDefs)
     if (f.name == d.name) def = &d;
@@ -1093,7 +1105,7 @@ BlockRoles block_roles(const KernelSpec& k) {
 }
 
 std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int program, bool dummy, bool aicpu_per_layer,
-                                                   int stage) {
+                                                   int stage, bool fallback_per_layer) {
   const StepProgram& p = sc.programs[static_cast<size_t>(program)];
   // rows of each layer, in row order, as (roles) — collectives count as rows without roles
   std::vector<std::vector<BlockRoles>> rows(p.layers.size());
@@ -1109,8 +1121,8 @@ std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int progr
     for (const int ki : seg.kernels) {
       const KernelSpec& k = sc.kernels[static_cast<size_t>(ki)];
       if (aicpu_per_layer && k.layer_first) row(&sc.kernels[static_cast<size_t>(sc.aicpu_kernel)], k.layer);
-      if (dummy && k.attention) continue;
-      row(&k, k.layer);
+      if (!(dummy && k.attention)) row(&k, k.layer);
+      if (fallback_per_layer && k.layer_first) row(&sc.kernels[static_cast<size_t>(sc.fallback_kernel)], k.layer);
     }
     if (seg.sync.kind == SyncSpec::Kind::kSyncKernel) row(&sc.kernels[static_cast<size_t>(seg.sync.kernel)], seg.sync.layer);
     else if (seg.sync.kind == SyncSpec::Kind::kCollective) row(nullptr, seg.sync.layer);
@@ -1141,6 +1153,33 @@ std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int progr
     }
   }
   return out;
+}
+
+std::string pick_hot_kernel(const Scenario& sc, int rank, bool vector) {
+  const StepProgram& p = sc.programs[static_cast<size_t>(sc.rest_program)];
+  const bool dummy = sc.dummy[static_cast<size_t>(rank)] != 0;
+  const int stage = sc.topo.stage[static_cast<size_t>(rank)];
+  std::vector<std::pair<std::string, int64_t>> groups;  // (name + shapes, nominal total); few distinct keys
+  auto add = [&](const KernelSpec& k) {
+    if (vector ? k.core != Core::kAiVectorCore : (k.core != Core::kAiCore || !k.matmul)) return;
+    if (dummy && k.attention) return;
+    const std::string key = k.name + '\x1f' + k.in_shapes;
+    const int64_t ns = k.expert && dummy ? k.base_ns / 4 : k.base_ns;
+    for (auto& g : groups)
+      if (g.first == key) {
+        g.second += ns;
+        return;
+      }
+    groups.emplace_back(key, ns);
+  };
+  for (const Segment& seg : p.segments) {
+    if (seg.stage >= 0 && seg.stage != stage) continue;
+    for (const int ki : seg.kernels) add(sc.kernels[static_cast<size_t>(ki)]);
+  }
+  const std::pair<std::string, int64_t>* best = nullptr;
+  for (const auto& g : groups)
+    if (best == nullptr || g.second > best->second) best = &g;
+  return best == nullptr ? std::string() : best->first.substr(0, best->first.find('\x1f'));
 }
 
 Result<Scenario> build_scenario(const SynthOptions& o) {
@@ -1247,6 +1286,34 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
           }
       if (!any)
         return invalid("fault slow_collective: rank " + std::to_string(f->rank) + " takes part in no collective");
+    }
+    if (f->kind == FaultKind::kVectorScalarHeavy || f->kind == FaultKind::kCubeUnderused ||
+        f->kind == FaultKind::kBlockDimOne) {
+      f->target = pick_hot_kernel(sc, f->rank, f->kind != FaultKind::kCubeUnderused);
+      if (f->target.empty())
+        return invalid("fault " + f->name + ": rank " + std::to_string(f->rank) + " runs no " +
+                       (f->kind == FaultKind::kCubeUnderused ? "AI_CORE matmul" : "AI_VECTOR_CORE") + " kernel");
+      for (const KernelSpec& k : sc.kernels)
+        if (k.name == f->target) {
+          f->target_type = k.type;
+          f->target_core = k.core;
+          break;
+        }
+    }
+    if (f->kind == FaultKind::kAicpuFallback) {
+      if (sc.fallback_kernel < 0) {
+        // IndexPut normally runs on the vector cores; int64 indices with accumulate send it to the AI CPU.
+        auto k = make_kernel("aclnnIndexPut_IndexPutAiCpu_IndexPut", "IndexPut", "aten::index_put_",
+                             "aclnnIndexPut", Core::kAiCpu, static_cast<double>(kAicpuFallbackUs), "16,7168;16;16,7168",
+                             "16,7168", Profile::kCpu);
+        k.in_dtypes = "DT_BF16;INT64;DT_BF16";
+        sc.kernels.push_back(std::move(k));
+        sc.fallback_kernel = static_cast<int>(sc.kernels.size() - 1);
+      }
+      const KernelSpec& k = sc.kernels[static_cast<size_t>(sc.fallback_kernel)];
+      f->target = k.name;
+      f->target_type = k.type;
+      f->target_core = k.core;
     }
     if (!f->magnitude_given) {
       // Scenario-relative defaults so the fault is visible whatever the kernel sizes: launches slower than

@@ -117,8 +117,17 @@ struct Topology {
 };
 
 enum class FaultKind : uint8_t {
-  kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset, kInteriorIsland
+  kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset, kInteriorIsland,
+  kVectorScalarHeavy, kCubeUnderused, kAicpuFallback, kBlockDimOne, kHostSyncHeavy
 };
+
+/// Injected metric values of the operator faults (thousandths; cube utilisation in thousandths of a percent).
+inline constexpr int16_t kScalarHeavyScalar = 700, kScalarHeavyVec = 100;
+inline constexpr int16_t kUnderusedMac = 180, kUnderusedMte2 = 720;
+inline constexpr int64_t kUnderusedCubeUtilMilli = 20000;
+inline constexpr int kBlockDimOneFactor = 8;      ///< block_dim_one: duration multiplier
+inline constexpr int64_t kAicpuFallbackUs = 300;  ///< aicpu_fallback: nominal duration per call
+inline constexpr double kHostSyncShare = 0.4;     ///< host_sync_heavy: StreamSynchronize / kernel span
 
 struct Fault {
   FaultKind kind;
@@ -127,6 +136,10 @@ struct Fault {
   double magnitude = 0;
   bool magnitude_given = false;  ///< false: a default was used (some defaults depend on the scenario)
   std::vector<int> steps;    ///< step indices (0-based) it applies to; empty = all
+  /// Operator faults (vector_scalar_heavy, cube_underused, block_dim_one, aicpu_fallback): the kernel
+  /// name they change or insert on `rank` (resolved by build_scenario), its Type and core.
+  std::string target, target_type;
+  Core target_core = Core::kAiCore;
 };
 
 /// Everything generate_capture needs, derived from SynthOptions.
@@ -143,6 +156,7 @@ struct Scenario {
   std::vector<uint8_t> dummy;       ///< per rank
   std::vector<Fault> faults;
   int aicpu_kernel = -1;     ///< KernelSpec of the exposed_aicpu kernel
+  int fallback_kernel = -1;  ///< KernelSpec of the aicpu_fallback kernel (-1 = fault absent)
   std::vector<int> island_kernels;        ///< interior_island fragment on a rank with attention
   std::vector<int> island_kernels_dummy;  ///< ... on a dummy rank (anchor of the rank's fallback kind)
   bool split_attention = false;
@@ -166,8 +180,15 @@ BlockRoles block_roles(const KernelSpec& k);
 /// start. A layer's rows run from its first kernel to the next layer's first kernel (epilogue rows and
 /// outside-layer kernels in between count, the interior_island fragment does not).
 /// `stage` >= 0 restricts to the segments of that pipeline stage (layers of other stages stay empty).
+/// `fallback_per_layer` adds the aicpu_fallback kernel right after each layer's first kernel.
 std::vector<std::vector<std::string>> layer_blocks(const Scenario& sc, int program, bool dummy, bool aicpu_per_layer,
-                                                   int stage = -1);
+                                                   int stage = -1, bool fallback_per_layer = false);
+
+/// The kernel name an operator fault picks on `rank`: among the kernels the rank runs in the steady
+/// program (pipeline stage, dummy rank without attention), the one whose largest (name, input shapes)
+/// group has the largest nominal total time; `vector` = AI_VECTOR_CORE kernels, else AI_CORE matmuls.
+/// Empty when the rank runs no such kernel.
+std::string pick_hot_kernel(const Scenario& sc, int rank, bool vector);
 
 /// Builds and validates the scenario. kInvalidArgument with a user-facing reason on bad options.
 Result<Scenario> build_scenario(const SynthOptions& options);

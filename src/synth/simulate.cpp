@@ -33,6 +33,15 @@ RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
       case FaultKind::kHostBound: host_factor_ *= f.magnitude; break;
       case FaultKind::kClockOffset: break;  // applied by the writer only
       case FaultKind::kInteriorIsland: island_step_ = f.steps.empty() ? sc.steps / 2 : f.steps.front(); break;
+      case FaultKind::kAicpuFallback: fallback_ = true; break;
+      case FaultKind::kBlockDimOne:
+        block_dim_one_.resize(sc.kernels.size(), 0);
+        for (size_t k = 0; k < sc.kernels.size(); ++k)
+          if (sc.kernels[k].name == f.target) block_dim_one_[k] = 1;
+        break;
+      case FaultKind::kVectorScalarHeavy:
+      case FaultKind::kCubeUnderused:
+      case FaultKind::kHostSyncHeavy: break;  // written by the writer only; the timeline is unchanged
     }
   }
   th_ = sc.base_time_ns + static_cast<int64_t>(hash_of(sc.seed, 0x57a7, static_cast<uint64_t>(rank)) % 40000);
@@ -46,6 +55,7 @@ int64_t RankSim::kernel_ns(int spec, int op_index) const {
                                 static_cast<uint64_t>(op_index)),
                         0.93, 1.07);
   if (k.expert) f *= expert_factor_ * (dummy_ ? 0.25 : 1.0);
+  if (!block_dim_one_.empty() && block_dim_one_[static_cast<size_t>(spec)]) f *= kBlockDimOneFactor;
   return scaled(k.base_ns, f);
 }
 
@@ -64,18 +74,23 @@ int64_t RankSim::transit_ns(int seg, int group) const {
   return std::max<int64_t>(1000, std::llround(static_cast<double>(s.base_ns) * j));
 }
 
-void RankSim::launch(OpRec& op) {
-  const int64_t cost = host_cost(op_index_);
+void RankSim::launch(OpRec& op, bool extra) {
+  // A fault-inserted kernel draws from its own index range and leaves op_index_ alone, so every other
+  // kernel of the rank keeps its jitter (durations, host costs, metrics) whether the fault is on or not.
+  const int idx = extra ? (1 << 24) + static_cast<int>(extra_index_) : op_index_;
+  op.jkey = static_cast<uint32_t>(idx);
+  const int64_t cost = host_cost(idx);
   op.host_start = th_;
   op.host_dur = cost;
   op.launch = th_ + cost - kNodeLaunchLeadNs;
   op.cid = cid_;
   cid_ += 2;  // AscendCL call gets cid, Node@launch / the device task cid + 1
   th_ += cost + kHostGapNs;
-  ++op_index_;
+  if (extra) ++extra_index_;
+  else ++op_index_;
 }
 
-void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island) {
+void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island, bool extra) {
   OpRec op;
   op.kind = OpRec::Kind::kKernel;
   op.spec = spec;
@@ -84,7 +99,7 @@ void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island) 
   const int64_t gap = 600 + static_cast<int64_t>(hash_of(sc_.seed ^ 0x9a9, static_cast<uint64_t>(rank_),
                                                          static_cast<uint64_t>(step_), static_cast<uint64_t>(op_index_)) %
                                                1200);
-  launch(op);
+  launch(op, extra);
   op.start = std::max(td_ + gap, op.launch + kLaunchLatencyNs);
   op.dur = dur_ns;
   op.task_id = next_task_id();
@@ -104,6 +119,7 @@ void RankSim::begin_step(int s, StepRec* rec) {
   program_ = s == 0 ? sc_.first_program : sc_.rest_program;
   rec_ = rec;
   op_index_ = 0;
+  extra_index_ = 0;
   const int64_t step_start = th_;
   th_ += 30000;  // ProfilerStep opens a little before the first operator
   if (rec_ != nullptr) {
@@ -145,8 +161,14 @@ int64_t RankSim::run_segment(int seg) {
     const int k = sg.kernels[i];
     const KernelSpec& spec = sc_.kernels[static_cast<size_t>(k)];
     if (aicpu_ns_ > 0 && spec.layer_first) emit_kernel(sc_.aicpu_kernel, spec.layer, aicpu_ns_);
-    if (dummy_ && spec.attention) continue;
-    emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
+    if (!(dummy_ && spec.attention)) emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
+    if (fallback_ && spec.layer_first) {
+      const KernelSpec& fb = sc_.kernels[static_cast<size_t>(sc_.fallback_kernel)];
+      const double j = unit_range(hash_of(sc_.seed ^ 0xfb, static_cast<uint64_t>(rank_), static_cast<uint64_t>(step_),
+                                          extra_index_),
+                                  0.93, 1.07);
+      emit_kernel(sc_.fallback_kernel, spec.layer, scaled(fb.base_ns, rank_speed_ * slow_factor_ * j), false, true);
+    }
   }
   if (island_here && prog.island_pos >= static_cast<int>(sg.kernels.size())) emit_island();
   pending_valid_ = false;

@@ -31,6 +31,9 @@ struct OpRec {
   int64_t transit = 0;       ///< kComm: data movement on this rank (incl. slow-link extra)
   uint32_t cid = 0;          ///< connection id of the launch
   uint32_t task_id = 0;
+  /// Per-step key of the op's jitter draws (its launch index; fault-inserted kernels get their own range so
+  /// the other kernels of the rank keep their values).
+  uint32_t jkey = 0;
   bool island = false;       ///< kKernel of the interior_island fragment (belongs to no layer)
 };
 
@@ -74,8 +77,8 @@ class RankSim {
  private:
   int64_t kernel_ns(int spec, int op_index) const;
   int64_t host_cost(int op_index) const;
-  void launch(OpRec& op);
-  void emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island = false);
+  void launch(OpRec& op, bool extra = false);
+  void emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island = false, bool extra = false);
   void emit_island();
   int64_t transit_ns(int seg, int group) const;
   uint32_t next_task_id() {  // 16-bit like the runtime's task ids: joins must survive the wrap
@@ -99,6 +102,9 @@ class RankSim {
   // faults resolved for this rank
   double slow_factor_ = 1.0, expert_factor_ = 1.0, host_factor_ = 1.0, slow_link_factor_ = 1.0;
   int64_t aicpu_ns_ = 0;
+  bool fallback_ = false;              // aicpu_fallback on this rank
+  uint32_t extra_index_ = 0;           // fault-inserted kernels of the step
+  std::vector<uint8_t> block_dim_one_; // per KernelSpec: block_dim_one target on this rank (empty = none)
   int bubble_step_ = -1;
   int island_step_ = -1;
   int64_t bubble_ns_ = 0;

@@ -58,6 +58,24 @@ FaultDoc fault_doc(FaultKind k) {
               {"host_dispatch_bound", "device_idle_bubble"}};
     case FaultKind::kClockOffset:
       return {"every timestamp of the rank is shifted by MAGNITUDE us; the physical timeline is unchanged", {}};
+    case FaultKind::kVectorScalarHeavy:
+      return {"one hot AI_VECTOR_CORE kernel name of the rank has aiv_scalar_ratio 0.70 and aiv_vec_ratio 0.10 on every call",
+              {"vector_scalar_heavy"}};
+    case FaultKind::kCubeUnderused:
+      return {"one hot AI_CORE matmul kernel name of the rank has cube_utilization(%) 20, aic_mac_ratio 0.18 and "
+              "aic_mte2_ratio 0.72 on every call",
+              {"cube_low_utilization", "aic_memory_bound"}};
+    case FaultKind::kAicpuFallback:
+      return {"an IndexPut that normally runs on the AI cores runs on the AI CPU (AICPU kernel, ~300 us) once per layer, "
+              "right after the layer's first kernel",
+              {"aicpu_fallback"}};
+    case FaultKind::kBlockDimOne:
+      return {"one hot AI_VECTOR_CORE kernel name of the rank is launched with Block Dim 1 on every call and takes 8 x longer",
+              {"block_dim_low"}};
+    case FaultKind::kHostSyncHeavy:
+      return {"api_statistic.csv StreamSynchronize of the rank totals 40 % of its kernel span (first kernel_details row start "
+              "to last row end); the timeline is unchanged",
+              {"sync_heavy"}};
     case FaultKind::kInteriorIsland:
       return {"in the middle step the rank runs a foreign layer-like fragment (block head + anchor + kernels of roles no "
               "layer has) after its last main layer, before the end-of-body epilogue; it belongs to no layer",
@@ -67,12 +85,13 @@ FaultDoc fault_doc(FaultKind k) {
 }
 
 // Expected blocks of every layer of a program; with a pipeline each layer is decomposed on its stage.
-std::vector<std::vector<std::string>> expected_blocks(const Scenario& sc, int program, bool dummy, bool aicpu) {
-  if (sc.topo.pp <= 1) return layer_blocks(sc, program, dummy, aicpu);
+std::vector<std::vector<std::string>> expected_blocks(const Scenario& sc, int program, bool dummy, bool aicpu,
+                                                     bool fallback = false) {
+  if (sc.topo.pp <= 1) return layer_blocks(sc, program, dummy, aicpu, -1, fallback);
   const auto& layers = sc.programs[static_cast<size_t>(program)].layers;
   std::vector<std::vector<std::string>> out(layers.size());
   for (int s = 0; s < sc.topo.pp; ++s) {
-    auto b = layer_blocks(sc, program, dummy, aicpu, s);
+    auto b = layer_blocks(sc, program, dummy, aicpu, s, fallback);
     for (size_t l = 0; l < layers.size(); ++l)
       if (layers[l].stage == s) out[l] = std::move(b[l]);
   }
@@ -136,6 +155,8 @@ void write_counts(JsonWriter& w, const RankCounts& c) {
   w.kv("step_trace_time.csv", c.bytes_step_trace);
   w.kv("profiler_info.json", c.bytes_profiler_info);
   w.kv("profiler_metadata.json", c.bytes_metadata);
+  w.kv("op_statistic.csv", c.bytes_op_statistic);
+  w.kv("api_statistic.csv", c.bytes_api_statistic);
   w.end_object();
 }
 
@@ -177,6 +198,12 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
           "and model_layer); ranks[].layers lists the rank's own stage's layers in row order (index = position in "
           "steps[].layers, role, microbatch, model_layer) and ranks[].steps[].layer_first_row / layer_anchor_row / "
           "layer_blocks follow that list; main_layers counts one stage's layers");
+  w.value("ASCEND_PROFILER_OUTPUT also holds op_statistic.csv (one row per (Type, Accelerator Core) of the compute rows, "
+          "exactly aggregated from kernel_details.csv) and api_statistic.csv (host: Level acl per aclnn API = kernel name "
+          "up to the first '_', runtime KernelLaunch = one per compute row, runtime StreamSynchronize = one per step)");
+  w.value("faults[].kernel (vector_scalar_heavy, cube_underused, aicpu_fallback, block_dim_one): the one kernel name the "
+          "fault changes or inserts on its rank (name, type, accelerator_core, calls = rows on that rank) and the "
+          "injected values; every other row keeps its values (durations of kernels that wait for peers aside)");
   w.value("faults[].injected_island (interior_island): rank, step (ProfilerStep number), step_index (0-based), "
           "first_row / last_row (0-based kernel_details data rows on that rank, inclusive), kernels (names in row order)");
   w.end_array();
@@ -240,14 +267,16 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     const RankLayout& l = layouts[r];
     const RankCounts& c = counts[r];
     const bool dummy = sc.dummy[r] != 0;
-    bool aicpu = false;
-    for (const Fault& f : sc.faults)
+    bool aicpu = false, fallback = false;
+    for (const Fault& f : sc.faults) {
       if (f.kind == FaultKind::kExposedAicpu && f.rank == static_cast<int>(r)) aicpu = true;
+      if (f.kind == FaultKind::kAicpuFallback && f.rank == static_cast<int>(r)) fallback = true;
+    }
     std::vector<std::vector<std::vector<std::string>>> rank_blocks;
     std::vector<uint8_t> differs(sc.programs.size(), 0);
-    if (dummy || aicpu)
+    if (dummy || aicpu || fallback)
       for (size_t p = 0; p < sc.programs.size(); ++p) {
-        rank_blocks.push_back(expected_blocks(sc, static_cast<int>(p), dummy, aicpu));
+        rank_blocks.push_back(expected_blocks(sc, static_cast<int>(p), dummy, aicpu, fallback));
         differs[p] = rank_blocks.back() != base_blocks[p];
       }
     // the layers this rank runs: all, or its pipeline stage's (in row order)
@@ -370,6 +399,16 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
         for (const auto& n : counts[static_cast<size_t>(f.rank)].slow_ops) w.value(n);
         op_count = counts[static_cast<size_t>(f.rank)].slow_op_count;
         break;
+      case FaultKind::kVectorScalarHeavy:
+      case FaultKind::kCubeUnderused:
+      case FaultKind::kAicpuFallback:
+      case FaultKind::kBlockDimOne: {
+        w.value(f.target);
+        const auto& calls = counts[static_cast<size_t>(f.rank)].fault_kernel_calls;
+        const auto it = calls.find(f.target);
+        op_count = it == calls.end() ? 0 : it->second;
+        break;
+      }
       default: break;
     }
     w.end_array();
@@ -379,6 +418,54 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     for (const char* e : doc.findings) w.value(e);
     w.end_array();
     w.kv("description", doc.description);
+    if (!f.target.empty()) {
+      // the one kernel name the fault changes (or inserts) on its rank, and the values it writes
+      w.key("kernel");
+      w.begin_object();
+      w.kv("name", f.target);
+      w.kv("type", f.target_type);
+      w.kv("accelerator_core", core_name(f.target_core));
+      w.kv("calls", op_count);
+      w.key("values");
+      w.begin_object();
+      switch (f.kind) {
+        case FaultKind::kVectorScalarHeavy:
+          w.kv("aiv_scalar_ratio", kScalarHeavyScalar / 1000.0);
+          w.kv("aiv_vec_ratio", kScalarHeavyVec / 1000.0);
+          break;
+        case FaultKind::kCubeUnderused:
+          w.kv("cube_utilization(%)", static_cast<double>(kUnderusedCubeUtilMilli) / 1000.0);
+          w.kv("aic_mac_ratio", kUnderusedMac / 1000.0);
+          w.kv("aic_mte2_ratio", kUnderusedMte2 / 1000.0);
+          break;
+        case FaultKind::kAicpuFallback:
+          w.kv("nominal_duration_us", static_cast<double>(kAicpuFallbackUs));
+          w.kv("block_dim", 1);
+          w.kv("per_layer", 1);
+          w.kv("metrics", "N/A");
+          break;
+        case FaultKind::kBlockDimOne:
+          w.kv("block_dim", 1);
+          w.kv("duration_factor", kBlockDimOneFactor);
+          break;
+        default: break;
+      }
+      w.end_object();
+      w.end_object();
+    }
+    if (f.kind == FaultKind::kHostSyncHeavy) {
+      const RankCounts& rc = counts[static_cast<size_t>(f.rank)];
+      w.key("api");
+      w.begin_object();
+      w.kv("file", "api_statistic.csv");
+      w.kv("level", "runtime");
+      w.kv("name", "StreamSynchronize");
+      w.kv("count", sc.steps);
+      w.kv("total_us", us_text(rc.stream_sync_ns));
+      w.kv("kernel_span_us", us_text(rc.kernel_span_ns));
+      w.kv("share_of_kernel_span", kHostSyncShare);
+      w.end_object();
+    }
     if (f.kind == FaultKind::kInteriorIsland) {
       const RankCounts& rc = counts[static_cast<size_t>(f.rank)];
       const int si = f.steps.empty() ? sc.steps / 2 : f.steps.front();

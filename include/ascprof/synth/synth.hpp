@@ -4,7 +4,8 @@
 /// `generate_capture` writes a capture root that looks like a real cluster capture: one
 /// `<worker>_<pid>_<YYYYmmddHHMMSSfff>_ascend_pt/` folder per rank holding profiler_info_<rank>.json,
 /// profiler_metadata.json and ASCEND_PROFILER_OUTPUT/{kernel_details.csv, trace_view.json,
-/// communication.json, step_trace_time.csv}, plus `ground_truth.json` at the root listing what was
+/// communication.json, step_trace_time.csv, op_statistic.csv, api_statistic.csv}, plus
+/// `ground_truth.json` at the root listing what was
 /// generated (exact per-rank row/event counts, layers per step, injected faults).
 ///
 /// The ranks are simulated together (collectives complete when the last member arrives, so early
@@ -30,7 +31,8 @@
 ///    SwiGlu, DynamicQuant + QBMM; MoE MLP = MoeGatingTopK, MoeDistributeDispatchV2, GroupedMatmul,
 ///    SwiGlu, DynamicQuant, GroupedMatmul, MoeDistributeCombineV2, W8A8 shared expert. An ArgMaxV2 ends
 ///    the main body and each MTP layer.
-///  - `training`: TP x DP training; per microbatch forward then backward layers (FlashAttentionScore /
+///  - `training`: TP x DP training; per microbatch a TP broadcast of the batch (tp > 1), forward then
+///    backward layers (FlashAttentionScore /
 ///    FlashAttentionScoreGrad), TP allReduces, async DP reduceScatter of gradient buckets overlapping
 ///    the last backward, optimizer kernels and a DP allGather; one ProfilerStep per step.
 ///    With `pp` = P > 1 (pipeline parallel, 1F1B): ranks = tp x dp x P (Megatron order: TP fastest,
@@ -71,13 +73,37 @@
 ///    rank MoeGatingTopK / MatMul) + kernels with roles no normal layer has (MLA scenarios:
 ///    ApplyTopKTopP sampling + AI_CPU NonZero; dense_gqa: AI_CPU NonZero + MoeGatingTopK). The fragment
 ///    belongs to no ground-truth layer; ground truth records its rows ("injected_island").
+///  Operator faults (MAGNITUDE unused). Each changes one kernel name on R only; the kernel is picked
+///  per rank as the one whose largest (name, input shapes) group has the largest nominal total time
+///  in the steady program (so it is among the rank's hot operators). Other rows keep their values.
+///  - `vector_scalar_heavy[:R]`: that AI_VECTOR_CORE kernel has aiv_scalar_ratio 0.700 and aiv_vec_ratio
+///    0.100 on every call (duration unchanged).
+///  - `cube_underused[:R]`: that AI_CORE matmul has cube_utilization(%) 20.000, aic_mac_ratio 0.180 and
+///    aic_mte2_ratio 0.720 on every call (duration unchanged).
+///  - `aicpu_fallback[:R]`: an AI_CPU kernel `aclnnIndexPut_IndexPutAiCpu_IndexPut` (Type IndexPut,
+///    Block Dim 1, metric columns N/A like every AI_CPU row, ~300 us) runs once per layer right after the
+///    layer's first kernel (an index_put that normally runs on the AI cores, fallen back to the AI CPU).
+///  - `block_dim_one[:R]`: that AI_VECTOR_CORE kernel is launched with Block Dim 1 and takes 8 x longer.
+///  - `host_sync_heavy[:R]`: api_statistic.csv StreamSynchronize of R (Count = steps) totals 40 % of R's
+///    kernel span (first kernel_details row start to last row end); nothing else changes.
+///  Healthy baseline (every other kernel): cube kernels (AI_CORE, MIX_AIC) cube_utilization 55..90 %,
+///  aic_mac_ratio >= 0.5, aic_mte2_ratio <= 0.5, aic_scalar_ratio <= 0.2; vector kernels (AI_VECTOR_CORE,
+///  MIX_AIV) aiv_vec_ratio >= 0.3, aiv_scalar_ratio <= 0.25, aiv_mte2_ratio <= 0.5; Block Dim 20 on
+///  AI_CORE / MIX_AIC / MIX_AIV, 40 on AI_VECTOR_CORE, Mix Block Dim 40 on MIX kernels, 0 otherwise.
+///
+/// op_statistic.csv (E3, leading Device_id): one row per (Type, Accelerator Core) of the compute rows of
+/// kernel_details.csv, sums exact to the written durations, sorted by Total Time desc. api_statistic.csv
+/// (Device_id `host`): Level `acl` per aclnn API (kernel name up to the first '_'; the AscendCL@ durations
+/// of trace_view.json), `runtime` KernelLaunch (one per compute row) and StreamSynchronize (one per step).
 ///
 /// Ground truth (root/ground_truth.json) beyond the counts: "steps"[i].layers[j] has role, kind,
 /// microbatch (training) and "blocks" (the block kinds the reference's §2.4 decomposition gives the
 /// layer on a rank with attention: ["attention","ffn"], ["attention","moe"], ...; island rows excluded);
 /// "ranks"[r].steps[i] (first 8 steps) has layer_first_row / layer_anchor_row and, only where the
 /// rank's blocks differ from steps[i] (dummy ranks: ["moe"] / ["ffn"]), "layer_blocks" (one array of
-/// block kinds per layer); "faults"[k] of interior_island has "injected_island" {rank, step, step_index,
+/// block kinds per layer); "faults"[k] of an operator fault has "kernel" {name, type, accelerator_core,
+/// calls, values}, of host_sync_heavy "api" {file, level, name, count, total_us, kernel_span_us,
+/// share_of_kernel_span}; "faults"[k] of interior_island has "injected_island" {rank, step, step_index,
 /// first_row, last_row, kernels} and "expected_hard_errors" (["interior_template_residual",
 /// "interior_unclassified_island"]); that rank's step entry also has "injected_island_rows"
 /// [first, last]. With a pipeline (parallel.pp > 1)

@@ -491,7 +491,7 @@ TEST(SynthStructure, SameSeedSameBytes) {
     EXPECT_EQ(testutil::slurp(e.path()), testutil::slurp(b.path() / rel)) << rel;
     ++files;
   }
-  EXPECT_EQ(files, 3 * 6 + 1);
+  EXPECT_EQ(files, 3 * 8 + 1);
   check_blocks_against_rows(ga);
 }
 

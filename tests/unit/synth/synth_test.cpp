@@ -458,7 +458,7 @@ TEST(Synth, DeterministicForASeed) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(a.path()))
     if (e.is_regular_file()) files.push_back(fs::relative(e.path(), a.path()));
-  EXPECT_EQ(files.size(), 4u * 6 + 1);
+  EXPECT_EQ(files.size(), 4u * 8 + 1) << "8 files per rank (op_statistic.csv, api_statistic.csv included)";
   for (const auto& f : files) EXPECT_EQ(testutil::slurp(a / f.string()), testutil::slurp(b / f.string())) << f;
   EXPECT_NE(folder_of(ga, 0).filename(), folder_of(gc, 0).filename());
   EXPECT_NE(testutil::slurp(folder_of(ga, 0) / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"),
@@ -732,7 +732,8 @@ TEST(SynthPipeline, OneFOneBWithP2PBetweenStages) {
   };
   const auto send0 = ends(0, "hcom_send_"), recv2 = ends(2, "hcom_receive_");
   ASSERT_EQ(send0.size(), recv2.size());
-  for (size_t i = 0; i < send0.size(); ++i) EXPECT_NEAR(send0[i], recv2[i], 0.002) << i;
+  // start + dur as doubles near 1.7e15 us: 0.25 us apart is one ulp of the sum, not a real difference
+  for (size_t i = 0; i < send0.size(); ++i) EXPECT_NEAR(send0[i], recv2[i], 0.3) << i;
 }
 
 TEST(SynthPipeline, RejectsBadShapes) {

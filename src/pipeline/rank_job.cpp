@@ -21,6 +21,7 @@
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
+#include "ascprof/importers/op_statistics.hpp"
 #include "ascprof/importers/step_trace_time.hpp"
 #include "ascprof/importers/trace_view.hpp"
 #include "ascprof/store/fingerprint.hpp"
@@ -98,6 +99,7 @@ class RankJob {
     memory_probe("kernel stages done");
     ASCPROF_RETURN_IF_ERROR(communication());
     ASCPROF_RETURN_IF_ERROR(step_trace());
+    ASCPROF_RETURN_IF_ERROR(statistics());
     memory_probe("comm + step trace done");
     Timer t(&out_.write_seconds);
     if (out_.device_id < 0) out_.device_id = task_.device_id;
@@ -200,6 +202,7 @@ class RankJob {
       out_.class_partials = analysis::class_partials(s, c, sum, kb_);
       out_.candidates = std::make_shared<const analysis::OperatorCandidates>(
           analysis::operator_candidates(k, norm, pool_, kb_));
+      out_.deep_dive = analysis::operator_profiles(k, norm, pool_, kb_);  // statistics() adds the CSV tables later
     }
     memory_probe("class partials + candidates");
     out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
@@ -339,6 +342,25 @@ class RankJob {
     out_.step_trace_rows = s.size();
     Timer t(&out_.write_seconds);
     return write_step_trace_table(*writer_, s);
+  }
+
+  // op_statistic.csv and api_statistic.csv (small tables) go with the outcome to the deep dive. A
+  // broken one fails the rank like any other input file: its numbers would be cited as facts.
+  Status statistics() {
+    auto& dd = out_.deep_dive;
+    if (!task_.op_statistic.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("op_statistic_csv", task_.op_statistic));
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_op_statistic(task_.op_statistic, dd.op_stats, stats_));
+      dd.op_statistic_present = true;
+    }
+    if (!task_.api_statistic.empty()) {
+      ASCPROF_RETURN_IF_ERROR(source("api_statistic_csv", task_.api_statistic));
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_api_statistic(task_.api_statistic, dd.api_stats, stats_));
+      dd.api_statistic_present = true;
+    }
+    return {};
   }
 
   const RankTask& task_;

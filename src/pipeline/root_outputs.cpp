@@ -11,6 +11,7 @@
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/pipeline/class_summary_outputs.hpp"
+#include "ascprof/pipeline/deep_dive_outputs.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "alignment_outputs.hpp"
@@ -518,6 +519,24 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
 }
 
 
+// operator_deep_dive.csv/json from every ok rank's operator profiles (ranks that did not reach
+// summarize have none and take no part).
+void record_deep_dive(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
+                      RootSummary& s) {
+  std::vector<analysis::RankProfilesRef> refs;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.summary_dir.empty())
+      refs.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.deep_dive});
+  if (refs.empty()) return;
+  const analysis::DeepDive dd = analysis::build_deep_dive(refs, kb);
+  auto written = write_deep_dive_outputs(plan.out_dir, plan.root, dd, kb);
+  if (!written.ok()) {
+    record(s, plan.out_dir, written.status());
+    return;
+  }
+  for (const auto& p : *written) s.outputs.push_back(p.string());
+}
+
 }  // namespace
 
 std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes) {
@@ -584,6 +603,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.structure_seconds = seconds(t0);
   t0 = Clock::now();
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
+  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, *kb, s);
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now

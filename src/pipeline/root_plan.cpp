@@ -48,6 +48,8 @@ RootPlan plan_root(const std::string& root, const std::string& out, int32_t root
     t.trace_view = r.files.trace_view.string();
     t.communication = r.files.communication.string();
     t.step_trace_time = r.files.step_trace_time.string();
+    t.op_statistic = r.files.op_statistic.string();
+    t.api_statistic = r.files.api_statistic.string();
     t.profiler_info = r.files.profiler_info.string();
     t.profiler_metadata = r.files.profiler_metadata.string();
     t.input_bytes = r.input_bytes;

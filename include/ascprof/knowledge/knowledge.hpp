@@ -4,7 +4,7 @@
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
 /// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules,
-/// operator_alignment.rules.
+/// operator_alignment.rules, operator_deep_dive.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ascprof/common/status.hpp"
+#include "ascprof/knowledge/deep_dive_rules.hpp"
 #include "ascprof/knowledge/rule_file.hpp"
 
 namespace ascprof::knowledge {
@@ -245,6 +246,7 @@ struct Knowledge {
   SummarizeRules summarize;
   DiagnosticsRules diagnostics;
   OperatorAlignmentRules operator_alignment;
+  DeepDiveRules deep_dive;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

@@ -11,6 +11,7 @@
 
 #include "ascprof/analysis/align.hpp"
 #include "ascprof/analysis/class_summary.hpp"
+#include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/host_bound.hpp"
@@ -32,6 +33,7 @@ struct RankTask {
   std::string rank_id_source;  ///< profiler_info_name | profiler_info_body | dirname | ordinal
   int32_t device_id = -1;
   std::string kernel_details, trace_view, communication, step_trace_time, profiler_info, profiler_metadata;
+  std::string op_statistic, api_statistic;  ///< "" when the rank has none
   uint64_t input_bytes = 0;
   int32_t root_index = 0;
   int32_t rank_index = 0;
@@ -40,7 +42,8 @@ struct RankTask {
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
-        trace_view & communication & step_trace_time & profiler_info & profiler_metadata & input_bytes &
+        trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
+        api_statistic & input_bytes &
         root_index & rank_index & last_stage;
   }
 };
@@ -134,6 +137,7 @@ struct RankOutcome {
   std::vector<analysis::CollectiveTime> comm_times;   ///< sampled collective times (slow rank)
   analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
   analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)
+  analysis::RankOperatorProfiles deep_dive;           ///< per-operator sums for the operator deep dive
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
   bool reused = false;  ///< loaded from a valid checkpoint of an earlier run instead of being redone
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
@@ -153,7 +157,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & class_partials & process & reused;
+        step_windows & comm_times & host_bound & class_partials & deep_dive & process & reused;
   }
 };
 

@@ -53,6 +53,10 @@ table.kv td:first-child{color:#66707c}
 .card h4{margin:0 0 4px;font-size:12px;word-break:break-all}
 .card dl{display:grid;grid-template-columns:max-content 1fr;gap:0 8px;margin:0;font-size:11px}
 .card dt{color:#66707c}.card dd{margin:0;word-break:break-all}
+th.sortable{cursor:pointer}th.sortable:hover{background:#e3e9f0}
+.dd-card-open{max-height:560px;overflow:auto}.dd-card-open .ftype{word-break:break-word}
+.dd-detail{border-top:1px solid #e6eaef;margin-top:6px;padding-top:4px}.dd-detail h5{margin:0 0 2px;font-size:12px}
+.dd-card-open dd{word-break:break-word}.dd-facts{margin:0;padding-left:16px}
 )CSS";
 
 const char* const kHtmlJs = R"JS(
@@ -675,6 +679,134 @@ const char* const kHtmlJs = R"JS(
     c.appendChild(dl);
     return c;
   }
+
+  // ---- operator deep dive ---------------------------------------------------------------------
+  (function deepDive() {
+    const DD = D.deep_dive;
+    const tbl = $('dd-table'), cardBox = $('dd-card'), scopeSel = $('dd-scope');
+    if (!DD || !Array.isArray(DD.rows)) {
+      $('dd-chip').textContent = 'Not available: this output folder has no operator_deep_dive.json.';
+      $('dd-host-note').textContent = 'not available';
+      return;
+    }
+    const chip = DD.chip || {};
+    const sel = DD.selection || {};
+    $('dd-chip').textContent = 'Chip ' + (chip.name || 'unknown') + ' (' + (chip.assumed === true ? 'assumed, not detected' :
+      chip.assumed === false ? 'detected' : 'not stated') + (chip.source ? '; source: ' + chip.source : '') + ') · ' +
+      (chip.cube_cores !== undefined ? chip.cube_cores + ' cube cores, ' + chip.vector_cores + ' vector cores · ' : '') +
+      'peaks ' + chip.cube_tflops + ' TFLOPS cube, ' + chip.hbm_gbps + ' GB/s HBM' +
+      (sel.coverage !== undefined ? ' · hot set: smallest prefix reaching ' + sel.coverage + ' of kernel time, ' +
+        sel.min_operators + '–' + sel.max_operators + ' operators' : '');
+    const rows = DD.rows.filter((r) => r && typeof r === 'object');
+    const scopes = [['root', 'root (all ranks merged)']];
+    const seenRank = new Set();
+    rows.forEach((r) => { if (r.scope === 'rank' && !seenRank.has(r.rank_id)) { seenRank.add(r.rank_id); scopes.push(['rank:' + r.rank_id, 'rank ' + r.rank_id]); } });
+    scopes.forEach(([v, label]) => { const o = el('option', label); o.value = v; scopeSel.appendChild(o); });
+    function usText(v) { v = num(v); return isNaN(v) ? '–' : fmtUs(v); }
+    function fixed(v, d) { v = num(v); return isNaN(v) ? '–' : v.toFixed(d); }
+    function list(v) { return Array.isArray(v) ? v.join(', ') : (v === null || v === undefined ? '' : String(v)); }
+    function sevRank(s) { const i = SEVERITIES.indexOf(s); return i < 0 ? 9 : i; }
+    // [header, value for display, sort key]
+    const COLS = [
+      ['#', (r) => r.hot_rank, (r) => num(r.hot_rank)],
+      ['name', (r) => r.name, (r) => String(r.name)],
+      ['task type', (r) => r.task_type, (r) => String(r.task_type)],
+      ['shapes', (r) => { const s = r.input_shapes || r.shape_class || ''; return s.length > 40 ? s.slice(0, 40) + '…' : s; }, (r) => String(r.input_shapes || r.shape_class || '')],
+      ['calls', (r) => r.call_count, (r) => num(r.call_count)],
+      ['total ms', (r) => fixed(num(r.total_us) / 1000, 3), (r) => num(r.total_us)],
+      ['share', (r) => pct(r.kernel_time_share), (r) => num(r.kernel_time_share)],
+      ['avg us', (r) => fixed(r.avg_us, 2), (r) => num(r.avg_us)],
+      ['efficiency', (r) => pct(r.efficiency), (r) => num(r.efficiency)],
+      ['bound', (r) => r.bound_family, (r) => String(r.bound_family)],
+      ['severity', (r) => r.severity || '', (r) => -sevRank(r.severity)],
+      ['classifications', (r) => list(r.classifications), (r) => list(r.classifications)],
+    ];
+    const DESC = new Set([4, 5, 6, 7, 8, 10]);  // numbers and severity: largest first on the first click
+    let sortCol = 0, sortDir = 1, current = [];
+    function cmp(a, b) {
+      const x = COLS[sortCol][2](a), y = COLS[sortCol][2](b);
+      const xn = typeof x === 'number' && isNaN(x), yn = typeof y === 'number' && isNaN(y);
+      if (xn || yn) return xn === yn ? 0 : (xn ? 1 : -1);  // missing values last
+      return (x < y ? -1 : x > y ? 1 : 0) * sortDir;
+    }
+    function render() {
+      const scope = scopeSel.value;
+      current = rows.filter((r) => scope === 'root' ? r.scope !== 'rank' : r.scope === 'rank' && 'rank:' + r.rank_id === scope);
+      current.sort((a, b) => cmp(a, b) || num(a.hot_rank) - num(b.hot_rank));
+      tbl.replaceChildren();
+      const head = el('tr');
+      COLS.forEach((c, i) => {
+        const th = el('th', c[0] + (i === sortCol ? (sortDir > 0 ? ' ▲' : ' ▼') : ''), 'sortable');
+        th.addEventListener('click', () => { sortDir = i === sortCol ? -sortDir : (DESC.has(i) ? -1 : 1); sortCol = i; render(); });
+        head.appendChild(th);
+      });
+      tbl.appendChild(head);
+      current.forEach((r, k) => {
+        const tr = el('tr', null, 'clickable');
+        tr.dataset.k = String(k);
+        COLS.forEach((c, i) => {
+          const td = el('td', c[1](r));
+          if (i === 10 && r.severity) { td.textContent = ''; td.appendChild(el('span', r.severity, severityClass(r.severity))); }
+          tr.appendChild(td);
+        });
+        tr.addEventListener('click', () => {
+          Array.from(tbl.querySelectorAll('tr.active')).forEach((x) => x.classList.remove('active'));
+          tr.classList.add('active');
+          showCard(r);
+        });
+        tbl.appendChild(tr);
+      });
+      const c = DD.counts || {};
+      $('dd-count').textContent = current.length + ' operators' + (scope === 'root' ? '' : ' (this page holds each rank\'s first ' +
+        'rows: ' + c.rank_rows_embedded + ' of ' + c.rank_rows + ' rank rows; all in operator_deep_dive.csv)');
+    }
+    const SHOWN = new Set(['details', 'classifications', 'evidence_ids', 'gaps', 'verdict', 'name']);
+    function showCard(r) {
+      cardBox.replaceChildren();
+      const c = el('div', null, 'card dd-card-open');
+      c.appendChild(el('h4', '#' + r.hot_rank + ' ' + r.name + ' (' + r.task_type + (r.scope === 'rank' ? ', rank ' + r.rank_id : '') + ')'));
+      const top = el('div');
+      if (r.severity) top.appendChild(el('span', r.severity, severityClass(r.severity)));
+      top.appendChild(el('span', r.verdict || 'no pathology found', 'ftype'));
+      c.appendChild(top);
+      (Array.isArray(r.details) ? r.details : []).forEach((d) => {
+        const box = el('div', null, 'dd-detail');
+        box.appendChild(el('h5', (d.title || d.id) + (d.severity ? ' · ' + d.severity : '') + (d.id ? ' · ' + d.id : '')));
+        const dl = el('dl');
+        const add = (k, v) => { if (v === undefined || v === null || v === '') return; dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v)); };
+        if (Array.isArray(d.facts) && d.facts.length) {
+          dl.appendChild(el('dt', 'Facts'));
+          const dd = el('dd'); const ul = el('ul', null, 'dd-facts');
+          d.facts.forEach((f) => ul.appendChild(el('li', f)));
+          dd.appendChild(ul); dl.appendChild(dd);
+        }
+        add('Inference', d.inference); add('Likely cause', d.cause); add('Suggested change', d.suggestion);
+        box.appendChild(dl);
+        c.appendChild(box);
+      });
+      const dl = el('dl');
+      const add = (k, v) => { dl.appendChild(el('dt', k)); dl.appendChild(el('dd', v === '' || v === undefined || v === null ? '–' : v)); };
+      add('classifications', list(r.classifications) || 'none');
+      add('evidence ids', list(r.evidence_ids) || 'none');
+      add('gaps', list(r.gaps) || 'none');
+      // every measured value the row has (missing ones are left out)
+      Object.keys(r).forEach((k) => {
+        const v = r[k];
+        if (SHOWN.has(k) || v === null || v === undefined || v === '' || typeof v === 'object') return;
+        add(k, v);
+      });
+      c.appendChild(dl);
+      cardBox.appendChild(c);
+    }
+    scopeSel.addEventListener('change', () => { cardBox.replaceChildren(); render(); });
+    render();
+    // host API overhead
+    const host = Array.isArray(DD.host_api) ? DD.host_api : [];
+    const hc = DD.counts || {};
+    $('dd-host-note').textContent = host.length ? (hc.host_api > host.length ? 'first ' + host.length + ' of ' + hc.host_api + ' entries' : host.length + ' entries') : 'no host API entries';
+    tableInto($('dd-host'), ['rank', 'level', 'api', 'time', 'count', 'avg', 'share of span', 'classification'],
+      host.map((h) => ({cells: [h.rank_id, h.level, h.api, usText(h.time_us), h.count, usText(h.avg_us), pct(h.share_of_span), h.classification || '']})));
+  })();
 
   // ---- start ----------------------------------------------------------------------------------
   window.addEventListener('resize', resize);

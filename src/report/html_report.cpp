@@ -153,6 +153,7 @@ class HtmlBuilder {
   Status read_layers_blocks(const char* file, uint64_t cap, KeptTable& t, const std::vector<std::pair<const char*, char>>& cols);
   Status read_bubbles();
   Status read_findings();
+  Status read_deep_dive();
   int64_t rel(int64_t corrected_ns) const { return corrected_ns - t0_ns_; }
   void emit_table(std::string& out, const KeptTable& t) const;
 
@@ -179,6 +180,7 @@ class HtmlBuilder {
   std::vector<std::string> bubbles_;  // serialised [rank index, start, end, segment id, evidence id]
   uint64_t bubble_total_ = 0;
   std::string findings_json_ = "[]";
+  std::string deep_dive_json_ = "null";  // operator_deep_dive.json, bounded (null: absent)
   StringTable strings_;
 };
 
@@ -703,6 +705,73 @@ Status HtmlBuilder::read_findings() {
   return {};
 }
 
+// The deep dive's root rows whole, each rank's first kDeepDiveRankRows rows (hot order) while
+// kDeepDiveRankBudget lasts, and the first kDeepDiveHostApi host API entries: the page stays bounded
+// however many ranks the root has; the CSV and JSON hold every row.
+constexpr uint64_t kDeepDiveRootRows = 1000, kDeepDiveRankRows = 5, kDeepDiveRankBudget = 5000, kDeepDiveHostApi = 2000;
+
+Status HtmlBuilder::read_deep_dive() {
+  const fs::path path = root_ / "operator_deep_dive.json";
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return {};
+  auto text = read_file(path);
+  if (!text.ok()) return text.status();
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(*text).get(doc) != simdjson::SUCCESS)
+    return file_error(ErrorCode::kParse, path.string(), "", "not valid JSON");
+  simdjson::dom::array rows;
+  if (doc["rows"].get(rows) != simdjson::SUCCESS)
+    return file_error(ErrorCode::kSchema, path.string(), "key rows", "missing or not an array");
+  std::string& out = deep_dive_json_;
+  out = "{";
+  for (const char* key : {"schema", "chip", "selection"}) {
+    simdjson::dom::element v;
+    append_json_str(out, key);
+    out += ':';
+    if (doc[key].get(v) == simdjson::SUCCESS) append_element(out, v);
+    else out += "null";
+    out += ',';
+  }
+  out += "\"rows\":[";
+  uint64_t root_total = 0, root_kept = 0, rank_total = 0, rank_kept = 0;
+  std::unordered_map<std::string, uint64_t> per_rank;
+  bool first = true;
+  for (simdjson::dom::element row : rows) {
+    std::string_view scope, rank;
+    if (row["scope"].get(scope) != simdjson::SUCCESS) scope = {};
+    bool keep = false;
+    if (scope == "rank") {
+      ++rank_total;
+      if (row["rank_id"].get(rank) != simdjson::SUCCESS) rank = {};
+      keep = rank_kept < kDeepDiveRankBudget && ++per_rank[std::string(rank)] <= kDeepDiveRankRows;
+      rank_kept += keep;
+    } else {
+      ++root_total;
+      keep = root_kept < kDeepDiveRootRows;
+      root_kept += keep;
+    }
+    if (!keep) continue;
+    if (!first) out += ",\n";
+    first = false;
+    append_element(out, row);
+  }
+  out += "],\"host_api\":[";
+  uint64_t host_total = 0;
+  simdjson::dom::array host;
+  if (doc["host_api"].get(host) == simdjson::SUCCESS)
+    for (simdjson::dom::element h : host) {
+      if (host_total++ >= kDeepDiveHostApi) continue;
+      if (host_total > 1) out += ',';
+      append_element(out, h);
+    }
+  out += "],\"counts\":{\"root_rows\":" + std::to_string(root_total) + ",\"root_rows_embedded\":" +
+         std::to_string(root_kept) + ",\"rank_rows\":" + std::to_string(rank_total) +
+         ",\"rank_rows_embedded\":" + std::to_string(rank_kept) + ",\"host_api\":" + std::to_string(host_total) +
+         ",\"host_api_embedded\":" + std::to_string(std::min(host_total, kDeepDiveHostApi)) + "}}";
+  return {};
+}
+
 Status HtmlBuilder::build() {
   ASCPROF_RETURN_IF_ERROR(read_offsets());
   ASCPROF_RETURN_IF_ERROR(read_rank_summary());
@@ -767,7 +836,8 @@ Status HtmlBuilder::build() {
   ASCPROF_RETURN_IF_ERROR(read_layers_blocks("layer_summary.csv", opt_.max_layer_rows, layers_, layer_cols));
   ASCPROF_RETURN_IF_ERROR(read_layers_blocks("block_summary.csv", opt_.max_block_rows, blocks_, block_cols));
   ASCPROF_RETURN_IF_ERROR(read_bubbles());
-  return read_findings();
+  ASCPROF_RETURN_IF_ERROR(read_findings());
+  return read_deep_dive();
 }
 
 void HtmlBuilder::emit_table(std::string& out, const KeptTable& t) const {
@@ -813,7 +883,7 @@ Status HtmlBuilder::write(const fs::path& out) {
   b += kHtmlCss;
   b += "</style></head>\n<body>\n";
   b += R"(<header><h1>ascprof-mpi profiling report</h1><div id="meta" class="meta"></div></header>
-<nav><a href="#l1">L1 cross-rank</a><a href="#tl">Timeline</a><a href="#l2">L2 step inspector</a><a href="#l3">L3 layers / blocks / operators</a></nav>
+<nav><a href="#l1">L1 cross-rank</a><a href="#tl">Timeline</a><a href="#l2">L2 step inspector</a><a href="#l3">L3 layers / blocks / operators</a><a href="#dd">Operator deep dive</a></nav>
 <section id="l1"><h2>L1 · Cross-rank overview</h2>
 <div class="cols"><div class="col"><h3>Per-rank steps <span class="hint">(bar = mean step wall: head / main / tail; text: count, mean, max, bubble)</span></h3><div id="rank-bars"></div></div>
 <div class="col"><h3>Findings</h3><div id="findings-summary" class="hint"></div><ol id="findings"></ol></div></div>
@@ -835,6 +905,13 @@ Status HtmlBuilder::write(const fs::path& out) {
 <div class="col"><h3>Blocks</h3><div class="scroll tbl"><table id="blocks"></table></div></div></div>
 </section>
 <section id="l3"><h2>L3 · Layer / block / operators</h2><h3 id="l3-title">Select a layer or block</h3><div id="l3-note" class="hint"></div><div id="op-cards" class="cards"></div></section>
+<section id="dd"><h2>Operator deep dive <span class="hint">(hot operators by total kernel time; click a row for its card, a header to sort)</span></h2>
+<div id="dd-chip" class="hint"></div>
+<div class="toolbar"><label>Scope <select id="dd-scope"></select></label><span id="dd-count" class="hint"></span></div>
+<div class="cols"><div class="col"><div class="scroll tbl"><table id="dd-table"></table></div></div>
+<div class="col"><div id="dd-card" class="dd-card"></div></div></div>
+<h3>Host API overhead</h3><div id="dd-host-note" class="hint"></div><div class="scroll tbl"><table id="dd-host"></table></div>
+</section>
 )";
   b += "<script type=\"application/json\" id=\"data\">{";
   // meta
@@ -1020,6 +1097,8 @@ Status HtmlBuilder::write(const fs::path& out) {
   }
   b += "],\n\"findings\":";
   b += findings_json_;
+  b += ",\n\"deep_dive\":";
+  b += deep_dive_json_;
   b += "}</script>\n<script>\n";
   b += kHtmlJs;
   b += "</script>\n</body></html>\n";

@@ -1,6 +1,6 @@
-// report.md (reference-analysis.md §2.9): the reference's twelve sections in its order, then the
-// sections for what the reference does not have (clock offsets, slow rank/link, host-bound time,
-// training phases). Every number is either a cell copied from a table or an aggregate of one table
+// report.md (reference-analysis.md §2.9): the reference's twelve sections in its order, with the
+// operator deep dive (issue 9) after the operator view, then the sections for what the reference
+// does not have (clock offsets, slow rank/link, host-bound time, training phases). Every number is either a cell copied from a table or an aggregate of one table
 // column whose rule the text states, so the report always agrees with the CSV/HDF5 tables.
 #include <simdjson.h>
 
@@ -16,6 +16,7 @@
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "deep_dive_view.hpp"
 
 namespace ascprof::report {
 
@@ -54,6 +55,8 @@ class Doc {
   void h1(std::string_view t) { out_ += "# " + std::string(t) + "\n\n"; }
   void h2(std::string_view t) { out_ += "## " + std::string(t) + "\n\n"; }
   void h3(std::string_view t) { out_ += "### " + std::string(t) + "\n\n"; }
+  void h4(std::string_view t) { out_ += "#### " + std::string(t) + "\n\n"; }
+  void raw(std::string_view t) { out_ += t; }
   void p(std::string_view t) { out_ += std::string(t) + "\n\n"; }
   void table(const std::vector<std::string>& head, const std::vector<std::vector<std::string>>& rows) {
     if (rows.empty()) {
@@ -108,7 +111,9 @@ struct Json {
     text_ = std::move(*text);
     ok = parser.parse(text_).get(root) == simdjson::SUCCESS;
   }
+  // a file that is absent or did not parse has no tape to walk: default values
   uint64_t u(std::initializer_list<const char*> path) const {
+    if (!ok) return 0;
     simdjson::dom::element e = root;
     for (const char* k : path)
       if (e[k].get(e) != simdjson::SUCCESS) return 0;
@@ -118,6 +123,7 @@ struct Json {
     return e.get(i) == simdjson::SUCCESS && i > 0 ? static_cast<uint64_t>(i) : 0;
   }
   double d(std::initializer_list<const char*> path) const {
+    if (!ok) return std::nan("");
     simdjson::dom::element e = root;
     for (const char* k : path)
       if (e[k].get(e) != simdjson::SUCCESS) return std::nan("");
@@ -125,6 +131,7 @@ struct Json {
     return e.get(v) == simdjson::SUCCESS ? v : std::nan("");
   }
   std::string s(std::initializer_list<const char*> path) const {
+    if (!ok) return "";
     simdjson::dom::element e = root;
     for (const char* k : path)
       if (e[k].get(e) != simdjson::SUCCESS) return "";
@@ -180,6 +187,174 @@ std::vector<size_t> top_rows(const TextTable& t, const std::function<double(size
   return idx;
 }
 
+// ---- 8. Operator Deep Dive (issue 9) ----------------------------------------------------------
+
+// At most `n` characters of an input string, cut on a UTF-8 boundary, with "…" when cut.
+std::string shorten(std::string_view s, size_t n) {
+  if (s.size() <= n) return std::string(s);
+  size_t cut = n;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+// "a;b" lists of the CSV shown as "a, b".
+std::string list_text(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += c == ';' ? std::string(", ") : std::string(1, c);
+  return out;
+}
+
+// Decimal text shifted exactly (no rounding): µs -> ms, ratio -> percent.
+std::string us_as_ms(const std::string& us) { return us.empty() ? "" : shift_decimal(us, -3); }
+std::string ratio_as_pct(const std::string& r) { return r.empty() ? "" : shift_decimal(r, 2) + " %"; }
+
+void deep_dive_section(Doc& d, const DeepDiveData& dd) {
+  d.h2("8. Operator Deep Dive");
+  if (!dd.csv_present) {
+    d.p("Not available: this output folder has no operator_deep_dive.csv (it was written before the operator deep dive "
+        "existed).");
+    return;
+  }
+  const TextTable& t = dd.table;
+  std::vector<size_t> root_rows, rank_rows;
+  for (size_t i = 0; i < t.rows.size(); ++i) (t.cell(i, "scope") == "root" ? root_rows : rank_rows).push_back(i);
+  if (dd.json_present) {
+    std::string chip = "Chip: **" + md(dd.chip_name.empty() ? "unknown" : dd.chip_name) + "** (" +
+                       (dd.chip_assumed == 1 ? "assumed, not detected" : dd.chip_assumed == 0 ? "detected" : "not stated") +
+                       (dd.chip_source.empty() ? "" : "; source: " + md(dd.chip_source)) + ")";
+    if (!dd.cube_cores.empty() || !dd.vector_cores.empty())
+      chip += " · " + md(dd.cube_cores) + " cube cores, " + md(dd.vector_cores) + " vector cores";
+    if (!dd.cube_tflops.empty() || !dd.hbm_gbps.empty())
+      chip += " · peaks " + md(dd.cube_tflops) + " TFLOPS (cube), " + md(dd.hbm_gbps) + " GB/s (HBM)";
+    d.p(chip + ".");
+    if (!dd.coverage.empty())
+      d.p("Hot operators per scope: by total kernel time, the smallest prefix reaching " + md(dd.coverage) +
+          " of the scope's kernel time, at least " + md(dd.min_operators) + " and at most " + md(dd.max_operators) +
+          " operators.");
+  } else {
+    d.p(dd.json_error.empty() ? "Chip and rule details: operator_deep_dive.json is absent; rows from operator_deep_dive.csv only."
+                              : "Chip and rule details unavailable: " + md(dd.json_error) +
+                                    "; rows from operator_deep_dive.csv only.");
+  }
+  d.p("Root scope (all ranks merged), hot order: " + std::to_string(root_rows.size()) + " operators, " +
+      std::to_string(std::count_if(root_rows.begin(), root_rows.end(),
+                                   [&t](size_t i) { return !t.cell(i, "classifications").empty(); })) +
+      " classified (operator_deep_dive.csv; total ms and share are the CSV's total_us and kernel_time_share with the "
+      "decimal point moved).");
+  std::vector<std::vector<std::string>> rows;
+  for (const size_t i : root_rows) {
+    const std::string& shapes = t.cell(i, "input_shapes");
+    rows.push_back({md(t.cell(i, "hot_rank")), md(t.cell(i, "name")), md(t.cell(i, "task_type")),
+                    md(shorten(shapes.empty() ? t.cell(i, "shape_class") : shapes, 40)), md(t.cell(i, "call_count")),
+                    md(us_as_ms(t.cell(i, "total_us"))), md(ratio_as_pct(t.cell(i, "kernel_time_share"))),
+                    md(t.cell(i, "avg_us")), md(t.cell(i, "efficiency")), md(t.cell(i, "severity")),
+                    md(list_text(t.cell(i, "classifications")))});
+  }
+  d.table({"#", "name", "task type", "shapes", "calls", "total ms", "share", "avg us", "efficiency", "severity",
+           "classifications"},
+          rows);
+
+  // cards: classified root rows, most severe first, hot order within a severity
+  std::vector<size_t> classified;
+  for (const size_t i : root_rows)
+    if (!t.cell(i, "classifications").empty()) classified.push_back(i);
+  std::stable_sort(classified.begin(), classified.end(), [&t](size_t a, size_t b) {
+    return severity_rank(t.cell(a, "severity")) < severity_rank(t.cell(b, "severity"));
+  });
+  constexpr size_t kMaxCards = 12;
+  if (!classified.empty()) d.h3("Operator cards");
+  for (size_t k = 0; k < classified.size() && k < kMaxCards; ++k) {
+    const size_t i = classified[k];
+    const std::string& shapes = t.cell(i, "input_shapes");
+    d.h4("#" + md(t.cell(i, "hot_rank")) + " " + md(t.cell(i, "name")) + " (" + md(t.cell(i, "task_type")) + ", " +
+         md(shorten(shapes.empty() ? t.cell(i, "shape_class") : shapes, 60)) + ") — " + md(t.cell(i, "severity")));
+    static const std::vector<DeepDiveDetail> kNone;
+    auto it = dd.details.find(t.cell(i, "deep_dive_id"));
+    const auto& details = it == dd.details.end() ? kNone : it->second;
+    std::string facts = "calls " + md(t.cell(i, "call_count")) + "; avg " + md(t.cell(i, "avg_us")) + " us; share " +
+                        md(ratio_as_pct(t.cell(i, "kernel_time_share"))) + " of the root's kernel time";
+    for (const auto& det : details)
+      for (const auto& f : det.facts) facts += "; " + md(f);
+    // one rule: its text on the line; several: one nested bullet per rule, named by its title
+    auto texts = [&details](std::string DeepDiveDetail::*member) {
+      if (details.size() == 1) return " " + md(details[0].*member);
+      std::string out;
+      for (const auto& det : details)
+        if (!(det.*member).empty())
+          out += "\n  - *" + md(det.title.empty() ? det.id : det.title) + "*: " + md(det.*member);
+      return out;
+    };
+    std::string card = "- **Classifications**: " + md(list_text(t.cell(i, "classifications"))) + "\n";
+    card += "- **Facts**: " + facts + "\n";
+    if (details.empty()) {
+      card += "- **Verdict**: " + md(t.cell(i, "verdict")) + " (rule details not available)\n";
+    } else {
+      card += "- **Inference**:" + texts(&DeepDiveDetail::inference) + "\n";
+      card += "- **Likely cause**:" + texts(&DeepDiveDetail::cause) + "\n";
+      card += "- **Suggested change**:" + texts(&DeepDiveDetail::suggestion) + "\n";
+    }
+    const std::string& ev = t.cell(i, "evidence_ids");
+    const std::string& gaps = t.cell(i, "gaps");
+    card += "- **Evidence**: " + (ev.empty() ? std::string("none") : md(list_text(ev))) + "\n";
+    card += "- **Gaps**: " + (gaps.empty() ? std::string("none") : md(list_text(gaps))) + "\n\n";
+    d.raw(card);
+  }
+  if (classified.size() > kMaxCards)
+    d.p("Showing " + std::to_string(kMaxCards) + " of " + std::to_string(classified.size()) +
+        " classified root operators (all in operator_deep_dive.csv / .json).");
+
+  d.h3("Per-rank hot operators");
+  {
+    // ranks in the file's order (rank order), each with its first 3 classified rows (hot order)
+    std::vector<std::string> order;
+    std::map<std::string, std::pair<uint64_t, std::vector<size_t>>> by_rank;  // hot rows, classified rows
+    for (const size_t i : rank_rows) {
+      const std::string& r = t.cell(i, "rank_id");
+      auto [it, fresh] = by_rank.try_emplace(r);
+      if (fresh) order.push_back(r);
+      ++it->second.first;
+      if (!t.cell(i, "classifications").empty() && it->second.second.size() < 3) it->second.second.push_back(i);
+    }
+    constexpr size_t kMaxRanks = 64;
+    std::string lines;
+    for (size_t k = 0; k < order.size() && k < kMaxRanks; ++k) {
+      const auto& [hot, picked] = by_rank[order[k]];
+      std::string line = "- rank " + md(order[k]) + ": ";
+      if (picked.empty()) line += "no classified operator among " + std::to_string(hot) + " hot operators";
+      for (size_t j = 0; j < picked.size(); ++j) {
+        const size_t i = picked[j];
+        line += (j ? "; " : "") + std::string("#") + md(t.cell(i, "hot_rank")) + " " + md(t.cell(i, "name")) + " (" +
+                md(list_text(t.cell(i, "classifications"))) + ", " + md(t.cell(i, "severity")) + ", share " +
+                md(ratio_as_pct(t.cell(i, "kernel_time_share"))) + ")";
+      }
+      lines += line + "\n";
+    }
+    if (order.empty()) d.p("No rank rows.");
+    else d.raw(lines + "\n");
+    if (order.size() > kMaxRanks)
+      d.p("Showing " + std::to_string(kMaxRanks) + " of " + std::to_string(order.size()) +
+          " ranks (all in operator_deep_dive.csv).");
+  }
+
+  d.h3("Host API overhead");
+  if (!dd.json_present) {
+    d.p("Not available (operator_deep_dive.json " + std::string(dd.json_error.empty() ? "is absent" : "is unusable") + ").");
+    return;
+  }
+  constexpr size_t kMaxHost = 24;
+  rows.clear();
+  for (size_t k = 0; k < dd.host_api.size() && k < kMaxHost; ++k) {
+    const auto& h = dd.host_api[k];
+    rows.push_back({md(h.rank_id), md(h.level), md(h.api), md(h.time_us), md(h.count), md(h.avg_us),
+                    md(ratio_as_pct(h.share_of_span)), md(h.classification)});
+  }
+  d.p("Host-side API time (operator_deep_dive.json host_api; share of the rank's captured span):");
+  d.table({"rank", "level", "api", "time us", "count", "avg us", "share of span", "classification"}, rows);
+  if (dd.host_api.size() > kMaxHost)
+    d.p("Showing " + std::to_string(kMaxHost) + " of " + std::to_string(dd.host_api.size()) +
+        " entries (all in operator_deep_dive.json).");
+}
+
 }  // namespace
 
 Result<fs::path> write_report_md(const fs::path& root_out) {
@@ -194,6 +369,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   ASCPROF_ASSIGN_OR_RETURN(TextTable step_classes, load("step_class_summary.csv"));
   ASCPROF_ASSIGN_OR_RETURN(TextTable layer_classes, load("layer_class_summary.csv"));
   ASCPROF_ASSIGN_OR_RETURN(TextTable block_classes, load("block_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(DeepDiveData deep_dive, load_deep_dive(root_out));
   const Json normalize(root_out / "normalize_manifest.json");
   const Json segment(root_out / "segment_manifest.json");
   const Json summary(root_out / "summary_manifest.json");
@@ -391,8 +567,11 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     }
   }
 
-  // 8
-  d.h2("8. Step Inventory");
+  // 8 (ours, after the operator view it deepens)
+  deep_dive_section(d, deep_dive);
+
+  // 9
+  d.h2("9. Step Inventory");
   {
     struct Group {
       uint64_t n = 0;
@@ -422,8 +601,8 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     d.table({"family", "main layers", "steps", "avg wall ms", "avg main ms", "avg head ms", "avg tail ms", "max bubble ms"}, rows);
   }
 
-  // 9, 10
-  d.h2("9. Cross-Rank And Anomaly Findings");
+  // 10, 11
+  d.h2("10. Cross-Rank And Anomaly Findings");
   {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < findings.size() && i < 24; ++i) {
@@ -433,7 +612,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     d.table({"severity", "type", "confidence", "suspected ranks", "ms at stake", "summary"}, rows);
     if (findings.size() > 24) d.p("Showing 24 of " + std::to_string(findings.size()) + " findings (all in diagnosis_findings.json).");
   }
-  d.h2("10. Finding Inventory");
+  d.h2("11. Finding Inventory");
   {
     std::map<std::string, uint64_t> by_type;
     for (const auto& f : findings) ++by_type[f.type];
@@ -442,21 +621,21 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     d.table({"finding type", "count"}, rows);
   }
 
-  // 11, 12
-  d.h2("11. Evidence Chain");
+  // 12, 13
+  d.h2("12. Evidence Chain");
   d.p("Every finding above carries evidence ids (`evt_<rank ordinal>_<row>` kernel rows, `evd_...` windows in "
       "evidence_index.csv) and alignment ids (cross_rank_alignment.csv); " +
       std::to_string(refused) + " finding(s) without evidence were refused by the gate. In report.xlsx: findings in "
       "`diagnosis_findings`, windows in `evidence_index`, kernel rows in `raw_kernel_index`, alignments in "
       "`cross_rank_alignment`, bubbles in `bubble_windows`.");
-  d.h2("12. Limitations");
+  d.h2("13. Limitations");
   d.p("Structure comes from kernel order and the operator taxonomy in knowledge/ (no timing heuristics); a model "
       "family the taxonomy does not know segments as windows. Pipeline bound families need the kernel_details metric "
       "columns (Level1+ captures). Collective durations include the time a rank waits for its peers. Clock offsets are "
       "estimated from shared collectives and are absent for ranks that share none.");
 
   // ours
-  d.h2("13. Clock Offsets");
+  d.h2("14. Clock Offsets");
   {
     std::vector<std::vector<std::string>> rows;
     simdjson::dom::array arr;
@@ -480,7 +659,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
         "(cross_rank_manifest.json); alignments use corrected times.");
     d.table({"rank", "offset us", "collectives", "via rank", "spread us"}, rows);
   }
-  d.h2("14. Slow Ranks, Slow Links And Host-Bound Time");
+  d.h2("15. Slow Ranks, Slow Links And Host-Bound Time");
   {
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings)
@@ -489,7 +668,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
         rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
     d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
   }
-  d.h2("15. Training Phases");
+  d.h2("16. Training Phases");
   {
     std::map<std::string, uint64_t> phases;
     for (size_t i = 0; i < steps.rows.size(); ++i)

@@ -36,6 +36,9 @@ struct SheetSpec {
   const char* name;
   const char* source;
   const char* description;
+  /// Comma-separated columns that are always text, besides *_id / *_ids (codes, signatures and lists
+  /// that could look like a number in a small table).
+  const char* text_columns = "";
 };
 
 // The reference's sheet order (reference-analysis.md §2.9).
@@ -55,6 +58,10 @@ constexpr SheetSpec kSheets[] = {
     {"block_class_summary", "block_class_summary.csv", "block classes with member counts and statistics"},
     {"operator_summary", "operator_summary.csv", "per rank and kernel name: calls, duration, wait, bound family"},
     {"operator_class_summary", "operator_class_summary.csv", "per kernel across ranks: rank skew, bound stage and family"},
+    {"operator_deep_dive", "operator_deep_dive.csv",
+     "hot operators per root and per rank: per-call metrics, efficiency, host API, rule classifications with verdict, "
+     "evidence ids and gaps (rule details in operator_deep_dive.json)",
+     "deep_dive_id,rank_id,evidence_ids,classifications,shape_class,input_shapes,input_dtypes,slowest_rank_id,gaps"},
     {"hccl_op_summary", "hccl_op_summary.csv", "per HCCL operation kind and rank: calls, duration, wait"},
     {"hccl_class_summary", "hccl_class_summary.csv", "per HCCL operation kind across ranks, with rank skew"},
     {"bubble_windows", "evidence/bubble_windows.jsonl", "the largest device-idle bubbles of each step, with evidence ids"},
@@ -195,6 +202,15 @@ class SheetWriter {
               bool per_cell = false)
       : ws_(ws), bold_(bold), name_(std::move(name)), source_(std::move(source)), cap_(cap), per_cell_(per_cell) {}
 
+  /// Columns written as text whatever they hold (comma-separated names).
+  void text_columns(std::string_view names) {
+    while (!names.empty()) {
+      const size_t comma = names.find(',');
+      text_columns_.emplace_back(names.substr(0, comma));
+      names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+    }
+  }
+
   template <class Names>
   void header(const Names& names) {
     header_.assign(names.begin(), names.end());
@@ -263,7 +279,9 @@ class SheetWriter {
         if (numeric && (sample_flags_[r][c] || !exact_number(text))) numeric = false;
       }
       if (per_cell_) kinds_[c] = Kind::kPerCell;
-      else if (any && numeric && !is_id_column(header_[c])) kinds_[c] = Kind::kNumber;
+      else if (any && numeric && !is_id_column(header_[c]) &&
+               std::find(text_columns_.begin(), text_columns_.end(), header_[c]) == text_columns_.end())
+        kinds_[c] = Kind::kNumber;
       const double w = std::clamp(static_cast<double>(width) + 1, kMinWidth, kMaxWidth);
       check(worksheet_set_column(ws_, static_cast<lxw_col_t>(c), static_cast<lxw_col_t>(c), w, nullptr), 0);
     }
@@ -310,6 +328,7 @@ class SheetWriter {
   std::string name_, source_;
   uint64_t cap_;
   bool per_cell_;
+  std::vector<std::string> text_columns_;
   std::vector<std::string> header_;
   std::vector<Kind> kinds_;
   bool decided_ = false;
@@ -635,7 +654,7 @@ Status write_readme(SheetWriter& w, const fs::path& root_out, const std::string&
         {1, 1, 0, 0, 1, 1});
   }
   add({"(notes)", "", "", "", "",
-       "Numbers are number cells; *_id / *_ids columns and numbers Excel would round in their integer part "
+       "Numbers are number cells; *_id / *_ids columns, the code and list columns of operator_deep_dive and numbers Excel would round in their integer part "
        "or first three decimals (it keeps 15 significant digits, e.g. epoch microseconds) are text. Text is never a formula; cells the CSV writer guarded keep their "
        "leading apostrophe. Capped sheets end with a 'truncated' row; the source files hold every row."},
       {1, 1, 1, 1, 1, 1});
@@ -697,6 +716,7 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
     const std::string name = kSheets[i].name;
     const uint64_t cap = name == "raw_kernel_index" ? std::min(options.raw_kernel_index_rows, sheet_cap) : sheet_cap;
     SheetWriter w(ws[i], bold, name, kSheets[i].source, cap);
+    w.text_columns(kSheets[i].text_columns);
     const fs::path path = root_out / kSheets[i].source;
     if (name == "bubble_windows") {
       ASCPROF_RETURN_IF_ERROR(write_jsonl_sheet(w, path, sheets[i]));

@@ -10,7 +10,11 @@ usage: report_browser_test.py ASCPROF_MPI WORK_DIR SCREENSHOT_PNG [--chromium PA
    fd 3, replies on fd 4, NUL-terminated JSON). Checks: no console error, no uncaught exception, no
    JavaScript dialog (a dialog means the injected name ran as markup), no <img> element, the timeline
    canvas drew, a wheel zoom changes the view, a click on the inspector's second step changes the
-   shown step. A screenshot goes to SCREENSHOT_PNG.
+   shown step, the operator deep dive view lists rows and a click on one opens its card. When the
+   analysis wrote no operator_deep_dive.json (a build without the deep dive), hand-made files
+   (schema operator_deep_dive/v1, a row named like the injected kernel) are written into the root's
+   output folder and the report stage is rerun (--from-stage report) before the page is loaded.
+   A screenshot goes to SCREENSHOT_PNG.
 
 Exit status: 0 pass, 1 fail, 77 skip (no chromium). Python standard library only.
 """
@@ -63,6 +67,43 @@ def poison_kernel_name(capture):
     cells[5] = HOSTILE
     lines[2] = ",".join(cells)
     csv.write_text("\n".join(lines), encoding="utf-8")
+
+
+DEEP_DIVE_SUGGESTION = "Vectorise the tail handling"
+
+
+def write_deep_dive(root_out):
+    """Hand-made operator_deep_dive.csv/json (two root rows, one rank row, one host API entry)."""
+    def row(rid, scope, rank, hot, name, classes, severity, details):
+        return {"deep_dive_id": rid, "scope": scope, "rank_id": rank, "hot_rank": hot, "name": name,
+                "task_type": "AI_VECTOR_CORE", "op_type": "Cast", "shape_class": "shape_00ab12cd34ef5678",
+                "input_shapes": "4096,7168", "input_dtypes": "DT_BF16", "rank_count": 1 if scope == "rank" else 2,
+                "call_count": 1200, "total_us": 614760.5, "avg_us": 512.3, "kernel_time_share": 0.4231,
+                "cumulative_share": 0.4231, "aiv_scalar_ratio": 0.7, "bound_family": "scalar", "efficiency": None,
+                "classifications": classes, "severity": severity,
+                "verdict": "Scalar heavy: address arithmetic -> " + DEEP_DIVE_SUGGESTION if classes else "no pathology found",
+                "evidence_ids": ["evt_0_1"], "gaps": ["aiv_icache_miss_rate not collected"] if classes else [],
+                "details": details}
+    detail = [{"id": "vector_scalar_heavy", "title": "Vector kernel dominated by scalar work", "severity": "high",
+               "facts": ["aiv_scalar_ratio = 0.700 (>= 0.5)"], "inference": "The vector unit idles.",
+               "cause": "Scalar address arithmetic", "suggestion": DEEP_DIVE_SUGGESTION}]
+    rows = [row("odd_00000000000000a1", "root", "", 1, HOSTILE, ["vector_scalar_heavy"], "high", detail),
+            row("odd_00000000000000b2", "root", "", 2, "aclnnAdd_AddAiCore_Add", [], "", []),
+            row("odd_00000000000000c3", "rank", "0", 1, HOSTILE, ["vector_scalar_heavy"], "high", detail)]
+    doc = {"schema": "operator_deep_dive/v1", "root": str(root_out),
+           "chip": {"name": "Ascend910B", "assumed": True, "source": "test", "cube_cores": 20, "vector_cores": 40,
+                    "cube_tflops": 313.0, "hbm_gbps": 1600.0},
+           "selection": {"coverage": 0.8, "min_operators": 20, "max_operators": 50}, "rows": rows,
+           "host_api": [{"rank_id": "0", "level": "runtime", "api": "StreamSynchronize", "time_us": 90660.49,
+                         "count": 7, "avg_us": 12951.5, "share_of_span": 0.12, "classification": "sync_heavy"}]}
+    (root_out / "operator_deep_dive.json").write_text(json.dumps(doc), encoding="utf-8")
+    cols = [k for k in rows[0] if k != "details"]
+
+    def cell(v):
+        v = ";".join(v) if isinstance(v, list) else ("" if v is None else str(v))
+        return '"' + v.replace('"', '""') + '"' if any(c in v for c in ',"\n') else v
+    lines = [",".join(cols)] + [",".join(cell(r[c]) for c in cols) for r in rows]
+    (root_out / "operator_deep_dive.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 class DialogOpened(Exception):
@@ -154,6 +195,10 @@ def main():
     if not root_out.is_absolute():
         root_out = pathlib.Path.cwd() / root_out
     html = root_out / "report" / "report.html"
+    injected = not (root_out / "operator_deep_dive.json").is_file()
+    if injected:
+        write_deep_dive(root_out)
+        run([a.ascprof, "analyze", work / "cap", "-o", work / "out", "--from-stage", "report", "--progress", "none"], env)
     if not html.is_file():
         fail("no report.html at %s" % html)
     print("report.html: %d bytes" % html.stat().st_size, file=sys.stderr)
@@ -178,7 +223,7 @@ def main():
         os.close(fd)
     cdp = Cdp(proc, cmd_w, res_r)
     try:
-        return check_page(cdp, html, pathlib.Path(a.screenshot))
+        return check_page(cdp, html, pathlib.Path(a.screenshot), injected)
     except DialogOpened as e:
         fail("a JavaScript dialog opened (injected markup ran): %s" % e)
     finally:
@@ -193,7 +238,7 @@ def main():
             proc.wait()
 
 
-def check_page(cdp, html, screenshot):
+def check_page(cdp, html, screenshot, injected):
     targets = cdp.send("Target.getTargets", timeout=60)["targetInfos"]
     page = next(t for t in targets if t["type"] == "page")
     session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"], "flatten": True})["sessionId"]
@@ -256,6 +301,19 @@ def check_page(cdp, html, screenshot):
     checks["step_title_before"], checks["step_title_after"] = title0, title1
     checks["cards_after_click"] = evaluate(cdp, session, "document.querySelectorAll('#op-cards .card').length")
     checks["draw_ms_zoomed"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
+    # operator deep dive: rows listed; a real click on the first classified row (else the first) opens its card
+    checks["deep_dive_rows"] = evaluate(cdp, session, "document.querySelectorAll('#dd-table tr.clickable').length")
+    box = evaluate(cdp, session, "(() => { const rows = Array.from(document.querySelectorAll('#dd-table tr.clickable')); "
+                                 "const r = rows.find((x) => x.querySelector('.sev')) || rows[0]; if (!r) return null; "
+                                 "r.scrollIntoView({block: 'center'}); const b = r.getBoundingClientRect(); "
+                                 "return [b.left + Math.min(b.width / 2, 200), b.top + b.height / 2]; })()")
+    if box is not None:
+        for kind in ("mousePressed", "mouseReleased"):
+            cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1], "button": "left", "clickCount": 1}, session)
+        cdp.pump(0.3)
+    checks["deep_dive_cards"] = evaluate(cdp, session, "document.querySelectorAll('#dd-card .card').length")
+    checks["deep_dive_card_text"] = evaluate(cdp, session, "(document.querySelector('#dd-card .card') || {}).textContent || ''")[:400]
+    checks["deep_dive_injected"] = injected
     # whole capture again, now that the script is warm: the steady cost of the zoomed-out view
     evaluate(cdp, session, "document.getElementById('tl-reset').click()")
     cdp.pump(0.3)
@@ -309,6 +367,12 @@ def check_page(cdp, html, screenshot):
         errors.append("dragging the timeline did not change the view")
     if title0 == title1 or " 2 of " not in (title1 or ""):
         errors.append("clicking the second step did not show it: %r -> %r" % (title0, title1))
+    if not checks["deep_dive_rows"]:
+        errors.append("the operator deep dive view lists no rows")
+    elif checks["deep_dive_cards"] != 1:
+        errors.append("clicking a deep dive row did not open its card (%s cards)" % checks["deep_dive_cards"])
+    elif injected and (DEEP_DIVE_SUGGESTION not in checks["deep_dive_card_text"] or HOSTILE not in checks["deep_dive_card_text"]):
+        errors.append("the deep dive card lacks the row's name or suggestion: %r" % checks["deep_dive_card_text"])
     if errors:
         fail("\n".join(errors))
     print("PASS", file=sys.stderr)

@@ -48,9 +48,10 @@ TEST(ReportMd, SectionsInOrderAndNumbersFromTheTables) {
   size_t at = 0;
   for (const char* h : {"## 1. Executive Summary", "## 2. Capture And Segmentation", "## 3. Macro Step Timeline",
                         "## 4. Pipeline Coverage And Bound Families", "## 5. Step Class View", "## 6. Layer And Block View",
-                        "## 7. Operator View", "## 8. Step Inventory", "## 9. Cross-Rank And Anomaly Findings",
-                        "## 10. Finding Inventory", "## 11. Evidence Chain", "## 12. Limitations", "## 13. Clock Offsets",
-                        "## 14. Slow Ranks, Slow Links And Host-Bound Time", "## 15. Training Phases"}) {
+                        "## 7. Operator View", "## 8. Operator Deep Dive", "## 9. Step Inventory",
+                        "## 10. Cross-Rank And Anomaly Findings", "## 11. Finding Inventory", "## 12. Evidence Chain",
+                        "## 13. Limitations", "## 14. Clock Offsets", "## 15. Slow Ranks, Slow Links And Host-Bound Time",
+                        "## 16. Training Phases"}) {
     const size_t pos = text->find(h, at);
     ASSERT_NE(pos, std::string::npos) << h;
     at = pos;

@@ -541,7 +541,10 @@ DeepDive build_deep_dive(std::span<const RankProfilesRef> ranks, const knowledge
         }
       }
       if (hits.empty() || total / span_us < h.min_share) continue;
+      // the APIs that carry the time, largest first (a matching API that took no time is not evidence)
+      std::stable_sort(hits.begin(), hits.end(), [](const auto* a, const auto* b) { return a->time_us > b->time_us; });
       for (const auto* a : hits) {
+        if (!(a->time_us > 0)) continue;
         HostApiRow row;
         row.rank_id = r.rank_id;
         row.level = a->level;

@@ -102,7 +102,8 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
                         "operator_class_summary.csv", "hccl_class_summary.csv", "block_class_summary.csv",
                         "layer_class_summary.csv", "step_class_summary.csv", "raw_kernel_index.csv",
                         "cross_rank_alignment.json", "cross_rank_alignment.csv", "cross_rank_manifest.json",
-                        "diagnosis_findings.json", "evidence_index.csv"}) {
+                        "diagnosis_findings.json", "evidence_index.csv", "operator_deep_dive.csv",
+                        "operator_deep_dive.json"}) {
     auto a = read_file(fs::path(plan.out_dir) / f);
     auto b = read_file(mpi_root / f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;

@@ -594,7 +594,8 @@ class RowReader {
     c.output_dtypes[k] = dtype_out_cache_.get(plan_.out_dtypes.get(f), pool_);
     c.output_formats[k] = format_out_cache_.get(plan_.out_formats.get(f), pool_);
 
-    double* mv = metric_chunk_.data() + k;
+    // Without metric columns metric_chunk_ is empty and data() may be null: null + k is UB.
+    double* mv = metrics_.empty() ? nullptr : metric_chunk_.data() + k;
     for (MetricPlan& m : metrics_) {
       double& slot = *mv;
       mv += kChunk;

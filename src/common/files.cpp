@@ -80,6 +80,44 @@ Result<std::string> read_file(const fs::path& path) {
   return s;
 }
 
+namespace {
+
+// A new temporary file for writing. O_NOFOLLOW|O_EXCL: a symlink or file planted at the temporary
+// name (a stale one is removed first, it can only be ours) is never written through.
+std::FILE* open_temp(const fs::path& tmp) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(tmp, ec)) || fs::is_regular_file(fs::symlink_status(tmp, ec))) fs::remove(tmp, ec);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) return nullptr;
+  std::FILE* f = ::fdopen(fd, "wb");
+  if (f == nullptr) ::close(fd);
+  return f;
+}
+
+}  // namespace
+
+std::string find_escaping_symlink(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return {};
+  const fs::path base = fs::weakly_canonical(dir, ec);
+  if (ec) return {};
+  auto inside = [&base](const fs::path& p) {
+    auto b = base.begin(), e = base.end();
+    auto it = p.begin();
+    for (; b != e; ++b, ++it)
+      if (it == p.end() || *it != *b) return false;
+    return true;
+  };
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (!it->is_symlink(ec)) continue;
+    std::error_code ec2;
+    const fs::path target = fs::weakly_canonical(it->path(), ec2);
+    if (ec2 || !inside(target)) return it->path().string() + " -> " + (ec2 ? std::string("?") : target.string());
+  }
+  return {};
+}
+
 fs::path temp_sibling(const fs::path& path) {
   fs::path tmp = path;
   tmp += ".tmp." + std::to_string(::getpid());
@@ -92,7 +130,7 @@ Status write_file_atomic(const fs::path& path, std::string_view content) {
   if (ec) return file_error(ErrorCode::kIo, path.parent_path().string(), "", ec.message());
   const fs::path tmp = temp_sibling(path);
   {
-    std::FILE* f = std::fopen(tmp.c_str(), "wb");
+    std::FILE* f = open_temp(tmp);
     if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
     const size_t n = std::fwrite(content.data(), 1, content.size(), f);
     const bool ok = n == content.size() && std::fflush(f) == 0;
@@ -132,7 +170,7 @@ Status AtomicFileWriter::open(const fs::path& path) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   if (ec) return st_ = file_error(ErrorCode::kIo, path.parent_path().string(), "", ec.message());
   tmp_ = temp_sibling(path);
-  f_ = std::fopen(tmp_.c_str(), "wb");
+  f_ = open_temp(tmp_);
   if (f_ == nullptr) {
     st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
     tmp_.clear();

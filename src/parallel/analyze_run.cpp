@@ -44,6 +44,10 @@ std::string prepare_out(const std::string& out, bool force) {
     if (!empty && !fs::exists(p / kOutMarker, ec) && !force)
       return "output folder '" + out + "' is not empty and was not written by ascprof-mpi (use --force to write into it)";
   }
+  // even with --force: a link inside OUT that leads out of it would put our files elsewhere
+  if (const std::string link = find_escaping_symlink(p); !link.empty())
+    return "output folder '" + out + "' holds a symlink that points outside it (" + link +
+           "); remove it, nothing is written through such a link";
   fs::create_directories(p, ec);
   if (ec) return "cannot create output folder '" + out + "': " + ec.message();
   const Status st = write_file_atomic(p / kOutMarker, "ascprof-mpi output folder\n");

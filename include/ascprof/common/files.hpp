@@ -37,7 +37,8 @@ class MappedFile {
 /// Reads a whole (small) file into a string.
 Result<std::string> read_file(const std::filesystem::path& path);
 
-/// Writes `content` to `path` atomically: `path.tmp.<pid>` then rename. Creates parent folders.
+/// Writes `content` to `path` atomically: `path.tmp.<pid>` (created new, never through a symlink)
+/// then rename, which replaces `path` itself even when it is a symlink. Creates parent folders.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
 
 /// A large file streamed to its temporary sibling and renamed into place by commit(). Without a
@@ -62,6 +63,11 @@ class AtomicFileWriter {
   std::FILE* f_ = nullptr;
   Status st_;
 };
+
+/// The first symlink under `dir` (searched recursively, links not followed) whose target resolves
+/// outside `dir`, as "<link> -> <target>"; "" when there is none or `dir` does not exist. Output
+/// folders are checked with it so nothing is ever written through such a link.
+std::string find_escaping_symlink(const std::filesystem::path& dir);
 
 /// Temporary sibling name used for atomic writes of `path` by this process.
 std::filesystem::path temp_sibling(const std::filesystem::path& path);

@@ -1,0 +1,58 @@
+// Safe writes: atomic files never go through a planted symlink, and output folders holding a link
+// that leads outside them are found.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "ascprof/common/files.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Files, EscapingSymlinkInsideAnOutputFolderIsFound) {
+  ascprof::testing::ScratchDir dir("files-links");
+  const fs::path out = dir.path() / "out";
+  fs::create_directories(out / "root" / "ranks");
+  fs::create_directories(dir.path() / "elsewhere");
+  EXPECT_EQ(find_escaping_symlink(out), "");
+  fs::create_directory_symlink(out / "root", out / "alias");  // stays inside: fine
+  EXPECT_EQ(find_escaping_symlink(out), "");
+  fs::create_directory_symlink(dir.path() / "elsewhere", out / "root" / "ranks" / "escape");
+  const std::string found = find_escaping_symlink(out);
+  EXPECT_NE(found.find("ranks/escape -> "), std::string::npos) << found;
+  EXPECT_NE(found.find("elsewhere"), std::string::npos) << found;
+  fs::remove(out / "root" / "ranks" / "escape");
+  fs::create_symlink("/etc/passwd", out / "report.md");  // a file link too
+  EXPECT_NE(find_escaping_symlink(out).find("report.md -> /etc/passwd"), std::string::npos);
+  EXPECT_EQ(find_escaping_symlink(dir.path() / "absent"), "");
+}
+
+TEST(Files, AtomicWritesNeverFollowAPlantedLink) {
+  ascprof::testing::ScratchDir dir("files-atomic");
+  const fs::path victim = dir.path() / "victim.txt";
+  ascprof::testing::write_text(victim, "keep");
+  const fs::path target = dir.path() / "out.csv";
+  fs::create_symlink(victim, temp_sibling(target));  // planted at the temporary name
+  ASSERT_TRUE(write_file_atomic(target, "new").ok());
+  EXPECT_EQ(*read_file(victim), "keep");
+  EXPECT_EQ(*read_file(target), "new");
+  EXPECT_FALSE(fs::is_symlink(target));
+  // the final name being a link: rename replaces the link, the file it pointed to is untouched
+  fs::remove(target);
+  fs::create_symlink(victim, target);
+  AtomicFileWriter w;
+  fs::create_symlink(victim, temp_sibling(target));
+  ASSERT_TRUE(w.open(target).ok());
+  w.write("streamed");
+  ASSERT_TRUE(w.commit().ok());
+  EXPECT_EQ(*read_file(victim), "keep");
+  EXPECT_FALSE(fs::is_symlink(target));
+  EXPECT_EQ(*read_file(target), "streamed");
+}
+
+}  // namespace
+}  // namespace ascprof

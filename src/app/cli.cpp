@@ -41,6 +41,8 @@ po::options_description make_options(CliOptions& o) {
       ("skip-html", po::bool_switch(&o.skip_html), "do not write report.html")
       ("report-mode", po::value(&o.report_mode), "full-raw (default) | summary (no report.html)")
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
+      ("max-field-mb", po::value(&o.max_field_mb), "largest CSV field or row accepted, MiB (default 16); larger fails the rank")
+      ("max-event-mb", po::value(&o.max_event_mb), "largest trace_view.json event accepted, MiB (default 64); larger fails the rank")
       ("progress", po::value(&o.progress), "auto (bar on a terminal, else quiet) | bar | lines | json | none (stderr)")
       ("limit", po::value(&o.limit), "sweep: analyse at most N roots")
       ("shard", po::value(&o.shard), "sweep: analyse shard I of K of the roots, e.g. 0/4 (Slurm job arrays)")

@@ -19,6 +19,8 @@ struct CliOptions {
   bool force = false;
   bool skip_html = false;
   std::string report_mode = "full-raw";
+  uint32_t max_field_mb = 16;          // CSV: largest field / raw row (MiB) before a kLimit error
+  uint32_t max_event_mb = 64;          // trace_view.json: largest event (MiB) before a kLimit error
   uint32_t timeline_steps = 0;         // report/timeline.json: only each rank's first N steps (0 = all)
   std::string progress = "auto";       // auto | bar | json | none
   int64_t limit = 0;

@@ -1,5 +1,6 @@
 // ascprof-mpi entry point: parse the command line, then hand over to the orchestration layer.
 // stdout carries exactly one JSON object (from process 0); humans read stderr.
+#include <algorithm>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -71,6 +72,14 @@ int run_synth(const ascprof::app::CliOptions& o) {
 
 }  // namespace
 
+// --max-field-mb / --max-event-mb: bounds on one input record (0 is taken as 1 MiB, the smallest).
+ascprof::pipeline::InputLimits input_limits(const ascprof::app::CliOptions& o) {
+  ascprof::pipeline::InputLimits l;
+  l.max_field_bytes = uint64_t{std::max<uint32_t>(o.max_field_mb, 1)} << 20;
+  l.max_event_bytes = uint64_t{std::max<uint32_t>(o.max_event_mb, 1)} << 20;
+  return l;
+}
+
 // --progress: "auto" draws the bar on a terminal and stays quiet in batch logs (a Slurm job asks
 // for json explicitly); "bar" draws it whatever stderr is; "lines" prints a line per rank.
 ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
@@ -125,6 +134,7 @@ int main(int argc, char** argv) {
     req.analyze.report.mode = o.render_html ? o.report_mode : "summary";
     req.analyze.report.skip_html = !o.render_html || o.skip_html;
     req.analyze.report.timeline.max_steps = o.timeline_steps;
+    req.analyze.limits = input_limits(o);
     const auto result = ascprof::parallel::run_sweep(world, req);
     if (root) {
       std::printf("%s\n", result.json.c_str());
@@ -182,6 +192,7 @@ int main(int argc, char** argv) {
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;
   req.progress = progress_mode(o.progress);
+  req.limits = input_limits(o);
   const auto result = ascprof::parallel::run_analyze(world, req);
   if (root) {
     std::printf("%s\n", result.json.c_str());

@@ -281,7 +281,10 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     return result;
   }
   for (auto& p : plans)
-    for (auto& task : p.tasks) task.last_stage = req.last_stage;
+    for (auto& task : p.tasks) {
+      task.last_stage = req.last_stage;
+      task.limits = req.limits;
+    }
   mpi::broadcast(world, plans, 0);
   const double discover_seconds = since(t);
 

@@ -137,8 +137,17 @@ class RankJob {
     model::KernelTable k;
     {
       Timer t(&out_.ingest_seconds);
-      ASCPROF_RETURN_IF_ERROR(importers::import_kernel_details(task_.kernel_details, pool_, k, stats_));
+      importers::CsvOptions csv;
+      csv.max_field_bytes = csv.max_row_bytes = task_.limits.max_field_bytes;
+      ASCPROF_RETURN_IF_ERROR(importers::import_kernel_details(task_.kernel_details, pool_, k, stats_, csv));
     }
+    // A rank without a single kernel row has nothing to analyse: counting it "ok" with 0 events would
+    // hide a header-only (or wholly damaged) kernel_details.csv from the run's status and exit code.
+    if (k.size() == 0)
+      return file_error(ErrorCode::kSchema, task_.kernel_details, "",
+                        stats_.total(StatSeverity::kDataLoss) > 0
+                            ? "no usable kernel rows (every row was dropped, see data_quality)"
+                            : "no kernel rows below the header");
     memory_probe("kernel import");
     std::optional<analysis::NormalizedKernels> norm;
     {
@@ -295,7 +304,9 @@ class RankJob {
     model::TraceTables tr;
     {
       Timer t(&out_.ingest_seconds);
-      ASCPROF_RETURN_IF_ERROR(importers::import_trace_view(task_.trace_view, pool_, tr, stats_));
+      importers::TraceViewOptions opts;
+      opts.max_event_bytes = task_.limits.max_event_bytes;
+      ASCPROF_RETURN_IF_ERROR(importers::import_trace_view(task_.trace_view, pool_, tr, stats_, opts));
     }
     memory_probe("trace import");
     out_.trace_events = tr.events_total;

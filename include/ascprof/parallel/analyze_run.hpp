@@ -43,6 +43,7 @@ struct AnalyzeRequest {
   /// without a valid one fails (it is not redone).
   bool checkpoints_only = false;
   report::ReportOptions report;
+  pipeline::InputLimits limits;  ///< size bounds of one CSV field/row and one trace event
 };
 
 struct AnalyzeResult {

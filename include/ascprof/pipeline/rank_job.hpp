@@ -23,6 +23,18 @@ namespace ascprof::pipeline {
 /// The rank-local stages, in order; a rank job runs them up to RankTask::last_stage.
 inline constexpr int32_t kStageNormalize = 0, kStageSegment = 1, kStageClassify = 2, kStageSummarize = 3;
 
+/// Size bounds on single input records: a field, raw CSV row or trace_view.json event above them
+/// fails the rank with a kLimit error naming file and place, instead of exhausting memory.
+struct InputLimits {
+  uint64_t max_field_bytes = uint64_t{16} << 20;  ///< one CSV field and one raw CSV row
+  uint64_t max_event_bytes = uint64_t{64} << 20;  ///< one trace_view.json event object
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & max_field_bytes & max_event_bytes;
+  }
+};
+
 /// What a process needs to know to run one rank (serialisable; no pointers).
 struct RankTask {
   std::string root;            ///< capture root path as given
@@ -38,13 +50,14 @@ struct RankTask {
   int32_t root_index = 0;
   int32_t rank_index = 0;
   int32_t last_stage = kStageSummarize;  ///< the last rank-local stage to run (--to-stage)
+  InputLimits limits;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
         api_statistic & input_bytes &
-        root_index & rank_index & last_stage;
+        root_index & rank_index & last_stage & limits;
   }
 };
 

@@ -299,6 +299,11 @@ fs::path find_file(const fs::path& dir, const std::vector<Entry>& entries, const
                    const std::vector<Entry>& apo_entries, std::string_view name) {
   if (const Entry* e = find_entry(entries, name); e && e->is_file) return dir / e->name;
   if (const Entry* e = find_entry(apo_entries, name); e && e->is_file) return apo / e->name;
+  // Present under that name but not a readable regular file (a folder, a dangling symlink, a status
+  // error): returned anyway, so that reading it fails the rank with an io error naming the path
+  // instead of the rank being analysed silently without that file.
+  if (const Entry* e = find_entry(apo_entries, name); e && !e->is_file) return apo / e->name;
+  if (const Entry* e = find_entry(entries, name); e && !e->is_file) return dir / e->name;
   return {};
 }
 

@@ -305,8 +305,20 @@ Importer::Gap Importer::read_gap(size_t gap, bool after_object, bool object_form
       return g;
     }
     // Garbage: skip to the next '{' or ']' whichever comes first.
+    // In chunks, releasing what was skipped: a damaged stretch can be gigabytes (a 4 GiB hole of zeros
+    // after a killed writer) and must neither stay resident nor be walked byte by byte.
     junk = true;
-    while (p < n && d[p] != '{' && d[p] != ']') ++p;
+    while (p < n) {
+      const size_t end = std::min(n, p + (size_t{1} << 20));
+      const char* open = static_cast<const char*>(std::memchr(d + p, '{', end - p));
+      const char* close = static_cast<const char*>(std::memchr(d + p, ']', open ? open - (d + p) : end - p));
+      if (close != nullptr || open != nullptr) {
+        p = static_cast<size_t>((close != nullptr ? close : open) - d);
+        break;
+      }
+      p = end;
+      if (mapped_ != nullptr) mapped_->release_before(p);
+    }
   }
   g.obj = p;
   if (junk) damage(p - gap, kInvalid);

@@ -609,6 +609,10 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.begin_array();
       for (const auto& f : s.failed_ranks) w.value(f);
       w.end_array();
+      w.key("failed_rank_classes");  // parallel to failed_ranks
+      w.begin_array();
+      for (const auto& c : s.failed_rank_classes) w.value(c);
+      w.end_array();
       w.key("outputs");
       w.begin_array();
       for (const auto& f : s.outputs) w.value(f);

@@ -576,7 +576,10 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
     return s;
   }
   s.rank_count = outcomes.size() + plan.failed.size();
-  for (const auto& f : plan.failed) s.failed_ranks.push_back(f.rank_dir + ": " + f.error);
+  for (const auto& f : plan.failed) {
+    s.failed_ranks.push_back(f.rank_dir + ": " + f.error);
+    s.failed_rank_classes.emplace_back("discovery");
+  }
   for (const auto& o : outcomes) {
     s.rank_seconds += o.ingest_seconds + o.normalize_seconds + o.write_seconds + o.segment_seconds +
                       o.classify_seconds + o.summarize_seconds;
@@ -587,6 +590,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
       s.trace_events += o.trace_events;
     } else {
       s.failed_ranks.push_back(o.rank_dir + ": " + o.error);
+      s.failed_rank_classes.push_back(o.error_class);
     }
   }
   s.ranks_failed = s.rank_count - s.ranks_ok;

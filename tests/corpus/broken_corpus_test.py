@@ -157,9 +157,12 @@ class RootResult:
         self.failed = {r["rank_dir"]: r for r in self.manifest.get("failed_ranks", [])}
         # stdout: "rank_dir: message"
         self.stdout_failed = {}
-        for s in self.entry.get("failed_ranks", []):
+        self.stdout_class = {}
+        classes = self.entry.get("failed_rank_classes", [])
+        for i, s in enumerate(self.entry.get("failed_ranks", [])):
             d, _, m = s.partition(": ")
             self.stdout_failed[d] = m
+            self.stdout_class[d] = classes[i] if i < len(classes) else None
 
     def dq(self, rank_dir):
         r = self.ok.get(rank_dir) or self.failed.get(rank_dir) or {}
@@ -205,6 +208,7 @@ def expect_failed(res, folder, cls, fragments):
     if not check(f is not None, case, "rank %s did not fail (ok=%s)" % (name, name in res.ok)):
         return
     check(f["error_class"] == cls, case, "rank %s error class %r, want %r (%s)" % (name, f["error_class"], cls, f["error"]))
+    check(res.stdout_class.get(name) == cls, case, "rank %s stdout error class %r, want %r" % (name, res.stdout_class.get(name), cls))
     msg = res.stdout_failed.get(name)
     if check(msg is not None, case, "rank %s missing from stdout failed_ranks %s" % (name, res.entry.get("failed_ranks"))):
         for frag in fragments:

@@ -62,6 +62,9 @@ struct RootSummary {
   uint64_t rank_count = 0, ranks_ok = 0, ranks_failed = 0;
   uint64_t event_count = 0, pipeline_event_count = 0, trace_events = 0;
   std::vector<std::string> failed_ranks;  ///< "rank_dir: error"
+  /// The same ranks, with the error class (io, parse, schema, limit, internal; discovery for a
+  /// folder that could not be used as a rank), in the same order.
+  std::vector<std::string> failed_rank_classes;
   std::vector<std::string> outputs;       ///< files written for this root
   StructureTotals structure;              ///< segment + classify totals (hard errors, classes)
   uint64_t finding_count = 0;             ///< diagnosis findings that passed the evidence gate

@@ -2,6 +2,7 @@
 #include "ascprof/analysis/deep_dive.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -39,11 +40,12 @@ const Features& F() {
 // The metric columns map one to one onto the numeric features from aic_mac_ratio on.
 static_assert(kDeepDiveMetricColumns.size() == 12);
 
-std::string severity_rank_key(const std::string& s) {
-  if (s == "high") return "0";
-  if (s == "medium") return "1";
-  if (s == "low") return "2";
-  return "3";
+// high first, then medium, low, info
+int severity_order(const std::string& s) {
+  if (s == "high") return 0;
+  if (s == "medium") return 1;
+  if (s == "low") return 2;
+  return 3;
 }
 
 std::string fmt(double v) {
@@ -165,7 +167,7 @@ void classify(DeepDiveRow& row, const RowWords& w, const knowledge::DeepDiveRule
     row.details.push_back(std::move(d));
   }
   std::stable_sort(row.details.begin(), row.details.end(), [](const DeepDiveDetail& a, const DeepDiveDetail& b) {
-    return severity_rank_key(a.severity) < severity_rank_key(b.severity);
+    return severity_order(a.severity) < severity_order(b.severity);
   });
   row.severity = row.details.empty() ? "" : row.details.front().severity;
 }

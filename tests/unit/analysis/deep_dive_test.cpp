@@ -148,6 +148,16 @@ TEST(DeepDive, EachInjectedPathologyIsClassifiedAndTheHealthyOnesAreNot) {
   }
 }
 
+TEST(DeepDive, TooManyTinyBlocksForALightVectorKernel) {
+  auto tiny = healthy_vector("aclnnMuls_MulAiCore_Mul", 3);
+  tiny.block_dim_min = tiny.block_dim_max = 96;  // 2.4 blocks per vector core for a 3 us kernel
+  auto same_long = healthy_vector("aclnnAdds_AddAiCore_Add", 30);
+  same_long.block_dim_min = same_long.block_dim_max = 96;  // long enough to amortise the blocks
+  const DeepDive dd = run(rank_of({tiny, same_long}));
+  EXPECT_EQ(ids(*find(dd, "rank", tiny.name)), std::vector<std::string>{"block_dim_excess_light"});
+  EXPECT_TRUE(find(dd, "rank", same_long.name)->details.empty());
+}
+
 TEST(DeepDive, MissingMetricColumnsAreGapsNotSilentPasses) {
   auto bare = op("aclnnIndex_IndexAiCore_Index", "AI_VECTOR_CORE", 10, 50);  // no ratio columns at all
   auto r = rank_of({bare});

@@ -3,4 +3,5 @@
 add_library(ascprof_warnings INTERFACE)
 target_compile_options(ascprof_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
-  -Wcast-align -Woverloaded-virtual -Wno-unused-parameter -Wno-restrict>)
+  -Wcast-align -Woverloaded-virtual -Wno-unused-parameter>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CXX_COMPILER_ID:GNU>>:-Wno-restrict>)

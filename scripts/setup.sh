@@ -17,6 +17,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   chromium python3-openpyxl                               # report tests: real browser, independent xlsx reader
   slurm-wlm munge                                         # tests/slurm: a real one-node Slurm
+  clang libclang-rt-14-dev                                # fuzz/: libFuzzer targets (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

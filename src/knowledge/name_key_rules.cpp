@@ -7,8 +7,10 @@ Status NameKeyRules::load(const RuleFile& file, const Vocabulary& vocab) {
   for (const auto& block : file.blocks) {
     for (const auto& e : block.entries) {
       auto number = [&](size_t* out) -> Status {
-        if (e.values.size() != 1 || e.values[0].find_first_not_of("0123456789") != std::string::npos)
-          return file.error(e.line, "'" + e.key + "' needs one whole number");
+        // Empty ("") or over 9 digits would make std::stoul throw (nothing may throw out of a loader).
+        if (e.values.size() != 1 || e.values[0].empty() || e.values[0].size() > 9 ||
+            e.values[0].find_first_not_of("0123456789") != std::string::npos)
+          return file.error(e.line, "'" + e.key + "' needs one whole number (at most 9 digits)");
         *out = std::stoul(e.values[0]);
         return {};
       };

@@ -61,7 +61,9 @@ Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot
       if (it->second.list != nullptr) {
         *it->second.list = std::move(parsed);
       } else if (it->second.count != nullptr) {
-        if (v != std::floor(v)) return file.error(e.line, "'" + e.key + "' needs a whole number");
+        // The bound keeps the cast defined (a double beyond size_t is UB) and counts sane.
+        if (v != std::floor(v) || v > 1e9)
+          return file.error(e.line, "'" + e.key + "' needs a whole number up to 1000000000");
         *it->second.count = static_cast<size_t>(v);
       } else {
         *it->second.real = v;

@@ -100,7 +100,9 @@ Status OperatorAlignmentRules::load(const RuleFile& file, const Vocabulary& voca
       } else if (auto c = counts.find(key); c != counts.end()) {
         double x = 0;
         ASCPROF_RETURN_IF_ERROR(number(file, e, &x));
-        if (x != std::floor(x)) return file.error(e.line, "'" + e.key + "' needs a whole number");
+        // The bound keeps the cast defined (a double beyond size_t is UB) and counts sane.
+        if (x != std::floor(x) || x > 1e9)
+          return file.error(e.line, "'" + e.key + "' needs a whole number up to 1000000000");
         *c->second = static_cast<size_t>(x);
       } else {
         return file.error(e.line, "unknown key '" + e.key + "' in [" + block.kind + "]");

@@ -350,6 +350,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   // Phase 4: gather outcomes (compact) and timings.
   t = Clock::now();
   uint64_t my_payload = packed_size(world, mine);
+  uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
+  for (const auto& o : mine) my_deep_dive_payload += packed_size(world, o.deep_dive);
   std::vector<std::vector<pipeline::RankOutcome>> all;
   mpi::gather(world, mine, all, 0);
   std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
@@ -410,7 +412,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   std::vector<double> work_seconds, busy_seconds;
   mpi::gather(world, my_work_seconds, work_seconds, 0);
   mpi::gather(world, my_busy_seconds, busy_seconds, 0);
-  std::vector<uint64_t> payloads, bucket_payloads;
+  std::vector<uint64_t> payloads, bucket_payloads, deep_dive_payloads;
+  mpi::gather(world, my_deep_dive_payload, deep_dive_payloads, 0);
   mpi::gather(world, my_payload, payloads, 0);
   mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
   const double gather_seconds = since(t);
@@ -498,6 +501,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     uint64_t payload_total = 0, bucket_total = 0;
     for (uint64_t b : payloads) payload_total += b;
     for (uint64_t b : bucket_payloads) bucket_total += b;
+    uint64_t deep_dive_total = 0;
+    for (uint64_t b : deep_dive_payloads) deep_dive_total += b;
     double work_max = 0;
     for (double s : work_seconds) work_max = std::max(work_max, s);
 
@@ -561,6 +566,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("per_rank", outcome_count ? static_cast<double>(payload_total) / static_cast<double>(outcome_count) : 0.0);
     w.kv("operator_buckets_per_rank",  // the second round's share of per_rank
          outcome_count ? static_cast<double>(bucket_total) / static_cast<double>(outcome_count) : 0.0);
+    w.kv("deep_dive_per_rank",  // operator profiles inside the first round's outcomes
+         outcome_count ? static_cast<double>(deep_dive_total) / static_cast<double>(outcome_count) : 0.0);
     w.end_object();
     w.kv("output_dir", req.out);
     w.kv("scheduling", scheduling);  // dynamic: a process takes the next largest rank when it finishes

@@ -312,9 +312,11 @@ DeepDiveRow make_row(const Merged& m, const ScopeContext& ctx, const knowledge::
   if (p.block_dim_min >= 0) x[f.bd_min] = p.block_dim_min;
   if (p.block_dim_max >= 0) x[f.bd_max] = p.block_dim_max;
   if (p.mix_block_dim_max >= 0) x[f.mix_bd] = p.mix_block_dim_max;
-  const std::string& t = p.task_type;
-  if (t == "AI_CORE" || t == "MIX_AIC") x[f.cores] = chip.cube_cores;
-  if (t == "AI_VECTOR_CORE" || t == "MIX_AIV") x[f.cores] = chip.vector_cores;
+  auto listed = [&p](const std::vector<std::string>& types) {
+    return std::find(types.begin(), types.end(), p.task_type) != types.end();
+  };
+  if (listed(rules.cube_task_types)) x[f.cores] = chip.cube_cores;
+  if (listed(rules.vector_task_types)) x[f.cores] = chip.vector_cores;
   if (std::isfinite(x[f.cores]) && std::isfinite(x[f.bd_max])) x[f.bd_per_core] = x[f.bd_max] / x[f.cores];
   for (size_t m2 = 0; m2 < kDeepDiveMetricColumns.size(); ++m2)
     if (p.metric_weight[m2] > 0) x[f.metric0 + static_cast<int>(m2)] = p.metric_weighted[m2] / p.metric_weight[m2];

@@ -199,6 +199,12 @@ Status DeepDiveRules::load(const RuleFile& file, const Vocabulary& vocab) {
         if (e.key != "chip" || e.values.size() != 1) return file.error(e.line, "[defaults] takes 'chip = NAME'");
         default_chip = e.values[0];
       }
+    } else if (block.kind == "cores") {
+      for (const auto& e : block.entries) {
+        if (e.key != "cube" && e.key != "vector") return file.error(e.line, "[cores] takes 'cube = ...' and 'vector = ...'");
+        auto& list = e.key == "cube" ? cube_task_types : vector_task_types;
+        for (const auto& v : e.values) list.push_back(upper(v));
+      }
     } else if (block.kind == "chip") {
       ChipSpec c;
       c.name = block.name;
@@ -291,6 +297,7 @@ Status DeepDiveRules::load(const RuleFile& file, const Vocabulary& vocab) {
   if (chip(default_chip) == nullptr)
     return file.error(1, "[defaults] chip '" + default_chip + "' has no [chip " + default_chip + "] block");
   if (dtype_bytes.empty()) return file.error(1, "missing [dtype_bytes] block");
+  if (cube_task_types.empty() || vector_task_types.empty()) return file.error(1, "missing [cores] cube / vector task types");
   return {};
 }
 

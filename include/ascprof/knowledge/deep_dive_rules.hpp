@@ -81,6 +81,7 @@ struct DeepDiveRules {
   size_t min_operators = 20, max_operators = 50, evidence_rows = 4;
   std::string default_chip;
   std::vector<ChipSpec> chips;
+  std::vector<std::string> cube_task_types, vector_task_types;  ///< [cores]: upper-cased task types
   std::vector<std::pair<std::string, int>> dtype_bytes;  ///< upper-case name without DT_ -> bytes
   std::vector<WorkRule> work;      ///< first match wins
   std::vector<HostRule> host_rules;

@@ -286,13 +286,14 @@ TEST(DeepDive, RuleErrorsNameFileAndLine) {
   };
   const std::string base =
       "[selection]\ncoverage = 0.8\nmin_operators = 1\nmax_operators = 5\nevidence_rows = 2\n[defaults]\nchip = C\n"
-      "[chip C]\ncube_cores = 1\nvector_cores = 2\ncube_tflops = 3\nhbm_gbps = 4\nsource = x\n[dtype_bytes]\n2 = BF16\n";
+      "[chip C]\ncube_cores = 1\nvector_cores = 2\ncube_tflops = 3\nhbm_gbps = 4\nsource = x\n[dtype_bytes]\n2 = BF16\n"
+      "[cores]\ncube = AI_CORE\nvector = AI_VECTOR_CORE\n";
   const std::string rule = "[rule r]\ntitle = t\nseverity = low\ninference = i\ncause = c\nsuggestion = s\n";
   EXPECT_EQ(load(base + rule + "test = avg_us >= 1\n"), "ok");
-  EXPECT_NE(load(base + rule + "test = scalar_share >= 1\n").find("operator_deep_dive.rules:line 22: unknown feature 'scalar_share'"),
+  EXPECT_NE(load(base + rule + "test = scalar_share >= 1\n").find("operator_deep_dive.rules:line 25: unknown feature 'scalar_share'"),
             std::string::npos);
-  EXPECT_NE(load(base + rule + "test = avg_us ~ 1\n").find("line 22: unknown operator '~'"), std::string::npos);
-  EXPECT_NE(load(base + rule + "test = task_type >= 1\n").find("line 22: word feature 'task_type' takes 'in'"), std::string::npos);
+  EXPECT_NE(load(base + rule + "test = avg_us ~ 1\n").find("line 25: unknown operator '~'"), std::string::npos);
+  EXPECT_NE(load(base + rule + "test = task_type >= 1\n").find("line 25: word feature 'task_type' takes 'in'"), std::string::npos);
   EXPECT_NE(load(base + rule + "when = categories has nope.nothing\ntest = calls >= 1\n").find("category 'nope.nothing' is not declared"),
             std::string::npos);
   EXPECT_NE(load(base + rule).find("needs at least one 'test'"), std::string::npos);

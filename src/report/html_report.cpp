@@ -135,6 +135,18 @@ struct RankInfo {
   std::vector<std::vector<int64_t>> ev_nums;
 };
 
+// An optional JSON input of the page: false when the file is absent; an error when it exists but
+// cannot be read or is not JSON. `doc` lives as long as `parser`.
+Result<bool> load_optional_json(const fs::path& path, simdjson::dom::parser& parser, simdjson::dom::element* doc) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return false;
+  auto text = read_file(path);
+  if (!text.ok()) return text.status();
+  if (parser.parse(*text).get(*doc) != simdjson::SUCCESS)
+    return file_error(ErrorCode::kParse, path.string(), "", "not valid JSON");
+  return true;
+}
+
 class HtmlBuilder {
  public:
   HtmlBuilder(fs::path root, const HtmlOptions& o) : root_(std::move(root)), opt_(o) {}
@@ -199,14 +211,10 @@ int HtmlBuilder::rank_index(std::string_view id) {
 
 Status HtmlBuilder::read_offsets() {
   const fs::path path = root_ / "cross_rank_manifest.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return {};
-  auto text = read_file(path);
-  if (!text.ok()) return text.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(*text).get(doc) != simdjson::SUCCESS)
-    return file_error(ErrorCode::kParse, path.string(), "", "not valid JSON");
+  ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
+  if (!present) return {};
   simdjson::dom::object offsets;
   if (doc["clock_offsets_us"].get(offsets) != simdjson::SUCCESS) return {};
   for (auto field : offsets) {
@@ -689,14 +697,10 @@ void append_element(std::string& out, simdjson::dom::element e) {
 
 Status HtmlBuilder::read_findings() {
   const fs::path path = root_ / "diagnosis_findings.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return {};
-  auto text = read_file(path);
-  if (!text.ok()) return text.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(*text).get(doc) != simdjson::SUCCESS)
-    return file_error(ErrorCode::kParse, path.string(), "", "not valid JSON");
+  ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
+  if (!present) return {};
   simdjson::dom::element arr;
   if (doc["diagnosis_findings"].get(arr) != simdjson::SUCCESS || !arr.is_array())
     return file_error(ErrorCode::kSchema, path.string(), "key diagnosis_findings", "missing or not an array");
@@ -712,14 +716,10 @@ constexpr uint64_t kDeepDiveRootRows = 1000, kDeepDiveRankRows = 5, kDeepDiveRan
 
 Status HtmlBuilder::read_deep_dive() {
   const fs::path path = root_ / "operator_deep_dive.json";
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return {};
-  auto text = read_file(path);
-  if (!text.ok()) return text.status();
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  if (parser.parse(*text).get(doc) != simdjson::SUCCESS)
-    return file_error(ErrorCode::kParse, path.string(), "", "not valid JSON");
+  ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
+  if (!present) return {};
   simdjson::dom::array rows;
   if (doc["rows"].get(rows) != simdjson::SUCCESS)
     return file_error(ErrorCode::kSchema, path.string(), "key rows", "missing or not an array");

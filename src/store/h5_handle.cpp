@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -205,6 +206,15 @@ H5Handle lcpl_with_parents() {
   H5Handle p(H5Pcreate(H5P_LINK_CREATE), H5Kind::kPropList);
   if (p.valid() && H5Pset_create_intermediate_group(p.get(), 1) < 0) return {};
   if (p.valid() && H5Pset_char_encoding(p.get(), H5T_CSET_UTF8) < 0) return {};
+  return p;
+}
+
+H5Handle transfer_plist(size_t elements, size_t element_size) {
+  constexpr size_t kDefault = size_t{1} << 20;  // H5D_TEMP_BUF_SIZE
+  constexpr size_t kMin = 4096;
+  const size_t want = elements > kDefault / std::max<size_t>(element_size, 1) ? kDefault : elements * element_size;
+  H5Handle p(H5Pcreate(H5P_DATASET_XFER), H5Kind::kPropList);
+  if (p.valid() && H5Pset_buffer(p.get(), std::clamp(want, kMin, kDefault), nullptr, nullptr) < 0) return {};
   return p;
 }
 

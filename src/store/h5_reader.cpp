@@ -192,8 +192,11 @@ Result<std::vector<std::string>> H5Reader::read_strings(std::string_view dataset
   if (c.ctype != ColumnType::kString)
     return schema_error(path_, place, std::string("element type is ") + column_type_name(c.ctype) + ", expected string");
   const hid_t ds = c.ds.get();
-  return read_string_values(c.type.get(), c.space.get(), path_, place, [ds](hid_t mem, void* buf) {
-    return H5Dread(ds, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf);
+  H5Handle dxpl = detail::transfer_plist(c.n, sizeof(hvl_t));
+  if (!dxpl.valid()) return h5_error(path_.string(), place);
+  const hid_t xfer = dxpl.get();
+  return read_string_values(c.type.get(), c.space.get(), path_, place, [ds, xfer](hid_t mem, void* buf) {
+    return H5Dread(ds, mem, H5S_ALL, H5S_ALL, xfer, buf);
   });
 }
 

@@ -342,7 +342,9 @@ Status H5Writer::write_vlen(std::string_view dataset, std::span<const std::strin
   H5Handle ds(H5Dcreate2(file_.get(), name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
               H5Kind::kDataset);
   if (!ds.valid()) return note(h5_error(p, op));
-  if (!values.empty() && H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, strs.ptrs.data()) < 0)
+  H5Handle dxpl = detail::transfer_plist(values.size(), sizeof(hvl_t));
+  if (!dxpl.valid()) return note(h5_error(p, op));
+  if (!values.empty() && H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, dxpl.get(), strs.ptrs.data()) < 0)
     return note(h5_error(p, "write dataset " + name));
   ASCPROF_RETURN_IF_ERROR(note(ds.close(p, "write dataset " + name)));
   if (strs.repaired > 0) ASCPROF_RETURN_IF_ERROR(set_int_attr(name, "repaired_strings", strs.repaired));

@@ -19,6 +19,11 @@ H5Handle vlen_utf8_type();
 bool classify_type(Hid type, ColumnType* out);
 /// Link-creation property list that creates missing intermediate groups.
 H5Handle lcpl_with_parents();
+/// Dataset-transfer property list whose type-conversion buffers fit `elements` of `element_size`
+/// bytes (at most HDF5's 1 MiB default). HDF5 1.10 callocs two such buffers on every converting
+/// H5Dwrite/H5Dread (every vlen string column): at the default size that is 2 MiB zeroed per small
+/// table column, and under AddressSanitizer fresh mappings each time.
+H5Handle transfer_plist(size_t elements, size_t element_size);
 /// Appends `s` to `out` as valid UTF-8 without NUL bytes: invalid sequences and NUL become U+FFFD.
 /// Returns true if anything was replaced.
 bool append_clean_utf8(std::string& out, std::string_view s);

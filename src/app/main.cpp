@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/environment.hpp>
 #include <cstdio>
 #include <string>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include "ascprof/common/allocator.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
+#include "ascprof/parallel/mpi_environment.hpp"
 #include "ascprof/parallel/sweep_run.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "cli.hpp"
@@ -93,8 +93,7 @@ ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
 
 int main(int argc, char** argv) {
   ascprof::keep_freed_heap_for_reuse();
-  // "serialized": process 0's dispatcher thread hands out work while its main thread analyses ranks
-  boost::mpi::environment env(argc, argv, boost::mpi::threading::serialized);
+  const ascprof::parallel::MpiEnvironment env(argc, argv);
   boost::mpi::communicator world;
   const bool root = world.rank() == 0;
 

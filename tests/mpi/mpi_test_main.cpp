@@ -4,11 +4,12 @@
 
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
-#include <boost/mpi/environment.hpp>
 #include <functional>
 
+#include "ascprof/parallel/mpi_environment.hpp"
+
 int main(int argc, char** argv) {
-  boost::mpi::environment env(argc, argv, boost::mpi::threading::serialized);  // as the CLI: dynamic work queue
+  const ascprof::parallel::MpiEnvironment env(argc, argv);  // as the CLI: dynamic work queue
   boost::mpi::communicator world;
   ::testing::InitGoogleTest(&argc, argv);
   if (world.rank() != 0) {

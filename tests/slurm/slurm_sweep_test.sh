@@ -237,9 +237,16 @@ for i in "${!roots[@]}"; do
 done
 
 # ---- 1. slurm/analyze_root.sbatch: one root, two MPI processes started by srun -------------------
+# Submitted without ASCPROF_MPI, the script must find the binary itself (../build/ascprof-mpi next
+# to the submitted script). A copy beside a build/ link to the binary under test checks that
+# without touching the source tree, and runs this build's binary (the sanitizer one under
+# scripts/test.sh) rather than whatever build/ holds.
+mkdir -p "$work/tree/slurm" "$work/tree/build" || fail "cannot create $work/tree"
+cp "$repo/slurm/analyze_root.sbatch" "$work/tree/slurm/" || fail "cannot copy analyze_root.sbatch"
+ln -sfn "$bin" "$work/tree/build/ascprof-mpi" || fail "cannot link the binary"
 cd "$work" || fail "cannot enter $work"
-aid=$(sbatch --parsable --ntasks=2 --output="$work/joblogs/analyze-%j.log" \
-  "$repo/slurm/analyze_root.sbatch" "${roots[0]}" "$work/analyze_out" \
+aid=$(env -u ASCPROF_MPI sbatch --parsable --ntasks=2 --output="$work/joblogs/analyze-%j.log" \
+  "$work/tree/slurm/analyze_root.sbatch" "${roots[0]}" "$work/analyze_out" \
   --config "$repo/jobs/analyze_example.ini" --progress none) || fail "sbatch analyze_root.sbatch failed"
 aid=${aid%%;*}
 wait_job "$aid" "analyze_root.sbatch"

@@ -24,7 +24,7 @@ namespace {
 // Open MPI and its plugins allocate inside MPI_Init and MPI_Finalize and keep it until exit. In
 // sanitizer builds LeakSanitizer ignores what this thread allocates inside those two calls. A
 // suppression file cannot: the allocating frame is often libc (strdup, vasprintf) called by MPI,
-// which only a full stack unwind on every malloc of the run (about 10x slower tests) would
+// which only a full stack unwind on every malloc of the run (a slower suite) would
 // attribute to MPI. Our own code allocates nothing there.
 struct LeakCheckPause {
 #if defined(ASCPROF_HAS_LSAN)

@@ -5,7 +5,7 @@
 //   ingest_driver json  FILE     trace_view.json importer
 //   ingest_driver rank  RANKDIR OUTDIR   every rank-local stage of a whole rank folder (ingest, normalize,
 //                                        segment, classify, summarize) with its HDF5 and CSV fragment writes;
-//                                        ASCPROF_DEBUG_MEMORY=1 prints RSS / peak RSS per stage to stderr
+//                                        ASCPROF_DEBUG_MEMORY=1 prints RSS / peak RSS / seconds per stage to stderr
 //
 // Prints one JSON line: {"what", "bytes", "seconds", "mb_per_s", "rows", "rows_per_s", "peak_rss_bytes", ...}.
 // benchmarks/run_ingest.sh generates the input with `ascprof-mpi synth` (outside the timed region).

@@ -18,6 +18,7 @@
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
+#include "ascprof/parallel/report_stage.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 
@@ -124,20 +125,6 @@ struct RankBucketsMessage {
   }
 };
 
-// One root's report, done by whichever process took it, gathered to process 0.
-struct ReportDone {
-  uint32_t item = 0;
-  bool ok = false;
-  std::string error, html_status;
-  std::vector<std::string> files;
-  double seconds = 0;
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & item & ok & error & html_status & files & seconds;
-  }
-};
-
 // The clock offset of one rank, broadcast by the coordinator.
 struct RankOffset {
   int32_t root_index = 0, rank_index = 0;
@@ -175,38 +162,59 @@ namespace {
 // into OUT/<root-slug>/ (they are the report's only input).
 AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& req) {
   AnalyzeResult result;
+  const auto t0 = Clock::now();
+  // process 0: which roots can be reported (only into an output folder this tool wrote, never
+  // into someone else's folder; only where the analysis stages left their tables)
+  std::vector<std::string> refused(req.roots.size()), dirs;
+  std::vector<uint64_t> sizes;
+  std::vector<size_t> item_root;
+  if (world.rank() == 0)
+    for (size_t i = 0; i < req.roots.size(); ++i) {
+      const fs::path dir = fs::path(req.out) / importers::root_slug(req.roots[i]);
+      std::error_code ec;
+      if (!fs::exists(fs::path(req.out) / kOutMarker, ec))
+        refused[i] = file_error(ErrorCode::kIo, req.out, "", "not an ascprof-mpi output folder").to_string();
+      else if (!fs::exists(dir / "step_summary.csv", ec))
+        refused[i] = file_error(ErrorCode::kIo, dir.string(), "", "no analysis outputs here (run the analysis stages first)")
+                         .to_string();
+      else {
+        dirs.push_back(dir.string());
+        sizes.push_back(fs::file_size(dir / "step_summary.csv", ec));
+        item_root.push_back(i);
+      }
+    }
+  double busy = 0;
+  std::vector<RootReportDone> reports = run_report_stage(world, dirs, sizes, req.report, busy);
   if (world.rank() == 0) {
-    const auto t0 = Clock::now();
+    std::vector<const RootReportDone*> by_root(req.roots.size(), nullptr);
+    for (size_t k = 0; k < reports.size(); ++k) by_root[item_root[k]] = &reports[k];
     JsonWriter w;
     w.begin_object();
     uint64_t ok = 0;
     std::string html_status;
-    std::vector<std::string> lines;
+    std::map<std::string, double> part_seconds;
     JsonWriter roots;
     roots.begin_array();
-    for (const auto& root : req.roots) {
-      const fs::path dir = fs::path(req.out) / importers::root_slug(root);
+    for (size_t i = 0; i < req.roots.size(); ++i) {
+      const RootReportDone* rep = by_root[i];
       roots.begin_object();
-      roots.kv("root", root);
-      roots.kv("out_dir", dir.string());
-      std::error_code ec;
-      // only into an output folder this tool wrote (never into someone else's folder)
-      Result<report::ReportResult> rep =
-          !fs::exists(fs::path(req.out) / kOutMarker, ec)
-              ? Result<report::ReportResult>(file_error(ErrorCode::kIo, req.out, "", "not an ascprof-mpi output folder"))
-          : fs::exists(dir / "step_summary.csv", ec)
-              ? report::write_report(dir, req.report)
-              : Result<report::ReportResult>(file_error(ErrorCode::kIo, dir.string(), "",
-                                                        "no analysis outputs here (run the analysis stages first)"));
-      roots.kv("status", rep.ok() ? "ok" : "failed");
-      if (!rep.ok()) {
-        roots.kv("error", rep.status().to_string());
+      roots.kv("root", req.roots[i]);
+      roots.kv("out_dir", (fs::path(req.out) / importers::root_slug(req.roots[i])).string());
+      const bool root_ok = rep != nullptr && rep->ok;
+      roots.kv("status", root_ok ? "ok" : "failed");
+      if (rep != nullptr)
+        for (const auto& [part, secs] : rep->part_seconds) part_seconds[part] += secs;
+      if (!root_ok) {
+        // the stage's own error text, without the "report: " the full run puts before it
+        std::string error = rep == nullptr ? refused[i] : rep->error;
+        if (error.rfind("report: ", 0) == 0) error.erase(0, 8);
+        roots.kv("error", error);
       } else {
         ++ok;
         if (html_status.empty() || rep->html_status != "ok") html_status = rep->html_status;
         roots.key("outputs");
         roots.begin_array();
-        for (const auto& f : rep->files) roots.value(f.string());
+        for (const auto& f : rep->files) roots.value(f);
         roots.end_array();
       }
       roots.end_object();
@@ -216,6 +224,7 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
     result.exit_code = nothing ? 3 : (partial ? 1 : 0);
     w.kv("status", nothing ? "failed" : (partial ? "partial" : "ok"));
     w.kv("command", "analyze");
+    w.kv("processes", static_cast<int64_t>(world.size()));
     w.kv("root_count", static_cast<uint64_t>(req.roots.size()));
     w.key("stages_executed");
     w.begin_array();
@@ -225,6 +234,7 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
     w.key("stage_timings");
     w.begin_object();
     w.kv("report", since(t0));
+    for (const auto& [part, secs] : part_seconds) w.kv("report_" + part + "_cpu", secs);
     w.end_object();
     w.key("roots");
     w.raw(roots.take());
@@ -439,45 +449,28 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
         report_sizes.push_back(summaries[i].event_count);
         report_root.push_back(i);
       }
-  mpi::broadcast(world, report_dirs, 0);
-  mpi::broadcast(world, report_sizes, 0);
-  std::vector<ReportDone> my_reports;
-  run_work_queue(world, report_sizes, [&](size_t i) {
-    const auto t_root = Clock::now();
-    auto rep = report::write_report(report_dirs[i], req.report);
-    ReportDone d;
-    d.item = static_cast<uint32_t>(i);
-    d.ok = rep.ok();
-    if (!rep.ok()) d.error = "report: " + rep.status().to_string();
-    else {
-      d.html_status = rep->html_status;
-      for (const auto& f : rep->files) d.files.push_back(f.string());
-    }
-    d.seconds = since(t_root);
-    my_reports.push_back(std::move(d));
-  });
-  std::vector<std::vector<ReportDone>> all_reports;
-  mpi::gather(world, my_reports, all_reports, 0);
-  const double report_seconds = since(t);
   double my_report_busy = 0;
-  for (const auto& d : my_reports) my_report_busy += d.seconds;
+  std::vector<RootReportDone> reports = run_report_stage(world, report_dirs, report_sizes, req.report, my_report_busy);
+  const double report_seconds = since(t);
   std::vector<double> report_busy;
   mpi::gather(world, my_report_busy, report_busy, 0);
 
   if (me == 0) {
     std::string html_status;
-    for (const auto& per_process : all_reports)
-      for (const auto& d : per_process) {
-        auto& s = summaries[report_root[d.item]];
-        s.report_seconds = d.seconds;
-        if (!d.ok) {
-          s.status = "failed";
-          s.error = d.error;
-          continue;
-        }
-        for (const auto& f : d.files) s.outputs.push_back(f);
-        if (html_status.empty() || d.html_status != "ok") html_status = d.html_status;
+    std::map<std::string, double> report_part_seconds;  // summed over roots
+    for (size_t i = 0; i < reports.size(); ++i) {
+      const RootReportDone& d = reports[i];
+      auto& s = summaries[report_root[i]];
+      s.report_seconds = d.seconds;
+      for (const auto& [part, secs] : d.part_seconds) report_part_seconds[part] += secs;
+      if (!d.ok) {
+        s.status = "failed";
+        s.error = d.error;
+        continue;
       }
+      for (const auto& f : d.files) s.outputs.push_back(f);
+      if (html_status.empty() || d.html_status != "ok") html_status = d.html_status;
+    }
 
     uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
@@ -557,7 +550,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("root_summary", summary);
     w.kv("root_cross_rank", cross);
     w.kv("root_diagnostics", diag);
-    w.kv("report", report_seconds);
+    w.kv("report", report_seconds);  // wall time of the report stage; its parts' busy seconds below
+    for (const auto& [part, secs] : report_part_seconds) w.kv("report_" + part + "_cpu", secs);
     w.kv("total", since(t_start));
     w.end_object();
     w.key("gathered_bytes");

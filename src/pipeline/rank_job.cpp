@@ -73,8 +73,13 @@ void memory_probe(const char* stage) {
   const struct mallinfo2 mi = mallinfo2();
   heap_mb = static_cast<double>(mi.uordblks + mi.hblkhd) / 1048576.0;
 #endif
-  std::fprintf(stderr, "ascprof memory: %-26s VmRSS %8.1f MiB  VmHWM %8.1f MiB  malloc in use %8.1f MiB\n", stage,
-               rss_mb, hwm_mb, heap_mb);
+  // and the seconds since the previous probe of this process: what the step before it cost
+  static Clock::time_point previous = Clock::now();
+  const Clock::time_point now = Clock::now();
+  const double step_s = std::chrono::duration<double>(now - previous).count();
+  previous = now;
+  std::fprintf(stderr, "ascprof memory: %-26s VmRSS %8.1f MiB  VmHWM %8.1f MiB  malloc in use %8.1f MiB  %7.3f s\n", stage,
+               rss_mb, hwm_mb, heap_mb, step_s);
 }
 
 // One rank, read and written section by section: each file's tables are written to the rank's

@@ -1,6 +1,10 @@
-// The report stage of one root: the evidence-chain gate first, then report.md, report.xlsx,
-// report.html (unless skipped), timeline.json and manifest.json, all under OUT/<root>/report/.
+// The report stage of one root: the evidence-chain gate first, then its parts (report.md,
+// report.xlsx, timeline.json, report.html unless skipped), then manifest.json, all under
+// OUT/<root>/report/. The parts are separate calls so the parallel layer can spread them.
 #include "ascprof/report/report.hpp"
+
+#include <algorithm>
+#include <chrono>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
@@ -15,40 +19,124 @@ namespace fs = std::filesystem;
 // Data rows per sheet in report_mode summary.
 constexpr uint64_t kSummarySheetRows = 50'000;
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+bool writes_page(const ReportOptions& options) { return !options.skip_html && options.mode != "summary"; }
+
+}  // namespace
+
+const char* report_part_name(ReportPart part) {
+  switch (part) {
+    case ReportPart::kMarkdown: return "md";
+    case ReportPart::kWorkbook: return "xlsx";
+    case ReportPart::kTimeline: return "timeline";
+    case ReportPart::kPage: return "html";
+  }
+  return "?";
+}
+
+std::vector<ReportPart> report_parts(const ReportOptions& options) {
+  std::vector<ReportPart> parts{ReportPart::kWorkbook};
+  if (writes_page(options)) parts.push_back(ReportPart::kPage);
+  parts.push_back(ReportPart::kTimeline);
+  parts.push_back(ReportPart::kMarkdown);
+  return parts;
+}
+
+Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart part, const ReportOptions& options) {
+  const auto t0 = Clock::now();
+  ReportPartResult r;
+  r.part = part;
+  switch (part) {
+    case ReportPart::kMarkdown: {
+      ASCPROF_ASSIGN_OR_RETURN(fs::path md, write_report_md(root_out));
+      r.files.push_back(md);
+      break;
+    }
+    case ReportPart::kWorkbook: {
+      XlsxOptions xlsx;
+      if (options.mode == "summary") {  // the light version: every sheet capped (all rows stay in the CSVs)
+        xlsx.max_sheet_rows = kSummarySheetRows + 2;  // + header and the truncation note
+        xlsx.raw_kernel_index_rows = kSummarySheetRows;
+      }
+      const fs::path path = root_out / "report" / "report.xlsx";
+      ASCPROF_ASSIGN_OR_RETURN(r.sheets, write_report_xlsx(root_out, path, xlsx));
+      r.files.push_back(path);
+      break;
+    }
+    case ReportPart::kTimeline: {
+      ASCPROF_ASSIGN_OR_RETURN(fs::path timeline, write_timeline(root_out, options.timeline));
+      r.files.push_back(timeline);
+      break;
+    }
+    case ReportPart::kPage: {
+      auto html = write_report_html(root_out);
+      if (html.ok()) {
+        r.files.push_back(*html);
+        r.html_status = "ok";
+      } else {  // the other reports stand; the manifest says why the page is missing
+        r.html_status = "error";
+        r.html_error = html.status().to_string();
+      }
+      break;
+    }
+  }
+  r.seconds = since(t0);
+  return r;
+}
+
+Status evidence_chain_error(const fs::path& root_out, const EvidenceChain& chain) {
+  std::string why;
+  for (size_t i = 0; i < chain.failures.size() && i < 8; ++i) why += (i ? "; " : "") + chain.failures[i];
+  return file_error(ErrorCode::kSchema, (root_out / "diagnosis_findings.json").string(), "evidence chain",
+                    std::to_string(chain.failures.size()) + " finding(s) cannot be traced to the tables: " + why);
+}
+
 Result<ReportResult> write_report(const fs::path& root_out, const ReportOptions& options) {
-  ReportResult r;
+  auto t = Clock::now();
   ASCPROF_ASSIGN_OR_RETURN(EvidenceChain chain, check_evidence_chain(root_out));
-  if (!chain.failures.empty()) {
-    std::string why;
-    for (size_t i = 0; i < chain.failures.size() && i < 8; ++i) why += (i ? "; " : "") + chain.failures[i];
-    return file_error(ErrorCode::kSchema, (root_out / "diagnosis_findings.json").string(), "evidence chain",
-                      std::to_string(chain.failures.size()) + " finding(s) cannot be traced to the tables: " + why);
+  const double gate_seconds = since(t);
+  if (!chain.failures.empty()) return evidence_chain_error(root_out, chain);
+  std::vector<ReportPartResult> parts;
+  for (ReportPart part : report_parts(options)) {
+    ASCPROF_ASSIGN_OR_RETURN(ReportPartResult p, write_report_part(root_out, part, options));
+    parts.push_back(std::move(p));
   }
+  ASCPROF_ASSIGN_OR_RETURN(ReportResult r, finish_report(root_out, options, chain, std::move(parts)));
+  r.part_seconds.insert(r.part_seconds.begin(), {"gate", gate_seconds});
+  return r;
+}
+
+Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions& options, const EvidenceChain& chain,
+                                   std::vector<ReportPartResult> parts) {
+  const std::vector<ReportPart> wanted = report_parts(options);
+  std::sort(parts.begin(), parts.end(),
+            [](const ReportPartResult& a, const ReportPartResult& b) { return a.part < b.part; });
+  bool complete = parts.size() == wanted.size();
+  for (ReportPart p : wanted)
+    complete = complete && std::any_of(parts.begin(), parts.end(), [&](const ReportPartResult& r) { return r.part == p; });
+  if (!complete)
+    return Status(ErrorCode::kInternal, "report of " + root_out.string() + ": not every part was written");
   const fs::path dir = root_out / "report";
-  ASCPROF_ASSIGN_OR_RETURN(fs::path md, write_report_md(root_out));
-  r.files.push_back(md);
-  XlsxOptions xlsx;
-  if (options.mode == "summary") {  // the light version: every sheet capped (all rows stay in the CSVs)
-    xlsx.max_sheet_rows = kSummarySheetRows + 2;  // + header and the truncation note
-    xlsx.raw_kernel_index_rows = kSummarySheetRows;
-  }
-  ASCPROF_ASSIGN_OR_RETURN(std::vector<XlsxSheet> sheets, write_report_xlsx(root_out, dir / "report.xlsx", xlsx));
-  r.files.push_back(dir / "report.xlsx");
-  ASCPROF_ASSIGN_OR_RETURN(fs::path timeline, write_timeline(root_out, options.timeline));
-  r.files.push_back(timeline);
+  ReportResult r;
   r.html_status = "skipped";
-  if (options.skip_html || options.mode == "summary") {  // a page from an earlier run would contradict the manifest
+  std::vector<XlsxSheet> sheets;
+  for (auto& p : parts) {
+    for (auto& f : p.files) r.files.push_back(std::move(f));
+    if (p.part == ReportPart::kWorkbook) sheets = std::move(p.sheets);
+    if (p.part == ReportPart::kPage) {
+      r.html_status = p.html_status;
+      r.html_error = p.html_error;
+    }
+    r.part_seconds.emplace_back(report_part_name(p.part), p.seconds);
+  }
+  if (!writes_page(options)) {  // a page from an earlier run would contradict the manifest
     std::error_code ec;
     fs::remove(dir / "report.html", ec);
-  } else {
-    auto html = write_report_html(root_out);
-    if (html.ok()) {
-      r.files.push_back(*html);
-      r.html_status = "ok";
-    } else {  // the other reports stand; the manifest says why the page is missing
-      r.html_status = "error";
-      r.html_error = html.status().to_string();
-    }
   }
   JsonWriter w(true);
   w.begin_object();

@@ -1,15 +1,19 @@
 #include "ascprof/report/xlsx_report.hpp"
 
+#include <sched.h>
 #include <simdjson.h>
 #include <xlsxwriter.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <optional>
 #include <string_view>
 #include <system_error>
+#include <thread>
+#include <vector>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/report/tables.hpp"
@@ -712,20 +716,42 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
     ASCPROF_RETURN_IF_ERROR(cs.write(w, sheets[1]));
     sheets[1].source = kSheets[1].source;
   }
+  // The table sheets are independent (each its own worksheet and temporary file; strings are
+  // inline in constant-memory mode, so no shared string table), so threads write them side by side,
+  // largest source first. The one shared object, the bold format, gets its style index here, before
+  // the threads: libxlsxwriter assigns it lazily on first use, which is the only write they would share.
+  lxw_format_get_xf_index(bold);
+  std::vector<size_t> order;
+  std::vector<uintmax_t> source_bytes(std::size(kSheets), 0);
   for (size_t i = 2; i < std::size(kSheets); ++i) {
-    const std::string name = kSheets[i].name;
-    const uint64_t cap = name == "raw_kernel_index" ? std::min(options.raw_kernel_index_rows, sheet_cap) : sheet_cap;
-    SheetWriter w(ws[i], bold, name, kSheets[i].source, cap);
-    w.text_columns(kSheets[i].text_columns);
-    const fs::path path = root_out / kSheets[i].source;
-    if (name == "bubble_windows") {
-      ASCPROF_RETURN_IF_ERROR(write_jsonl_sheet(w, path, sheets[i]));
-    } else if (name == "diagnosis_findings") {
-      ASCPROF_RETURN_IF_ERROR(write_findings_sheet(w, path, sheets[i]));
-    } else {
-      ASCPROF_RETURN_IF_ERROR(write_csv_sheet(w, path, sheets[i]));
-    }
+    std::error_code ec;
+    const uintmax_t n = fs::file_size(root_out / kSheets[i].source, ec);
+    source_bytes[i] = ec ? 0 : n;
+    order.push_back(i);
   }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return source_bytes[a] > source_bytes[b]; });
+  std::vector<Status> results(std::size(kSheets));
+  std::atomic<size_t> next{0};
+  const auto write_sheets = [&] {
+    for (size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1)) {
+      const size_t i = order[k];
+      const std::string name = kSheets[i].name;
+      const uint64_t cap = name == "raw_kernel_index" ? std::min(options.raw_kernel_index_rows, sheet_cap) : sheet_cap;
+      SheetWriter w(ws[i], bold, name, kSheets[i].source, cap);
+      w.text_columns(kSheets[i].text_columns);
+      const fs::path path = root_out / kSheets[i].source;
+      if (name == "bubble_windows") results[i] = write_jsonl_sheet(w, path, sheets[i]);
+      else if (name == "diagnosis_findings") results[i] = write_findings_sheet(w, path, sheets[i]);
+      else results[i] = write_csv_sheet(w, path, sheets[i]);
+    }
+  };
+  {
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < options.threads && t < order.size(); ++t) helpers.emplace_back(write_sheets);
+    write_sheets();
+    for (auto& h : helpers) h.join();
+  }
+  for (size_t i : order) ASCPROF_RETURN_IF_ERROR(results[i]);  // the largest failing sheet's error
   {
     SheetWriter w(ws[0], bold, kSheets[0].name, "", sheet_cap, /*per_cell=*/true);
     ASCPROF_RETURN_IF_ERROR(write_readme(w, root_out, root, sheets, sheets[0]));
@@ -742,6 +768,15 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
 }
 
 }  // namespace
+
+unsigned default_xlsx_threads() {
+  // The cores this process may run on, not the machine's: mpirun binds each process to one core
+  // by default, and threads beyond the binding would only take turns on it.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+  return static_cast<unsigned>(std::clamp(cores, 1, 4));
+}
 
 Result<std::vector<XlsxSheet>> write_report_xlsx(const fs::path& root_out, const fs::path& xlsx_path,
                                                  const XlsxOptions& options) {

@@ -14,6 +14,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/report/report.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "support/test_support.hpp"
 
@@ -114,6 +115,24 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   ASSERT_TRUE(manifest.ok());
   EXPECT_EQ(manifest->find("\"operator_alignment_count\": 0"), std::string::npos) << *manifest;
   EXPECT_NE(manifest->find("\"operator_alignment_count\""), std::string::npos);
+  // The report's parts were spread over the processes; the result equals one process writing them
+  // in turn: the same markdown, timeline and page, the same manifest apart from its id.
+  auto serial_report = report::write_report(plan.out_dir);
+  ASSERT_TRUE(serial_report.ok()) << serial_report.status().to_string();
+  for (const char* f : {"report/report.md", "report/timeline.json", "report/report.html", "report/manifest.json"}) {
+    auto a = read_file(fs::path(plan.out_dir) / f);
+    auto b = read_file(mpi_root / f);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    if (std::string(f) == "report/manifest.json") {  // report_id hashes the output folder's path
+      const auto drop_id = [](std::string s) { return s.substr(s.find("\"tool_version\"")); };
+      EXPECT_EQ(drop_id(*a), drop_id(*b)) << f;
+      EXPECT_NE(b->find("\"raw_kernel_index\""), std::string::npos) << "the workbook's sheet map: " << *b;
+    } else {
+      EXPECT_EQ(*a, *b) << f << " differs between the MPI run and a serial report";
+    }
+  }
+  EXPECT_TRUE(fs::exists(mpi_root / "report" / "report.xlsx"));
+  EXPECT_NE(result.json.find("\"report_xlsx_cpu\""), std::string::npos) << result.json;
   fs::remove_all(dir);
 }
 
@@ -250,6 +269,13 @@ TEST(AnalyzeMpi, SeveralRootsOfUnevenSizeInOneRun) {
       const auto plan = pipeline::plan_root((dir / root).string(), (dir / "out").string(), 0);
       EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / "normalize_manifest.json")) << plan.out_dir;
       for (const auto& t : plan.tasks) EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / "ranks" / (t.rank_id + ".h5")));
+      // both roots' report parts (8 items on the queue) came together into one manifest per root
+      auto manifest = read_file(fs::path(plan.out_dir) / "report" / "manifest.json");
+      ASSERT_TRUE(manifest.ok()) << plan.out_dir;
+      for (const char* part : {"report/report.md", "report/report.xlsx", "report/timeline.json", "report/report.html"}) {
+        EXPECT_NE(manifest->find(std::string("\"") + part + "\""), std::string::npos) << *manifest;
+        EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / part)) << part;
+      }
     }
     fs::remove_all(dir);
   }

@@ -5,10 +5,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/report/xlsx_report.hpp"
 
 namespace ascprof::report {
 
@@ -22,6 +24,8 @@ struct EvidenceChain {
   std::vector<std::string> failures;  ///< "claim_id (reason)"; the report is not written when any
 };
 Result<EvidenceChain> check_evidence_chain(const std::filesystem::path& root_out);
+/// The stage's error for a chain with failures: kSchema naming the first claims that failed.
+Status evidence_chain_error(const std::filesystem::path& root_out, const EvidenceChain& chain);
 
 /// Options of the merged timeline.
 struct TimelineOptions {
@@ -42,15 +46,46 @@ struct ReportOptions {
   TimelineOptions timeline;
 };
 
+/// The parts of one root's report. Each reads only the root's tables and writes its own files, so
+/// different processes can write the parts of one root at the same time.
+enum class ReportPart : uint8_t { kMarkdown = 0, kWorkbook = 1, kTimeline = 2, kPage = 3 };
+inline constexpr int kReportPartCount = 4;
+const char* report_part_name(ReportPart part);  ///< "md", "xlsx", "timeline", "html"
+
+/// The parts `options` ask for, dearest first (the page only without skip_html and in full-raw mode).
+std::vector<ReportPart> report_parts(const ReportOptions& options);
+
+/// What one part wrote.
+struct ReportPartResult {
+  ReportPart part = ReportPart::kMarkdown;
+  std::vector<std::filesystem::path> files;
+  std::vector<XlsxSheet> sheets;  ///< the workbook's sheets (kWorkbook)
+  std::string html_status;        ///< kPage: ok | error (a failing page fails nothing else)
+  std::string html_error;
+  double seconds = 0;
+};
+
+/// Writes one part. Run it only after check_evidence_chain passed for the root.
+Result<ReportPartResult> write_report_part(const std::filesystem::path& root_out, ReportPart part,
+                                           const ReportOptions& options);
+
 struct ReportResult {
   std::vector<std::filesystem::path> files;
   std::string html_status;  ///< ok | skipped | error
   std::string html_error;
+  std::vector<std::pair<std::string, double>> part_seconds;  ///< ("gate" | part name, seconds)
 };
 
-/// The whole report stage of one root. The evidence-chain gate runs first: a finding that cannot be
-/// traced fails the stage (kSchema naming the claims) before anything is written. A failing page
-/// does not fail the stage: html_status says "error" and manifest.json carries html_error.
+/// Writes report/manifest.json once every part of report_parts(options) is written: the files,
+/// the sheet map, the gate's claims. `parts` in any order. Removes a report.html of an earlier run
+/// when the page is not among the parts.
+Result<ReportResult> finish_report(const std::filesystem::path& root_out, const ReportOptions& options,
+                                   const EvidenceChain& chain, std::vector<ReportPartResult> parts);
+
+/// The whole report stage of one root in this process: the evidence-chain gate first (a finding
+/// that cannot be traced fails the stage with kSchema naming the claims before anything is
+/// written), then every part, then the manifest. A failing page does not fail the stage:
+/// html_status says "error" and manifest.json carries html_error.
 Result<ReportResult> write_report(const std::filesystem::path& root_out, const ReportOptions& options = {});
 
 }  // namespace ascprof::report

@@ -25,10 +25,17 @@ struct XlsxSheet {
   bool truncated = false;     ///< rows_written < rows_total; the sheet ends with a visible note row
 };
 
-/// Limits, lowered only by tests.
+/// The default of XlsxOptions::threads: the cores in this process's CPU affinity (1 under
+/// mpirun's default binding to a core; `mpirun --bind-to none` frees them), in [1, 4].
+unsigned default_xlsx_threads();
+
+/// Limits (lowered only by tests) and threads.
 struct XlsxOptions {
   uint64_t raw_kernel_index_rows = kRawKernelIndexSheetRows;  ///< data-row cap of raw_kernel_index
   uint64_t max_sheet_rows = kExcelMaxRows;  ///< rows per sheet, header and note row included (>= 3)
+  /// Threads writing the table sheets (each sheet on one thread; the zip is written by one). The
+  /// default is the cores this process may use, at most 4: past that the single-threaded zip dominates.
+  unsigned threads = default_xlsx_threads();
 };
 
 /// Writes `xlsx_path` from the tables in `root_out` (OUT/<root-slug>): README, case_summary (from

@@ -277,6 +277,35 @@ TEST_F(XlsxReportOnCapture, CsvSheetsHaveTheTablesHeaderAndRows) {
     EXPECT_GT(result(name).rows_total, 0u) << name;
 }
 
+// The table sheets are written by several threads; the workbook is the same part for part as one
+// thread writes it (docProps/core.xml, which holds the creation time, left out).
+TEST_F(XlsxReportOnCapture, SheetsWrittenByThreadsEqualOneThread) {
+  const fs::path one = dir_->path() / "one-thread.xlsx", four = dir_->path() / "four-threads.xlsx";
+  XlsxOptions opt;
+  opt.raw_kernel_index_rows = kRawCap;
+  opt.threads = 1;
+  auto a = write_report_xlsx(*root_out_, one, opt);
+  opt.threads = 4;
+  auto b = write_report_xlsx(*root_out_, four, opt);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->size(), b->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    EXPECT_EQ((*a)[i].name, (*b)[i].name);
+    EXPECT_EQ((*a)[i].rows_written, (*b)[i].rows_written) << (*a)[i].name;
+    EXPECT_EQ((*a)[i].rows_total, (*b)[i].rows_total) << (*a)[i].name;
+  }
+  const std::string compare =
+      "/usr/bin/env python3 -c \"import sys, zipfile\n"
+      "a, b = (zipfile.ZipFile(p) for p in sys.argv[1:])\n"
+      "names = sorted(n for n in a.namelist() if n != 'docProps/core.xml')\n"
+      "assert names == sorted(n for n in b.namelist() if n != 'docProps/core.xml'), 'parts differ'\n"
+      "assert any(n.startswith('xl/worksheets/sheet') for n in names), 'no sheets'\n"
+      "bad = [n for n in names if a.read(n) != b.read(n)]\n"
+      "sys.exit('differ: ' + ' '.join(bad) if bad else 0)\" " +
+      quoted(one.string()) + " " + quoted(four.string());
+  EXPECT_EQ(std::system(compare.c_str()), 0) << compare;
+}
+
 TEST_F(XlsxReportOnCapture, NumbersAreNumberCellsAndIdsAreText) {
   REQUIRE_OPENPYXL();
   using T = std::set<std::string>;

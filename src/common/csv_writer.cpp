@@ -1,7 +1,9 @@
 #include "ascprof/common/csv_writer.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
+#include <string_view>
 
 namespace ascprof {
 
@@ -50,25 +52,30 @@ CsvRow& CsvRow::literal(std::string_view number) {
 
 CsvRow& CsvRow::number(int64_t v) {
   sep();
-  line_ += std::to_string(v);
+  char buf[24];
+  line_.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
   return *this;
 }
 
 CsvRow& CsvRow::number(uint64_t v) {
   sep();
-  line_ += std::to_string(v);
+  char buf[24];
+  line_.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
   return *this;
 }
 
 CsvRow& CsvRow::number(double v, int decimals) {
   sep();
   if (!std::isfinite(v)) return *this;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  std::string s(buf);
-  if (s.find('.') != std::string::npos) {
-    while (s.back() == '0') s.pop_back();
-    if (s.back() == '.') s.pop_back();
+  // to_chars with a precision prints exactly what printf("%.*f") prints, without its format
+  // parsing and locale lookups (every summary table writes millions of these).
+  char buf[512];  // the longest finite double is 309 digits before the point; callers use 3 or 6 after it
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, std::clamp(decimals, 0, 17));
+  if (ec != std::errc{}) return *this;
+  std::string_view s(buf, static_cast<size_t>(end - buf));
+  if (s.find('.') != std::string_view::npos) {
+    while (s.back() == '0') s.remove_suffix(1);
+    if (s.back() == '.') s.remove_suffix(1);
   }
   if (s == "-0") s = "0";
   line_ += s;

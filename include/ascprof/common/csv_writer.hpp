@@ -15,7 +15,7 @@ class CsvRow {
   CsvRow& text(std::string_view v);            ///< a string cell (quoted and guarded as needed)
   CsvRow& number(int64_t v);
   CsvRow& number(uint64_t v);
-  CsvRow& number(double v, int decimals = 6);  ///< fixed decimals, trailing zeros trimmed; NaN -> empty
+  CsvRow& number(double v, int decimals = 6);  ///< fixed decimals (0..17), trailing zeros trimmed; NaN -> empty
   CsvRow& boolean(bool v);                     ///< "true" / "false", as the reference's Python writes
   CsvRow& empty();                             ///< an empty cell (null)
   CsvRow& json(std::string_view compact_json); ///< a JSON value as one text cell (not formula-guarded)

@@ -134,6 +134,7 @@ int main(int argc, char** argv) {
     req.analyze.report.skip_html = !o.render_html || o.skip_html;
     req.analyze.report.timeline.max_steps = o.timeline_steps;
     req.analyze.limits = input_limits(o);
+    req.analyze.h5_deflate = o.h5_deflate;
     const auto result = ascprof::parallel::run_sweep(world, req);
     if (root) {
       std::printf("%s\n", result.json.c_str());
@@ -192,6 +193,7 @@ int main(int argc, char** argv) {
   req.report.timeline.max_steps = o.timeline_steps;
   req.progress = progress_mode(o.progress);
   req.limits = input_limits(o);
+  req.h5_deflate = o.h5_deflate;
   const auto result = ascprof::parallel::run_analyze(world, req);
   if (root) {
     std::printf("%s\n", result.json.c_str());

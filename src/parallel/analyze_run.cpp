@@ -294,6 +294,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     for (auto& task : p.tasks) {
       task.last_stage = req.last_stage;
       task.limits = req.limits;
+      task.h5_deflate = req.h5_deflate;
     }
   mpi::broadcast(world, plans, 0);
   const double discover_seconds = since(t);

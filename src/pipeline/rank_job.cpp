@@ -94,6 +94,7 @@ class RankJob {
     out_.h5_file = "ranks/" + task_.rank_id + ".h5";
     store::WriterOptions wo;
     wo.create_parent_dirs = true;
+    wo.deflate_level = task_.h5_deflate;
     auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
     if (!created.ok()) return created.status();
     writer_.emplace(std::move(created).value());

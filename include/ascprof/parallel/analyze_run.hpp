@@ -44,6 +44,7 @@ struct AnalyzeRequest {
   bool checkpoints_only = false;
   report::ReportOptions report;
   pipeline::InputLimits limits;  ///< size bounds of one CSV field/row and one trace event
+  int32_t h5_deflate = 1;         ///< deflate level of the ranks' HDF5 files (0..9, --h5-deflate)
 };
 
 struct AnalyzeResult {

@@ -51,13 +51,18 @@ struct RankTask {
   int32_t rank_index = 0;
   int32_t last_stage = kStageSummarize;  ///< the last rank-local stage to run (--to-stage)
   InputLimits limits;
+  /// Deflate level of ranks/<id>.h5 (--h5-deflate): 1 by default; 0 stores the columns unfiltered:
+  /// on an 8-rank 1.3 GB root the rank phase took 7.6-8.7 s instead of 12.9-13.7 s for 3.8x the
+  /// HDF5 bytes (830 vs 218 MB). The content is the same at every level, so a checkpoint written at
+  /// one level is reused at another.
+  int32_t h5_deflate = 1;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
         api_statistic & input_bytes &
-        root_index & rank_index & last_stage & limits;
+        root_index & rank_index & last_stage & limits & h5_deflate;
   }
 };
 

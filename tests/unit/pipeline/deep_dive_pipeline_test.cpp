@@ -91,7 +91,9 @@ Result analyse(const fs::path& root, const fs::path& out) {
   // the CSV has one line per JSON row plus the header
   auto csv = read_file(fs::path(plan.out_dir) / "operator_deep_dive.csv");
   EXPECT_TRUE(csv.ok());
-  if (csv.ok()) EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), static_cast<long>(res.rows.size() + 1));
+  if (csv.ok()) {
+    EXPECT_EQ(std::count(csv->begin(), csv->end(), '\n'), static_cast<long>(res.rows.size() + 1));
+  }
   return res;
 }
 

@@ -9,7 +9,8 @@
 #
 # Scenarios (sizes for the full run; --quick divides every scale by 20 for a smoke run):
 #   huge_rank   1 rank, scale 3600: ~5.3 GB trace_view.json + ~1.0 GB kernel_details.csv, 1 process
-#   root8       8 ranks x ~0.5 GB (scale 290, ~4 GB) with 1 and with 2 processes (MPI scaling)
+#   root8       8 ranks x ~0.5 GB (scale 290, ~4 GB) with 1 and with 2 processes (MPI scaling), and
+#               with 2 processes and --h5-deflate 0 (uncompressed rank HDF5 files)
 #   linear      the 8-rank root at scales 29, 92 and 290 (input spanning 10x), 2 processes
 #   root64      64 ranks x ~70 MB (scale 40, ~4.5 GB), 2 processes (coordinator cost per rank)
 #   sweep24     24 generated roots of uneven size (benchmarks/run_sweep.sh), 2 processes
@@ -60,12 +61,13 @@ gen() {
   fi
 }
 
-# run LABEL CAPTURE NP: analyze every stage except the HTML page, each process under /usr/bin/time
-# (its peak RSS); writes $work/runs/LABEL/{result.json,rss.*}
+# run LABEL CAPTURE NP [OPTION...]: analyze every stage except the HTML page (plus the options), each
+# process under /usr/bin/time (its peak RSS); writes $work/runs/LABEL/{result.json,rss.*}
 run() {
   local label="$1" capture="$work/$2" np="$3" dir="$work/runs/$1"
+  shift 3
   rm -rf "$dir" && mkdir -p "$dir"
-  mpirun -np "$np" sh -c "exec /usr/bin/time -f '%M' -o '$dir/rss.'\$OMPI_COMM_WORLD_RANK '$exe' analyze '$capture' -o '$dir/out' --progress none --skip-html" \
+  mpirun -np "$np" sh -c "exec /usr/bin/time -f '%M' -o '$dir/rss.'\$OMPI_COMM_WORLD_RANK '$exe' analyze '$capture' -o '$dir/out' --progress none --skip-html $*" \
     > "$dir/result.json"
   # input bytes of the capture and of its largest rank, HDF5 bytes written (for the table)
   /usr/bin/python3 - "$capture" "$dir" <<'PY'
@@ -94,7 +96,8 @@ fi
 if want root8 || want linear; then
   s3=$(scaled 290)
   gen root8 8 "$s3"
-  want root8 && run root8_np1 root8 1 && run root8_np2 root8 2
+  # the same root with the ranks' HDF5 files stored uncompressed (--h5-deflate 0: speed for disk)
+  want root8 && run root8_np1 root8 1 && run root8_np2 root8 2 && run root8_np2_h5plain root8 2 --h5-deflate 0
   if want linear; then
     run linear_290 root8 2
     for s in 29 92; do

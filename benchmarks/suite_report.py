@@ -63,25 +63,25 @@ res = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
 
 print(f"machine: {res['machine']['cpus']} cpus ({res['machine']['cpu']}), {res['machine']['mem_gb']} GiB"
       + ("   [--quick: sizes / 20, not for the README]" if quick else ""))
-print(f"\n{'run':14} {'ranks':>5} {'np':>3} {'input GB':>9} {'total s':>8} {'e2e MB/s/proc':>13} "
+print(f"\n{'run':18} {'ranks':>5} {'np':>3} {'input GB':>9} {'total s':>8} {'e2e MB/s/proc':>13} "
       f"{'ingest MB/s':>11} {'ingest Mev/s':>12} {'peak RSS MB':>11} {'RSS/rank':>8} {'HDF5 GB':>8} {'gath KB/rank':>12} "
       f"{'ranks s':>7} {'coord s':>7} {'report s':>8}")
 for k, r in runs.items():
     ev = r["ingest_events_s_per_process"]
-    print(f"{k:14} {r['ranks']:>5} {r['processes']:>3} {r['input_bytes']/1e9:>9.2f} {r['total_s']:>8.1f} "
+    print(f"{k:18} {r['ranks']:>5} {r['processes']:>3} {r['input_bytes']/1e9:>9.2f} {r['total_s']:>8.1f} "
           f"{fmt(r['e2e_mb_s_per_process']):>13} {fmt(r['stage_mb_s_per_process']['ingest_cpu']):>11} "
           f"{fmt(ev / 1e6 if ev else None, '.2f'):>12} {max(r['peak_rss_bytes'] or [0])/MB:>11.0f} "
           f"{fmt(r['rss_over_largest_rank'], '.2f'):>8} {r['hdf5_bytes']/1e9:>8.2f} {r['gathered_bytes_per_rank']/1e3:>12.1f} "
           f"{r['rank_jobs_s']:>7.1f} {r['coordinator_s']:>7.1f} {r['report_s']:>8.1f}")
 print(f"\nthe report stage: wall seconds, then each part's busy seconds (summed over processes and roots):")
-print(f"{'run':14} {'wall':>7} " + " ".join(f"{p.replace('report_', '').replace('_cpu', ''):>9}" for p in REPORT_PARTS))
+print(f"{'run':18} {'wall':>7} " + " ".join(f"{p.replace('report_', '').replace('_cpu', ''):>9}" for p in REPORT_PARTS))
 for k, r in runs.items():
     t = r["stage_timings"]
-    print(f"{k:14} {r['report_s']:>7.1f} " + " ".join(f"{fmt(t.get(p), '.1f'):>9}" for p in REPORT_PARTS))
+    print(f"{k:18} {r['report_s']:>7.1f} " + " ".join(f"{fmt(t.get(p), '.1f'):>9}" for p in REPORT_PARTS))
 print(f"\nper stage, MB/s of input per process (CPU seconds summed over ranks):")
-print(f"{'run':14} " + " ".join(f"{s.replace('_cpu', ''):>10}" for s in STAGES))
+print(f"{'run':18} " + " ".join(f"{s.replace('_cpu', ''):>10}" for s in STAGES))
 for k, r in runs.items():
-    print(f"{k:14} " + " ".join(f"{fmt(r['stage_mb_s_per_process'][s], '.0f'):>10}" for s in STAGES))
+    print(f"{k:18} " + " ".join(f"{fmt(r['stage_mb_s_per_process'][s], '.0f'):>10}" for s in STAGES))
 
 micro = {}
 for f in sorted(glob.glob(os.path.join(work, "micro", "*.json"))):

@@ -281,6 +281,60 @@ TEST(AnalyzeMpi, SeveralRootsOfUnevenSizeInOneRun) {
   }
 }
 
+// --from-stage report over two roots on the process count at hand: each root's evidence gate runs
+// before any of its parts; a root whose finding cannot be traced gets no report and says why, the
+// other root's parts are written by whichever processes are free and come together in its manifest.
+TEST(AnalyzeMpi, ReportOnlyGateRefusesOneRootAndReportsTheOther) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "gate");
+  if (world.rank() == 0) {
+    synth::SynthOptions o;
+    o.scenario = "moe_mla_decode";
+    o.ranks = 2;
+    o.steps = 3;
+    o.faults = {"ep_imbalance:1"};  // findings with evidence ids
+    for (const char* root : {"bad", "good"}) {
+      o.out_dir = dir / root;
+      ASSERT_TRUE(synth::generate_capture(o).ok());
+    }
+  }
+  world.barrier();
+  auto req = request(dir / "bad", dir / "out");
+  req.roots.push_back((dir / "good").string());
+  ASSERT_EQ(parallel::run_analyze(world, req).exit_code, 0);
+  const auto bad = pipeline::plan_root((dir / "bad").string(), (dir / "out").string(), 0);
+  const auto good = pipeline::plan_root((dir / "good").string(), (dir / "out").string(), 0);
+  if (world.rank() == 0) {
+    // a finding of "bad" now points at a kernel row its rank does not have, with no limitation
+    auto text = read_file(fs::path(bad.out_dir) / "diagnosis_findings.json");
+    ASSERT_TRUE(text.ok());
+    std::string doc = *text;
+    const size_t pos = doc.find("\"evidence_ids\": [");
+    ASSERT_NE(pos, std::string::npos) << "no finding with evidence ids";
+    doc.insert(pos + 17, "\"evt_0_99999999\",");
+    const size_t lim = doc.find("\"limitations\": [", pos);
+    doc.erase(lim + 16, doc.find(']', lim) - (lim + 16));
+    ASSERT_TRUE(write_file_atomic(fs::path(bad.out_dir) / "diagnosis_findings.json", doc).ok());
+    fs::remove_all(fs::path(bad.out_dir) / "report");
+    fs::remove_all(fs::path(good.out_dir) / "report");
+  }
+  world.barrier();
+  req.report_only = true;
+  const auto result = parallel::run_analyze(world, req);
+  EXPECT_EQ(result.exit_code, 1) << result.json;  // partial: one root reported
+  if (world.rank() != 0) return;
+  EXPECT_NE(result.json.find("\"status\":\"partial\""), std::string::npos) << result.json;
+  EXPECT_NE(result.json.find("cannot be traced"), std::string::npos) << result.json;
+  EXPECT_NE(result.json.find("evt_0_99999999"), std::string::npos) << result.json;
+  EXPECT_FALSE(fs::exists(fs::path(bad.out_dir) / "report")) << "nothing of a refused root is written";
+  auto manifest = read_file(fs::path(good.out_dir) / "report" / "manifest.json");
+  ASSERT_TRUE(manifest.ok()) << result.json;
+  for (const char* part : {"report/report.md", "report/report.xlsx", "report/timeline.json", "report/report.html"})
+    EXPECT_TRUE(fs::exists(fs::path(good.out_dir) / part)) << part;
+  EXPECT_NE(manifest->find("\"findings_checked\""), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(AnalyzeMpi, MissingRootIsReportedAndNothingAnalysedIsExitThree) {
   mpi::communicator world;
   const fs::path dir = shared_dir(world, "missing");

@@ -7,7 +7,6 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -15,6 +14,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/common/stopwatch.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
@@ -29,8 +29,7 @@ namespace mpi = boost::mpi;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 // A marker that says "this folder is ascprof output", so reruns may write into it.
 constexpr const char* kOutMarker = ".ascprof-mpi-output";
@@ -233,7 +232,7 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
     w.kv("html_status", html_status.empty() ? "skipped" : html_status);
     w.key("stage_timings");
     w.begin_object();
-    w.kv("report", since(t0));
+    w.kv("report", seconds_since(t0));
     for (const auto& [part, secs] : part_seconds) w.kv("report_" + part + "_cpu", secs);
     w.end_object();
     w.key("roots");
@@ -297,7 +296,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       task.h5_deflate = req.h5_deflate;
     }
   mpi::broadcast(world, plans, 0);
-  const double discover_seconds = since(t);
+  const double discover_seconds = seconds_since(t);
 
   // Phase 3: run this process's share, largest input first.
   t = Clock::now();
@@ -315,7 +314,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   const auto t_jobs = Clock::now();
   // the terminal bar: process 0 learns of every finished rank from the work queue
   auto bar = [&](uint64_t done, uint64_t bytes) {
-    const double secs = std::max(1e-3, since(t_jobs));
+    const double secs = std::max(1e-3, seconds_since(t_jobs));
     const double rate = static_cast<double>(bytes) / secs;
     const double eta = rate > 0 ? static_cast<double>(total_bytes - bytes) / rate : 0.0;
     std::fprintf(stderr, "\r[%-30s] ranks %llu/%zu  %.1f/%.1f GB  %.0f MB/s  ETA %.0f s   ",
@@ -354,9 +353,9 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     }
     progress_line(req, me, o, tasks[i]->root, mine.size() + 1, tasks.size(), tasks[i]->input_bytes);
     mine.push_back(std::move(o));
-    my_busy_seconds += since(t_task);
+    my_busy_seconds += seconds_since(t_task);
   }, req.progress == ProgressMode::kBar && me == 0 ? std::function<void(uint64_t, uint64_t)>(bar) : nullptr);
-  const double my_work_seconds = since(t);
+  const double my_work_seconds = seconds_since(t);
 
   // Phase 4: gather outcomes (compact) and timings.
   t = Clock::now();
@@ -427,14 +426,14 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::gather(world, my_deep_dive_payload, deep_dive_payloads, 0);
   mpi::gather(world, my_payload, payloads, 0);
   mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
-  const double gather_seconds = since(t);
+  const double gather_seconds = seconds_since(t);
 
   std::vector<pipeline::RootSummary> summaries;  // process 0
   double outputs_seconds = 0;
   if (me == 0) {
     t = Clock::now();
     for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
-    outputs_seconds = since(t);
+    outputs_seconds = seconds_since(t);
   }
   // The report stage, one root per item on whichever process is free: it reads only the root's
   // files in OUT (shared, as the ranks' HDF5 files already are), so a sweep's reports run in parallel.
@@ -452,7 +451,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       }
   double my_report_busy = 0;
   std::vector<RootReportDone> reports = run_report_stage(world, report_dirs, report_sizes, req.report, my_report_busy);
-  const double report_seconds = since(t);
+  const double report_seconds = seconds_since(t);
   std::vector<double> report_busy;
   mpi::gather(world, my_report_busy, report_busy, 0);
 
@@ -553,7 +552,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("root_diagnostics", diag);
     w.kv("report", report_seconds);  // wall time of the report stage; its parts' busy seconds below
     for (const auto& [part, secs] : report_part_seconds) w.kv("report_" + part + "_cpu", secs);
-    w.kv("total", since(t_start));
+    w.kv("total", seconds_since(t_start));
     w.end_object();
     w.key("gathered_bytes");
     w.begin_object();

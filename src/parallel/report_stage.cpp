@@ -4,8 +4,8 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
-#include <chrono>
 
+#include "ascprof/common/stopwatch.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 
 namespace boost::serialization {
@@ -24,8 +24,7 @@ namespace mpi = boost::mpi;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 // The evidence-chain gate of one root, sent to process 0 (which writes the manifest from it).
 struct GateDone {
@@ -105,7 +104,7 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
       g.soft_warning_count = chain->soft_warning_count;
       g.claim_ids = std::move(chain->claim_ids);
     }
-    g.seconds = since(t);
+    g.seconds = seconds_since(t);
     busy_seconds += g.seconds;
     my_gates.push_back(std::move(g));
   });
@@ -144,7 +143,7 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
       d.html_status = std::move(r->html_status);
       d.html_error = std::move(r->html_error);
     }
-    d.seconds = since(t);
+    d.seconds = seconds_since(t);
     busy_seconds += d.seconds;
     my_parts.push_back(std::move(d));
   });
@@ -187,7 +186,7 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
     chain.soft_warning_count = gates[i].soft_warning_count;
     chain.claim_ids = std::move(gates[i].claim_ids);
     auto r = report::finish_report(dirs[i], options, chain, std::move(by_root[i]));
-    const double manifest_seconds = since(t);
+    const double manifest_seconds = seconds_since(t);
     busy_seconds += manifest_seconds;
     root.seconds += manifest_seconds;
     if (!r.ok()) {

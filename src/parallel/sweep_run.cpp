@@ -5,11 +5,11 @@
 #include <boost/serialization/array.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
-#include <chrono>
 #include <filesystem>
 
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stats.hpp"
+#include "ascprof/common/stopwatch.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/report/sweep.hpp"
 
@@ -20,8 +20,7 @@ namespace mpi = boost::mpi;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 AnalyzeResult usage_error(mpi::communicator& world, const std::string& message, int code = 2) {
   AnalyzeResult r;
@@ -171,7 +170,7 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     if (sharded) c.shard = std::to_string(req.shard_index) + "/" + std::to_string(req.shard_count);
     const fs::path summary = sharded ? report::shard_file(out, req.shard_index, req.shard_count) : out / "sweep_summary.json";
     const fs::path rollup = sharded ? fs::path() : out / "sweep_class_rollup.csv";
-    const Status st = report::write_sweep_summary(summary, rollup, c, runs, since(t0));
+    const Status st = report::write_sweep_summary(summary, rollup, c, runs, seconds_since(t0));
     uint64_t failed = 0;
     for (const auto& r : runs) failed += r.status == "ok" ? 0 : 1;
     if (!st.ok()) {
@@ -180,7 +179,7 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     } else {
       const bool nothing = !runs.empty() && failed == runs.size();
       result.exit_code = nothing ? 3 : (failed > 0 ? 1 : 0);
-      result.json = result_json(nothing ? "failed" : (failed > 0 ? "partial" : "ok"), runs, summary, rollup, since(t0),
+      result.json = result_json(nothing ? "failed" : (failed > 0 ? "partial" : "ok"), runs, summary, rollup, seconds_since(t0),
                                 static_cast<uint64_t>(world.size()), analysed.json);
     }
   }

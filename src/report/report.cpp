@@ -4,11 +4,11 @@
 #include "ascprof/report/report.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/common/stopwatch.hpp"
 #include "ascprof/report/html_report.hpp"
 #include "ascprof/report/xlsx_report.hpp"
 
@@ -21,9 +21,7 @@ constexpr uint64_t kSummarySheetRows = 50'000;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+using Clock = SteadyClock;
 
 bool writes_page(const ReportOptions& options) { return !options.skip_html && options.mode != "summary"; }
 
@@ -85,7 +83,7 @@ Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart 
       break;
     }
   }
-  r.seconds = since(t0);
+  r.seconds = seconds_since(t0);
   return r;
 }
 
@@ -99,7 +97,7 @@ Status evidence_chain_error(const fs::path& root_out, const EvidenceChain& chain
 Result<ReportResult> write_report(const fs::path& root_out, const ReportOptions& options) {
   auto t = Clock::now();
   ASCPROF_ASSIGN_OR_RETURN(EvidenceChain chain, check_evidence_chain(root_out));
-  const double gate_seconds = since(t);
+  const double gate_seconds = seconds_since(t);
   if (!chain.failures.empty()) return evidence_chain_error(root_out, chain);
   std::vector<ReportPartResult> parts;
   for (ReportPart part : report_parts(options)) {

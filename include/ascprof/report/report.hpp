@@ -49,7 +49,6 @@ struct ReportOptions {
 /// The parts of one root's report. Each reads only the root's tables and writes its own files, so
 /// different processes can write the parts of one root at the same time.
 enum class ReportPart : uint8_t { kMarkdown = 0, kWorkbook = 1, kTimeline = 2, kPage = 3 };
-inline constexpr int kReportPartCount = 4;
 const char* report_part_name(ReportPart part);  ///< "md", "xlsx", "timeline", "html"
 
 /// The parts `options` ask for, dearest first (the page only without skip_html and in full-raw mode).

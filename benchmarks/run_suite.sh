@@ -13,6 +13,8 @@
 #               with 2 processes and --h5-deflate 0 (uncompressed rank HDF5 files)
 #   linear      the 8-rank root at scales 29, 92 and 290 (input spanning 10x), 2 processes
 #   root64      64 ranks x ~70 MB (scale 40, ~4.5 GB), 2 processes (coordinator cost per rank)
+#   report_threads  the report stage alone of the scale-92 8-rank root, 1 process, twice bound to a
+#               core (one sheet thread) and twice with --bind-to none (a thread per core)
 #   sweep24     24 generated roots of uneven size (benchmarks/run_sweep.sh), 2 processes
 #   micro       the Google Benchmark binaries (CSV tokenizer, trace_view walker, taxonomy lookup,
 #               interval union, segmentation, HDF5 table write), JSON output
@@ -112,6 +114,20 @@ if want root64; then
   gen root64 64 "$(scaled 40)"
   run root64 root64 2
   drop root64
+fi
+if want report_threads; then
+  # The workbook's sheet threads: the report stage alone (--only-stage report) of an 8-rank 1.3 GB
+  # root, one process, under mpirun's default binding (one core, so one thread) and --bind-to none.
+  gen root8_s92 8 "$(scaled 92)"
+  dir="$work/runs/report_threads"
+  rm -rf "$dir" && mkdir -p "$dir"
+  "$exe" analyze "$work/root8_s92" -o "$dir/out" --progress none --skip-html --to-stage diagnostics > /dev/null
+  for bind in core none core none; do
+    mpirun -np 1 --bind-to "$bind" "$exe" analyze "$work/root8_s92" -o "$dir/out" --progress none --skip-html \
+      --only-stage report >> "$dir/bind_$bind.jsonl"
+  done
+  rm -rf "$dir/out"
+  drop root8_s92
 fi
 if want sweep24; then
   bash benchmarks/run_sweep.sh 24 2 "$work/sweep24" > "$work/sweep24.txt"

@@ -78,6 +78,17 @@ print(f"{'run':18} {'wall':>7} " + " ".join(f"{p.replace('report_', '').replace(
 for k, r in runs.items():
     t = r["stage_timings"]
     print(f"{k:18} {r['report_s']:>7.1f} " + " ".join(f"{fmt(t.get(p), '.1f'):>9}" for p in REPORT_PARTS))
+threads = {}
+for bind in ("core", "none"):
+    f = os.path.join(work, "runs", "report_threads", f"bind_{bind}.jsonl")
+    if os.path.exists(f):
+        threads[bind] = [json.loads(l)["stage_timings"] for l in open(f) if l.strip()]
+if threads:
+    print("\nreport.xlsx alone (--only-stage report, 1 process), seconds per run:")
+    for bind, runs_ in threads.items():
+        label = "bound to a core (1 sheet thread)" if bind == "core" else "--bind-to none (a thread per core)"
+        print(f"  {label:36} " + ", ".join(f"{t['report_xlsx_cpu']:.1f}" for t in runs_))
+    res["report_threads"] = threads
 print(f"\nper stage, MB/s of input per process (CPU seconds summed over ranks):")
 print(f"{'run':18} " + " ".join(f"{s.replace('_cpu', ''):>10}" for s in STAGES))
 for k, r in runs.items():

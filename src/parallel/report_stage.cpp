@@ -4,6 +4,8 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
+#include <tuple>
+#include <algorithm>
 
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/parallel/work_queue.hpp"
@@ -159,7 +161,12 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
     done[i].seconds = gates[i].seconds;
     done[i].part_seconds.emplace_back("gate", gates[i].seconds);
   }
-  for (auto& d : flatten(parts_by_process)) {
+  // in (root, part) order, so a root whose parts failed on several processes reports the same
+  // first error whichever process ran which part
+  std::vector<PartDone> all_parts = flatten(parts_by_process);
+  std::sort(all_parts.begin(), all_parts.end(),
+            [](const PartDone& a, const PartDone& b) { return std::tie(a.root, a.part) < std::tie(b.root, b.part); });
+  for (auto& d : all_parts) {
     RootReportDone& root = done[d.root];
     root.seconds += d.seconds;
     if (!d.error.empty()) {

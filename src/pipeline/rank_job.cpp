@@ -1,7 +1,6 @@
 #include "ascprof/pipeline/rank_job.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +13,7 @@
 #include <malloc.h>
 #endif
 
+#include "ascprof/common/stopwatch.hpp"
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
 #include "ascprof/analysis/summarize.hpp"
@@ -36,13 +36,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = SteadyClock;
 
 // Accumulates wall time into one of the outcome's timers.
 class Timer {
  public:
   explicit Timer(double* sink) : sink_(sink), t0_(Clock::now()) {}
-  ~Timer() { *sink_ += std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  ~Timer() { *sink_ += seconds_since(t0_); }
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
@@ -75,9 +75,8 @@ void memory_probe(const char* stage) {
 #endif
   // and the seconds since the previous probe of this process: what the step before it cost
   static Clock::time_point previous = Clock::now();
-  const Clock::time_point now = Clock::now();
-  const double step_s = std::chrono::duration<double>(now - previous).count();
-  previous = now;
+  const double step_s = seconds_since(previous);
+  previous = Clock::now();
   std::fprintf(stderr, "ascprof memory: %-26s VmRSS %8.1f MiB  VmHWM %8.1f MiB  malloc in use %8.1f MiB  %7.3f s\n", stage,
                rss_mb, hwm_mb, heap_mb, step_s);
 }

@@ -140,7 +140,7 @@ H5Writer::~H5Writer() {
 }
 
 void H5Writer::abandon() {
-  file_.reset();
+  discard_file(file_);
   std::error_code ec;
   if (!temp_path_.empty()) fs::remove(temp_path_, ec);
   closed_ = true;

@@ -44,13 +44,29 @@ class H5Handle {
   /// Closes now; errors are ignored (use close() when the result matters, e.g. for files).
   void reset();
   /// Closes now and reports failure (a file close flushes, so it can fail). Empty handle -> ok.
-  /// `path` and `op` name the file and operation in the error text.
+  /// `path` and `op` name the file and operation in the error text. A failed close leaves the id
+  /// open in the library (HDF5 does not release it), so the handle keeps it: the owner of the file
+  /// can still discard it (see discard_file), instead of HDF5's exit handler closing it later.
   Status close(std::string_view path, std::string_view op);
+  /// Gives up ownership without closing (the caller closes the id).
+  Hid release() {
+    const Hid id = id_;
+    id_ = -1;
+    return id;
+  }
 
  private:
   Hid id_ = -1;
   H5Kind kind_ = H5Kind::kObject;
 };
+
+/// Closes a file opened for writing and every object still open in it without writing anything
+/// more: the file's descriptor is first pointed at /dev/null, then each dataset, group, datatype
+/// and attribute of it is closed, then the file. For abandoning a file after a failed write (a full
+/// disk, a quota, an I/O error): HDF5 keeps an object whose close failed to flush, and at exit its
+/// library shutdown closes it again and crashed (SIGSEGV in H5F__close_cb, seen with a full
+/// tmpfs). Afterwards the library holds no id of the file. The file's content is undefined: remove it.
+void discard_file(H5Handle& file);
 
 /// Turns off HDF5's automatic printing of error stacks on the calling thread (the Debian library is
 /// thread-safe, so the setting is per thread). Every store entry point calls it; errors are

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ascprof/common/allocator.hpp"
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/parallel/mpi_environment.hpp"
@@ -70,6 +71,13 @@ int run_synth(const ascprof::app::CliOptions& o) {
   return 0;
 }
 
+void say_if_interrupted(int exit_code) {
+  if (exit_code != ascprof::kInterruptedExitCode) return;
+  std::fprintf(stderr, "ascprof-mpi: interrupted by %s: finished ranks are checkpointed; rerun the same command into the "
+                       "same output folder to resume (the JSON on stdout lists the ranks done and not done)\n",
+               std::string(ascprof::signal_name(ascprof::interrupt_signal())).c_str());
+}
+
 }  // namespace
 
 // --max-field-mb / --max-event-mb: bounds on one input record (0 is taken as 1 MiB, the smallest).
@@ -94,6 +102,7 @@ ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
 int main(int argc, char** argv) {
   ascprof::keep_freed_heap_for_reuse();
   const ascprof::parallel::MpiEnvironment env(argc, argv);
+  ascprof::install_interrupt_handlers();  // after MPI_Init, so ours are the SIGTERM/SIGINT handlers
   boost::mpi::communicator world;
   const bool root = world.rank() == 0;
 
@@ -139,6 +148,7 @@ int main(int argc, char** argv) {
     if (root) {
       std::printf("%s\n", result.json.c_str());
       std::fflush(stdout);
+      say_if_interrupted(result.exit_code);
     }
     return result.exit_code;
   }
@@ -198,6 +208,7 @@ int main(int argc, char** argv) {
   if (root) {
     std::printf("%s\n", result.json.c_str());
     std::fflush(stdout);
+    say_if_interrupted(result.exit_code);
   }
   return result.exit_code;
 }

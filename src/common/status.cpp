@@ -12,6 +12,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kKnowledge: return "knowledge";
     case ErrorCode::kLimit: return "limit";
     case ErrorCode::kMpi: return "mpi";
+    case ErrorCode::kInterrupted: return "interrupted";
     case ErrorCode::kInternal: return "internal";
   }
   return "internal";

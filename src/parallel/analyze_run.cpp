@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "ascprof/common/files.hpp"
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/importers/discovery.hpp"
@@ -107,6 +108,9 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
                  static_cast<unsigned long long>(o.trace_events), secs, o.reused ? " (reused checkpoint)" : "");
     if (req.verbose && o.data_loss_records + o.warning_records > 0)
       std::fprintf(stderr, "[process %d] rank %s data quality: %s\n", process, o.rank_id.c_str(), o.stats_json.c_str());
+  } else if (o.error_class == error_code_name(ErrorCode::kInterrupted)) {
+    std::fprintf(stderr, "[process %d] rank %s (%s) abandoned: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
+                 o.error.c_str());
   } else {
     std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
                  o.error.c_str());
@@ -140,6 +144,74 @@ uint64_t packed_size(mpi::communicator& world, const T& value) {
   mpi::packed_oarchive oa(world);
   oa << value;
   return oa.size();
+}
+
+// Collective: the stop signal if any process was asked to stop (0 otherwise); every process then
+// stops the same way, also those whose signal never came (e.g. `kill` of one process).
+int agree_interrupt(mpi::communicator& world) {
+  const int sig = mpi::all_reduce(world, interrupt_signal(), mpi::maximum<int>());
+  if (sig != 0) request_interrupt(sig);
+  return sig;
+}
+
+// A rank as an interrupted run leaves it: done (checkpointed, a rerun reuses it), not done
+// (abandoned in flight or never started) or failed (with its own error).
+struct RankEnd {
+  enum Kind { kDone, kNotDone, kFailed } kind = kNotDone;
+  std::string error;
+};
+using RankEnds = std::map<std::pair<int32_t, int32_t>, RankEnd>;  // (root_index, rank_index)
+
+void note_rank_ends(const std::vector<pipeline::RankOutcome>& outcomes, RankEnds& ends) {
+  for (const auto& o : outcomes) {
+    RankEnd e;
+    if (o.ok) e.kind = RankEnd::kDone;
+    else if (o.error_class != error_code_name(ErrorCode::kInterrupted)) e = {RankEnd::kFailed, o.error};
+    ends[{o.root_index, o.rank_index}] = std::move(e);
+  }
+}
+
+// The stdout object of an interrupted run (process 0).
+std::string interrupted_result_json(const std::vector<pipeline::RootPlan>& plans, const RankEnds& ends,
+                                    std::string_view stage, int processes, const std::string& out, double seconds) {
+  JsonWriter w;
+  w.begin_object();
+  w.kv("status", "interrupted");
+  w.kv("command", "analyze");
+  w.kv("signal", signal_name(interrupt_signal()));
+  w.kv("stage", stage);  // where the stop found the run
+  w.kv("processes", static_cast<int64_t>(processes));
+  w.kv("output_dir", out);
+  w.kv("resume", "rerun the same command into the same output folder: finished ranks are taken from their checkpoints");
+  uint64_t counts[3] = {0, 0, 0};
+  JsonWriter lists[3];  // done, not done, failed
+  for (auto& l : lists) l.begin_array();
+  for (const auto& plan : plans)
+    for (const auto& task : plan.tasks) {
+      const auto it = ends.find({plan.root_index, task.rank_index});
+      const RankEnd& e = it == ends.end() ? RankEnd{} : it->second;
+      ++counts[e.kind];
+      JsonWriter& l = lists[e.kind];
+      l.begin_object();
+      l.kv("root", plan.root);
+      l.kv("rank_id", task.rank_id);
+      l.kv("rank_dir", task.rank_dir);
+      if (e.kind == RankEnd::kFailed) l.kv("error", e.error);
+      l.end_object();
+    }
+  const char* const names[] = {"ranks_done", "ranks_not_done", "ranks_failed"};
+  for (int i = 0; i < 3; ++i) w.kv(std::string(names[i]) + "_count", counts[i]);
+  for (int i = 0; i < 3; ++i) {
+    lists[i].end_array();
+    w.key(names[i]);
+    w.raw(lists[i].str());
+  }
+  w.key("stage_timings");
+  w.begin_object();
+  w.kv("total", seconds);
+  w.end_object();
+  w.end_object();
+  return w.take();
 }
 
 }  // namespace
@@ -357,6 +429,20 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   }, req.progress == ProgressMode::kBar && me == 0 ? std::function<void(uint64_t, uint64_t)>(bar) : nullptr);
   const double my_work_seconds = seconds_since(t);
 
+  // A SIGTERM/SIGINT anywhere: the ranks in flight were abandoned, the finished ones checkpointed.
+  // Process 0 learns which are which, and nothing root-level is written from an incomplete set.
+  if (agree_interrupt(world) != 0) {
+    std::vector<std::vector<pipeline::RankOutcome>> all;
+    mpi::gather(world, mine, all, 0);
+    if (me == 0) {
+      RankEnds ends;
+      for (const auto& per_process : all) note_rank_ends(per_process, ends);
+      result.json = interrupted_result_json(plans, ends, "rank_jobs", world.size(), req.out, seconds_since(t_start));
+    }
+    result.exit_code = kInterruptedExitCode;
+    return result;
+  }
+
   // Phase 4: gather outcomes (compact) and timings.
   t = Clock::now();
   uint64_t my_payload = packed_size(world, mine);
@@ -430,10 +516,21 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
 
   std::vector<pipeline::RootSummary> summaries;  // process 0
   double outputs_seconds = 0;
+  RankEnds rank_ends;  // process 0: every rank is done or failed by now (for an interrupted result)
   if (me == 0) {
     t = Clock::now();
-    for (const auto& p : plans) summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
+    for (const auto& [root, outcomes] : by_root) note_rank_ends(outcomes, rank_ends);
+    for (const auto& p : plans) {
+      if (interrupted()) break;  // a root's outputs are written whole or not at all
+      summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
+    }
     outputs_seconds = seconds_since(t);
+  }
+  if (agree_interrupt(world) != 0) {
+    if (me == 0)
+      result.json = interrupted_result_json(plans, rank_ends, "root_outputs", world.size(), req.out, seconds_since(t_start));
+    result.exit_code = kInterruptedExitCode;
+    return result;
   }
   // The report stage, one root per item on whichever process is free: it reads only the root's
   // files in OUT (shared, as the ranks' HDF5 files already are), so a sweep's reports run in parallel.
@@ -454,6 +551,14 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   const double report_seconds = seconds_since(t);
   std::vector<double> report_busy;
   mpi::gather(world, my_report_busy, report_busy, 0);
+  // stopped inside the report stage: the roots' tables are complete, their reports are not (no
+  // manifest was written for any root, so a sweep's --reuse-existing redoes them)
+  if (agree_interrupt(world) != 0) {
+    if (me == 0)
+      result.json = interrupted_result_json(plans, rank_ends, "report", world.size(), req.out, seconds_since(t_start));
+    result.exit_code = kInterruptedExitCode;
+    return result;
+  }
 
   if (me == 0) {
     std::string html_status;

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ascprof/common/stopwatch.hpp"
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 
 namespace boost::serialization {
@@ -151,7 +152,16 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
   });
   std::vector<std::vector<PartDone>> parts_by_process;
   mpi::gather(world, my_parts, parts_by_process, 0);
+  // A stop on any process: parts may be missing, so no root gets a manifest (it marks a finished
+  // report, which a sweep's --reuse-existing trusts).
+  const int stop = mpi::all_reduce(world, interrupt_signal(), mpi::maximum<int>());
+  if (stop != 0) request_interrupt(stop);
   if (!coordinator) return {};
+  if (stop != 0) {
+    std::vector<RootReportDone> stopped(dirs.size());
+    for (auto& r : stopped) r.error = "report: interrupted by " + std::string(signal_name(stop)) + " before it was complete";
+    return stopped;
+  }
 
   // 3. Process 0: each root's manifest from its gate and parts, or the first error.
   std::vector<std::vector<report::ReportPartResult>> by_root(dirs.size());

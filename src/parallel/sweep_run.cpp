@@ -7,6 +7,7 @@
 #include <boost/serialization/vector.hpp>
 #include <filesystem>
 
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stats.hpp"
 #include "ascprof/common/stopwatch.hpp"
@@ -132,7 +133,9 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     AnalyzeRequest a = req.analyze;
     a.roots = roots;
     analysed = run_analyze(world, a);
-    if (analysed.exit_code == 2) return analysed;  // OUT or knowledge unusable: nothing to summarise
+    // OUT or knowledge unusable, or stopped by a signal: nothing to summarise (a requeued shard redoes
+    // the roots not finished, from their ranks' checkpoints)
+    if (analysed.exit_code == 2 || analysed.exit_code == kInterruptedExitCode) return analysed;
   }
 
   AnalyzeResult result;

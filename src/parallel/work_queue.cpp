@@ -9,6 +9,7 @@
 #include <numeric>
 #include <thread>
 
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/parallel/schedule.hpp"
 
 namespace ascprof::parallel {
@@ -42,6 +43,7 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
   if (!dynamic) {
     const auto assignment = assign_largest_first(sizes, n);
     for (const size_t i : assignment[static_cast<size_t>(world.rank())]) {
+      if (interrupted()) break;
       run(i);
       if (world.rank() == 0) finished(i);
     }
@@ -49,7 +51,9 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
   }
   if (world.rank() != 0) {
     for (;;) {
-      world.send(0, kTagRequest, 0);
+      // the request carries this process's stop signal (0: none), so process 0 stops handing out
+      // work to everyone when any process was signalled
+      world.send(0, kTagRequest, interrupt_signal());
       long long next = kNoMore;
       world.recv(0, kTagItem, next);
       if (next == kNoMore) break;
@@ -65,12 +69,13 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
     int workers_done = 0;
     while (workers_done < n - 1) {
       if (auto st = world.iprobe(mpi::any_source, kTagRequest)) {
-        int dummy = 0;
-        world.recv(st->source(), kTagRequest, dummy);
-        // a worker asking again has finished the item it had
+        int worker_signal = 0;
+        world.recv(st->source(), kTagRequest, worker_signal);
+        if (worker_signal != 0) request_interrupt(worker_signal);
+        // a worker asking again has finished the item it had (or abandoned it, when stopping)
         long long& previous = in_flight[static_cast<size_t>(st->source())];
         if (previous != kNoMore) finished(static_cast<size_t>(previous));
-        const size_t k = next.fetch_add(1);
+        const size_t k = interrupted() ? order.size() : next.fetch_add(1);
         const long long item = k < order.size() ? static_cast<long long>(order[k]) : kNoMore;
         previous = item;
         if (item == kNoMore) ++workers_done;
@@ -80,7 +85,7 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
       }
     }
   });
-  for (size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1)) {
+  for (size_t k = next.fetch_add(1); k < order.size() && !interrupted(); k = next.fetch_add(1)) {
     run(order[k]);
     finished(order[k]);
   }

@@ -13,6 +13,7 @@
 #include <malloc.h>
 #endif
 
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
@@ -97,15 +98,20 @@ class RankJob {
     auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
     if (!created.ok()) return created.status();
     writer_.emplace(std::move(created).value());
+    // Between sections a SIGTERM abandons the rank: the writer's temporary file goes with it.
     ASCPROF_RETURN_IF_ERROR(capture_info());
+    ASCPROF_RETURN_IF_ERROR(keep_going());
     ASCPROF_RETURN_IF_ERROR(trace());  // first: segmentation needs its ProfilerStep ranges
     memory_probe("trace done");
+    ASCPROF_RETURN_IF_ERROR(keep_going());
     ASCPROF_RETURN_IF_ERROR(kernels());
     memory_probe("kernel stages done");
+    ASCPROF_RETURN_IF_ERROR(keep_going());
     ASCPROF_RETURN_IF_ERROR(communication());
     ASCPROF_RETURN_IF_ERROR(step_trace());
     ASCPROF_RETURN_IF_ERROR(statistics());
     memory_probe("comm + step trace done");
+    ASCPROF_RETURN_IF_ERROR(keep_going());
     Timer t(&out_.write_seconds);
     if (out_.device_id < 0) out_.device_id = task_.device_id;
     ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
@@ -113,6 +119,7 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
     static const char* const kStageName[] = {"normalize", "segment", "classify", "summarize"};
+    ASCPROF_RETURN_IF_ERROR(keep_going());  // the last point where the rank can still be dropped whole
     return writer_->commit(kStageName[std::clamp(task_.last_stage, kStageNormalize, kStageSummarize)]);
   }
 
@@ -129,6 +136,8 @@ class RankJob {
   }
 
  private:
+  Status keep_going() const { return interrupted() ? interrupted_status(task_.rank_path) : Status{}; }
+
   Status source(const char* kind, const std::string& path) {
     auto fp = store::fingerprint_file(path);
     if (!fp.ok()) return fp.status();

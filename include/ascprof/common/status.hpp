@@ -21,6 +21,7 @@ enum class ErrorCode {
   kKnowledge,        ///< a knowledge/ rule file failed validation
   kLimit,            ///< a configured resource bound was exceeded
   kMpi,              ///< a peer process failed
+  kInterrupted,      ///< stopped by SIGTERM/SIGINT before it finished (see common/interrupt.hpp)
   kInternal,         ///< a bug in this tool
 };
 

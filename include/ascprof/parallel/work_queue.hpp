@@ -18,6 +18,9 @@ namespace ascprof::parallel {
 /// Runs `run(i)` for items i (sizes `item_bytes`) across all processes of `world`, each item
 /// exactly once; returns how the items were handed out ("dynamic" or "static"). Collective: every
 /// process must call it. `run` must not make MPI calls.
+/// A stop (common/interrupt.hpp) on any process ends the hand-out: no item starts after process 0
+/// learns of it (a worker's request carries its signal), and process 0 passes it on to the others
+/// with their next request; the items in flight are left to `run`, which should abandon them.
 /// `on_progress(items_done, bytes_done)`, when given, is called on process 0 whenever it learns that
 /// an item finished anywhere (a worker asking for more has finished its last one); calls are
 /// serialised. With the static assignment it sees only process 0's own items.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/numbers.hpp"
 #include "ascprof/importers/trace_view.hpp"
@@ -129,6 +130,8 @@ class Importer {
   size_t next_release_ = 0;
   size_t populated_ = 0;
   bool force_args_ = false;  // re-reading an event for its args
+  bool stopped_ = false;     // scan() returned early because the run was interrupted
+  uint32_t until_stop_check_ = 0;
 };
 
 Status Importer::run() {
@@ -152,6 +155,7 @@ Status Importer::run() {
     return file_error(ErrorCode::kParse, file_, "byte " + std::to_string(pos),
                       std::string("expected '[' (array of trace events) or '{' at the start, found '") + c + "'");
   }
+  if (stopped_) return interrupted_status(file_);
   builder_.finish();
   return {};
 }
@@ -212,6 +216,14 @@ void Importer::scan(size_t pos, bool object_form) {
   bool after_object = false;
   size_t obj = kNpos;  // set when the next object start is known (after a resynchronisation)
   for (;;) {
+    // a multi-GB trace takes seconds: a SIGTERM must not wait for its end (one load per 4096 events)
+    if (++until_stop_check_ == 4096) {
+      until_stop_check_ = 0;
+      if (interrupted()) {
+        stopped_ = true;
+        return;
+      }
+    }
     if (obj == kNpos) {
       const Gap g = read_gap(gap, after_object, object_form);
       if (g.damage || g.truncated || g.end) {

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -118,9 +119,21 @@ std::string find_escaping_symlink(const fs::path& dir) {
   return {};
 }
 
+const std::string& temp_host_tag() {
+  static const std::string tag = [] {
+    char host[256] = {};
+    if (::gethostname(host, sizeof(host) - 1) != 0 || host[0] == '\0') return std::string("host");
+    std::string t;
+    for (const char* c = host; *c != '\0' && *c != '.'; ++c)  // short name; '.' separates the pid
+      t.push_back(std::isalnum(static_cast<unsigned char>(*c)) || *c == '-' ? *c : '_');
+    return t.empty() ? std::string("host") : t;
+  }();
+  return tag;
+}
+
 fs::path temp_sibling(const fs::path& path) {
   fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
+  tmp += ".tmp." + temp_host_tag() + "." + std::to_string(::getpid());
   return tmp;
 }
 

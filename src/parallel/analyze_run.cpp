@@ -19,6 +19,7 @@
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
+#include "ascprof/parallel/out_folder.hpp"
 #include "ascprof/parallel/report_stage.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
@@ -31,30 +32,6 @@ namespace mpi = boost::mpi;
 namespace {
 
 using Clock = SteadyClock;
-
-// A marker that says "this folder is ascprof output", so reruns may write into it.
-constexpr const char* kOutMarker = ".ascprof-mpi-output";
-
-// Decides on process 0 whether OUT may be written; "" when fine.
-std::string prepare_out(const std::string& out, bool force) {
-  std::error_code ec;
-  const fs::path p(out);
-  if (fs::exists(p, ec)) {
-    if (!fs::is_directory(p, ec)) return "output path '" + out + "' exists and is not a folder";
-    const bool empty = fs::is_empty(p, ec);
-    if (!empty && !fs::exists(p / kOutMarker, ec) && !force)
-      return "output folder '" + out + "' is not empty and was not written by ascprof-mpi (use --force to write into it)";
-  }
-  // even with --force: a link inside OUT that leads out of it would put our files elsewhere
-  if (const std::string link = find_escaping_symlink(p); !link.empty())
-    return "output folder '" + out + "' holds a symlink that points outside it (" + link +
-           "); remove it, nothing is written through such a link";
-  fs::create_directories(p, ec);
-  if (ec) return "cannot create output folder '" + out + "': " + ec.message();
-  const Status st = write_file_atomic(p / kOutMarker, "ascprof-mpi output folder\n");
-  if (!st.ok()) return st.to_string();
-  return {};
-}
 
 // Every process learns whether all succeeded; process 0 gets the first error text.
 std::string agree(mpi::communicator& world, const std::string& local_error) {
@@ -239,6 +216,19 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
   std::vector<std::string> refused(req.roots.size()), dirs;
   std::vector<uint64_t> sizes;
   std::vector<size_t> item_root;
+  std::optional<OutLock> out_lock;  // the report parts are written into OUT: no other run may be
+  std::string lock_error;
+  if (world.rank() == 0 && fs::exists(fs::path(req.out) / kOutMarker)) {
+    auto lock = OutLock::acquire(req.out, "", "analyze --from-stage report");
+    if (lock.ok()) out_lock.emplace(std::move(*lock));
+    else lock_error = lock.status().message();
+  }
+  mpi::broadcast(world, lock_error, 0);
+  if (!lock_error.empty()) {
+    result.exit_code = 2;
+    if (world.rank() == 0) result.json = error_result_json("analyze", "out_locked", lock_error);
+    return result;
+  }
   if (world.rank() == 0)
     for (size_t i = 0; i < req.roots.size(); ++i) {
       const fs::path dir = fs::path(req.out) / importers::root_slug(req.roots[i]);
@@ -337,9 +327,20 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   // Phase 2: output folder and discovery on process 0.
   auto t = Clock::now();
   std::vector<pipeline::RootPlan> plans;
-  std::string out_error;
+  std::string out_error, out_error_class = "invalid_argument";
+  std::optional<OutLock> out_lock;  // process 0 holds OUT's lock until the run returns
   if (me == 0) {
     out_error = prepare_out(req.out, req.force);
+    if (out_error.empty() && !req.out_lock_held) {
+      auto lock = OutLock::acquire(req.out, "", "analyze");
+      if (lock.ok()) out_lock.emplace(std::move(*lock));
+      else {
+        out_error = lock.status().message();
+        out_error_class = "out_locked";
+      }
+    }
+    // before any process writes: what runs killed earlier left behind
+    if (out_error.empty()) clean_stale_temp_files(req.out, req.out_lock_held ? req.out_lock_exclusive : true);
     if (out_error.empty())
       for (size_t i = 0; i < req.roots.size(); ++i) {
         try {
@@ -358,7 +359,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::broadcast(world, out_error, 0);
   if (!out_error.empty()) {
     result.exit_code = 2;
-    if (me == 0) result.json = error_result_json("analyze", "invalid_argument", out_error);
+    if (me == 0) result.json = error_result_json("analyze", out_error_class, out_error);
     return result;
   }
   for (auto& p : plans)

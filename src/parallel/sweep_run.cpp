@@ -6,9 +6,11 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <filesystem>
+#include <optional>
 
 #include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/parallel/out_folder.hpp"
 #include "ascprof/common/stats.hpp"
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/importers/discovery.hpp"
@@ -74,6 +76,30 @@ std::string result_json(const std::string& status, const std::vector<report::Swe
 AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
   const auto t0 = Clock::now();
   const fs::path out(req.analyze.out);
+  // OUT's lock for the whole sweep (its summary and rollup are written after the roots): a shard
+  // shares OUT with the other shards of its sweep, anything else holds it alone.
+  std::optional<OutLock> out_lock;
+  std::string claim_error, claim_class = "invalid_argument";
+  const bool shard_run = req.shard_count > 0 && !req.rollup;
+  if (world.rank() == 0) {
+    claim_error = req.rollup ? std::string() : prepare_out(out.string(), req.analyze.force);
+    if (claim_error.empty()) {
+      const std::string shard = shard_run ? "shard-" + std::to_string(req.shard_index) + "-of-" + std::to_string(req.shard_count) : "";
+      auto lock = OutLock::acquire(out, shard, req.rollup ? "sweep --rollup" : "sweep");
+      if (lock.ok()) out_lock.emplace(std::move(*lock));
+      else {
+        claim_error = lock.status().message();
+        claim_class = "out_locked";
+      }
+    }
+  }
+  mpi::broadcast(world, claim_error, 0);
+  if (!claim_error.empty()) {
+    AnalyzeResult r;
+    r.exit_code = 2;
+    if (world.rank() == 0) r.json = error_result_json("sweep", claim_class, claim_error);
+    return r;
+  }
   if (req.rollup) {  // merging shard files is file work on process 0 only
     AnalyzeResult r;
     if (world.rank() == 0) {
@@ -132,6 +158,8 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
   if (!roots.empty()) {
     AnalyzeRequest a = req.analyze;
     a.roots = roots;
+    a.out_lock_held = true;
+    a.out_lock_exclusive = !shard_run;
     analysed = run_analyze(world, a);
     // OUT or knowledge unusable, or stopped by a signal: nothing to summarise (a requeued shard redoes
     // the roots not finished, from their ranks' checkpoints)

@@ -69,7 +69,12 @@ class AtomicFileWriter {
 /// folders are checked with it so nothing is ever written through such a link.
 std::string find_escaping_symlink(const std::filesystem::path& dir);
 
-/// Temporary sibling name used for atomic writes of `path` by this process.
+/// Temporary sibling name used for atomic writes of `path` by this process:
+/// `path.tmp.<host>.<pid>`, so a later run can tell whether its writer still exists (the pid, on
+/// the same host) when a killed run left it behind (parallel/out_folder.hpp).
 std::filesystem::path temp_sibling(const std::filesystem::path& path);
+
+/// This host's short name as temporary names carry it (letters, digits, '-'; others as '_').
+const std::string& temp_host_tag();
 
 }  // namespace ascprof

@@ -36,12 +36,11 @@ struct Header {
   }
 };
 
-// The task's input files, as the rank job fingerprints them.
+// The task's input files: every kind the rank job fingerprints (pipeline::kInputKinds).
 std::vector<std::string> input_files(const pipeline::RankTask& t) {
   std::vector<std::string> out;
-  for (const std::string* p : {&t.kernel_details, &t.trace_view, &t.communication, &t.step_trace_time, &t.profiler_info,
-                               &t.profiler_metadata})
-    if (!p->empty()) out.push_back(*p);
+  for (const pipeline::InputKind& k : pipeline::kInputKinds)
+    if (!(t.*k.path).empty()) out.push_back(t.*k.path);
   return out;
 }
 

@@ -138,16 +138,17 @@ class RankJob {
  private:
   Status keep_going() const { return interrupted() ? interrupted_status(task_.rank_path) : Status{}; }
 
-  Status source(const char* kind, const std::string& path) {
-    auto fp = store::fingerprint_file(path);
+  /// Fingerprints the input `field` of the task before it is read (kInputKinds names it).
+  Status source(std::string RankTask::*field) {
+    auto fp = store::fingerprint_file(task_.*field);
     if (!fp.ok()) return fp.status();
     fingerprints_.push_back(*fp);
-    kinds_.emplace_back(kind);
+    kinds_.emplace_back(input_kind_name(field));
     return {};
   }
 
   Status kernels() {
-    ASCPROF_RETURN_IF_ERROR(source("kernel_details_csv", task_.kernel_details));
+    ASCPROF_RETURN_IF_ERROR(source(&RankTask::kernel_details));
     model::KernelTable k;
     {
       Timer t(&out_.ingest_seconds);
@@ -297,13 +298,13 @@ class RankJob {
   Status capture_info() {
     Timer t(&out_.ingest_seconds);
     if (!task_.profiler_info.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("profiler_info_json", task_.profiler_info));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::profiler_info));
       auto info = importers::read_profiler_info(task_.profiler_info, stats_);
       if (!info.ok()) return info.status();
       out_.profiler_level = info->profiler_level;
     }
     if (!task_.profiler_metadata.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("profiler_metadata_json", task_.profiler_metadata));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::profiler_metadata));
       auto meta = importers::read_profiler_metadata(task_.profiler_metadata, stats_);
       if (!meta.ok()) return meta.status();
       meta_ = std::move(meta).value();
@@ -314,7 +315,7 @@ class RankJob {
 
   Status trace() {
     if (task_.trace_view.empty()) return {};
-    ASCPROF_RETURN_IF_ERROR(source("trace_view_json", task_.trace_view));
+    ASCPROF_RETURN_IF_ERROR(source(&RankTask::trace_view));
     model::TraceTables tr;
     {
       Timer t(&out_.ingest_seconds);
@@ -345,7 +346,7 @@ class RankJob {
     model::CommStatTable c;
     std::vector<int32_t> groups;
     if (!task_.communication.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("communication_json", task_.communication));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::communication));
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
       groups = importers::link_groups(c, meta_, stats_, task_.communication);
@@ -360,7 +361,7 @@ class RankJob {
   Status step_trace() {
     model::StepTraceTable s;
     if (!task_.step_trace_time.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("step_trace_time_csv", task_.step_trace_time));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::step_trace_time));
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_step_trace_time(task_.step_trace_time, s, stats_));
     }
@@ -374,13 +375,13 @@ class RankJob {
   Status statistics() {
     auto& dd = out_.deep_dive;
     if (!task_.op_statistic.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("op_statistic_csv", task_.op_statistic));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::op_statistic));
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_op_statistic(task_.op_statistic, dd.op_stats, stats_));
       dd.op_statistic_present = true;
     }
     if (!task_.api_statistic.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source("api_statistic_csv", task_.api_statistic));
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::api_statistic));
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_api_statistic(task_.api_statistic, dd.api_stats, stats_));
       dd.api_statistic_present = true;
@@ -401,6 +402,12 @@ class RankJob {
 };
 
 }  // namespace
+
+const char* input_kind_name(std::string RankTask::*path) {
+  for (const InputKind& k : kInputKinds)
+    if (k.path == path) return k.kind;
+  return "input";
+}
 
 RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb) {
   RankOutcome out;

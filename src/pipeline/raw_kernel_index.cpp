@@ -10,6 +10,7 @@
 #include "ascprof/analysis/normalize.hpp"
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
@@ -143,7 +144,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   std::string rank_source = ",";
   append_text(rank_source, rank_id);
   rank_source += ',';
-  append_text(rank_source, stable_id("src", {rank_id, "kernel_details_csv", kernel_details_path}));
+  append_text(rank_source, stable_id("src", {rank_id, input_kind_name(&RankTask::kernel_details), kernel_details_path}));
   rank_source += ',';
 
   PartFile file(out);

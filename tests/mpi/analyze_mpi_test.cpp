@@ -192,6 +192,8 @@ TEST(AnalyzeMpi, ToStageStopsAfterTheRequestedRankStage) {
                                                                  : "\"stages_executed\":[\"normalize\",\"segment\"]"),
               std::string::npos)
         << result.json;
+    // resume works (checkpoints): it is not listed as missing any more
+    EXPECT_NE(result.json.find("\"stages_not_available\":[]"), std::string::npos) << result.json;
   }
   if (world.rank() == 0) fs::remove_all(dir);
 }

@@ -66,6 +66,24 @@ struct RankTask {
   }
 };
 
+/// The input files of a rank, declared once: the rank job fingerprints each one it reads under its
+/// kind, and a checkpoint stands for the rank only while every one of them is unchanged (a list kept
+/// by hand in the checkpoint code once forgot the two statistics files, so a rerun reused a rank
+/// whose op_statistic.csv had changed).
+struct InputKind {
+  const char* kind;                    ///< name in source_index.json and the rank's fingerprints
+  std::string RankTask::*path;         ///< where the task keeps the file's path ("" when absent)
+};
+inline constexpr InputKind kInputKinds[] = {
+    {"kernel_details_csv", &RankTask::kernel_details},     {"trace_view_json", &RankTask::trace_view},
+    {"communication_json", &RankTask::communication},      {"step_trace_time_csv", &RankTask::step_trace_time},
+    {"profiler_info_json", &RankTask::profiler_info},      {"profiler_metadata_json", &RankTask::profiler_metadata},
+    {"op_statistic_csv", &RankTask::op_statistic},         {"api_statistic_csv", &RankTask::api_statistic},
+};
+
+/// The kind name of the task field `path` (one of kInputKinds).
+const char* input_kind_name(std::string RankTask::*path);
+
 /// One input file as registered in source_index.json.
 struct SourceRef {
   std::string kind;  ///< kernel_details_csv, trace_view_json, communication_json, ...

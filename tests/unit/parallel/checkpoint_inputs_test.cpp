@@ -1,0 +1,66 @@
+// A checkpoint stands for a rank only while every input the rank job read is unchanged. The list of
+// inputs once lived by hand in the checkpoint code and forgot op_statistic.csv and api_statistic.csv,
+// so a rerun into the same OUT reused a rank whose operator statistics had changed (issue 18).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/parallel/checkpoint.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/synth/synth.hpp"
+#include "support/test_support.hpp"
+
+namespace ascprof::parallel {
+namespace {
+
+namespace fs = std::filesystem;
+
+class CheckpointInputs : public ::testing::TestWithParam<std::string pipeline::RankTask::*> {};
+
+TEST_P(CheckpointInputs, EditingAnInputBetweenTwoRunsRedoesTheRank) {
+  ascprof::testing::ScratchDir dir("checkpoint-inputs");
+  synth::SynthOptions so;
+  so.scenario = "moe_mla_decode";
+  so.out_dir = dir / "c";
+  so.ranks = 1;
+  so.steps = 2;
+  ASSERT_TRUE(synth::generate_capture(so).ok());
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok());
+  const std::string rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
+  const pipeline::RootPlan plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0);
+  ASSERT_EQ(plan.tasks.size(), 1u);
+  const pipeline::RankTask& task = plan.tasks[0];
+  const std::string& input = task.*GetParam();
+  ASSERT_FALSE(input.empty()) << pipeline::input_kind_name(GetParam()) << " missing from the synth capture";
+
+  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+  ASSERT_TRUE(o.ok) << o.error;
+  ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
+  ASSERT_TRUE(load_checkpoint(task, rules).has_value()) << "an unchanged rank must be reused";
+
+  std::ofstream(input, std::ios::app) << "\n";  // the file a user re-exported
+  EXPECT_FALSE(load_checkpoint(task, rules).has_value())
+      << "checkpoint reused after " << input << " (" << pipeline::input_kind_name(GetParam()) << ") changed";
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryInputKind, CheckpointInputs,
+                         ::testing::Values(&pipeline::RankTask::kernel_details, &pipeline::RankTask::trace_view,
+                                           &pipeline::RankTask::communication, &pipeline::RankTask::op_statistic,
+                                           &pipeline::RankTask::api_statistic, &pipeline::RankTask::profiler_info),
+                         [](const auto& p) { return std::string(pipeline::input_kind_name(p.param)); });
+
+TEST(InputKinds, EveryTaskFieldHasOneKind) {
+  // each kind once, each field once: the names are the keys of source_index.json
+  for (size_t i = 0; i < std::size(pipeline::kInputKinds); ++i)
+    for (size_t j = i + 1; j < std::size(pipeline::kInputKinds); ++j) {
+      EXPECT_STRNE(pipeline::kInputKinds[i].kind, pipeline::kInputKinds[j].kind);
+      EXPECT_NE(pipeline::kInputKinds[i].path, pipeline::kInputKinds[j].path);
+    }
+  EXPECT_STREQ(pipeline::input_kind_name(&pipeline::RankTask::op_statistic), "op_statistic_csv");
+}
+
+}  // namespace
+}  // namespace ascprof::parallel

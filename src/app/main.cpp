@@ -13,6 +13,7 @@
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/parallel/mpi_environment.hpp"
 #include "ascprof/parallel/sweep_run.hpp"
+#include "ascprof/store/h5_handle.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "cli.hpp"
 
@@ -100,6 +101,7 @@ ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
 }
 
 int main(int argc, char** argv) {
+  ascprof::store::skip_hdf5_shutdown_at_exit();  // before any HDF5 call
   ascprof::keep_freed_heap_for_reuse();
   const ascprof::parallel::MpiEnvironment env(argc, argv);
   ascprof::install_interrupt_handlers();  // after MPI_Init, so ours are the SIGTERM/SIGINT handlers

@@ -563,20 +563,26 @@ Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPar
   // max-heap on (duration, then lower rank first)
   auto later = [&src](size_t a, size_t b) { return src[a].key != src[b].key ? src[a].key < src[b].key : a > b; };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later, live);
+  int err = 0;  // the first failed write's errno: the reason users need ("No space left on device")
   while (!heap.empty() && ok) {
     const size_t i = heap.top();
     heap.pop();
     Source& s = src[i];
     ok = std::fwrite(s.json.data(), 1, s.json.size(), o) == s.json.size() && std::fputc('\n', o) != EOF;
+    if (!ok) err = errno;
     ++n;
     if (next(s)) heap.push(i);
   }
   close_all();
-  ok = std::fclose(o) == 0 && ok;
+  if (std::fclose(o) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
   if (ok) fs::rename(tmp, out, ec);
   if (!ok || ec) {
+    const std::string why = ec ? "rename failed: " + ec.message() : std::string("write failed: ") + std::strerror(err);
     fs::remove(tmp, ec);
-    return file_error(ErrorCode::kIo, out.string(), "", "write failed");
+    return file_error(ErrorCode::kIo, out.string(), "", why);
   }
   return n;
 }
@@ -603,6 +609,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
     uint64_t rows = 0;
     bool ok = true, header_written = false;
+    int err = 0;  // the first failed write's errno
     // Fragments are copied in chunks: a rank's raw_kernel_index fragment alone is ~150 MB.
     std::vector<char> chunk(1u << 20);
     for (const auto& part : ranks) {
@@ -620,10 +627,12 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
         if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
           const std::string& h = headers().at(t);
           ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
+          if (!ok) err = errno;
           header_written = true;
         }
         rows += csv_rows({chunk.data(), got}, quoted);
         ok = ok && std::fwrite(chunk.data(), 1, got, f) == got;
+        if (!ok && err == 0) err = errno;
       }
       const bool read_failed = std::ferror(in) != 0;
       std::fclose(in);
@@ -633,12 +642,16 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
         return file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
       }
     }
-    ok = std::fclose(f) == 0 && ok;
+    if (std::fclose(f) != 0 && ok) {
+      ok = false;
+      err = errno;
+    }
     std::error_code ec;
     if (ok) fs::rename(tmp, out, ec);
     if (!ok || ec) {
+      const std::string why = ec ? "rename failed: " + ec.message() : std::string("write failed: ") + std::strerror(err);
       fs::remove(tmp, ec);
-      return file_error(ErrorCode::kIo, out.string(), "", "write failed");
+      return file_error(ErrorCode::kIo, out.string(), "", why);
     }
     written.push_back(out);
     m.kv(t, rows);

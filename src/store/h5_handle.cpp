@@ -140,6 +140,8 @@ void discard_file(H5Handle& file) {
   H5Eclear2(H5E_DEFAULT);
 }
 
+void skip_hdf5_shutdown_at_exit() { H5dont_atexit(); }
+
 void silence_hdf5_errors() {
   // Per-thread in the thread-safe Debian build, hence thread_local.
   thread_local bool silenced = false;

@@ -1,6 +1,12 @@
 #include "ascprof/store/h5_writer.hpp"
 
+#include <fcntl.h>
 #include <hdf5.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -167,7 +173,18 @@ Status H5Writer::commit(std::string_view stage, int64_t schema_version) {
   if (s.ok()) s = set_string_attr("/", "stage", stage);
   if (s.ok()) s = set_int_attr("/", "schema_version", schema_version);
   if (s.ok()) s = set_int_attr("/", "complete", 1);  // last: marks everything above as done
-  if (s.ok()) s = file_.close(path_.string(), "close file");
+  // HDF5 1.10 cannot recover from a metadata flush that fails: its cache is left inconsistent and
+  // no later close of the file succeeds (the object stays half torn down; HDF5's exit handler
+  // crashed on it). So the disk room that flush needs is allocated first, while a failure (a full
+  // disk, a quota) still leaves the file whole for abandon() to discard; then flush and close.
+  uint64_t reserved = 0;
+  if (s.ok()) s = reserve_for_flush(&reserved);
+  if (s.ok() && H5Fflush(file_.get(), H5F_SCOPE_LOCAL) < 0) s = h5_error(path_.string(), "flush file");
+  if (s.ok()) {
+    s = file_.close(path_.string(), "close file");
+    if (!s.ok()) file_.release();  // half closed: never touched again (app/main.cpp skips HDF5's exit handler)
+  }
+  if (s.ok() && reserved > 0) release_reserve(reserved);
   if (s.ok()) {
     std::error_code ec;
     fs::rename(temp_path_, path_, ec);
@@ -179,6 +196,44 @@ Status H5Writer::commit(std::string_view stage, int64_t schema_version) {
   }
   closed_ = true;
   return {};
+}
+
+Status H5Writer::reserve_for_flush(uint64_t* reserved) {
+  *reserved = 0;
+  haddr_t eoa = 0;
+  void* vfd = nullptr;
+  if (H5Fget_eoa(file_.get(), &eoa) < 0 || H5Fget_vfd_handle(file_.get(), H5P_DEFAULT, &vfd) < 0 || vfd == nullptr) {
+    H5Eclear2(H5E_DEFAULT);
+    return {};  // not the sec2 driver: no reservation, the flush takes its chance
+  }
+  const int fd = *static_cast<int*>(vfd);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return {};
+  // The flush writes cached metadata into space HDF5 allocated for it, anywhere below the end of
+  // allocation (EOA), often in holes of the file (raw data was written at higher addresses), and
+  // the closing writes can grow the file by a few blocks. Allocate all of it now; blocks already
+  // there cost nothing. KEEP_SIZE: the file's size, which HDF5 checks, does not change.
+  constexpr uint64_t kGrowth = uint64_t{256} << 10;
+  const uint64_t end = std::max<uint64_t>(eoa, static_cast<uint64_t>(st.st_size)) + kGrowth;
+  if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(end)) != 0) {
+    const int e = errno;
+    if (e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO)
+      return file_error(ErrorCode::kIo, path_.string(), "reserve room for the metadata flush",
+                        std::string("file write failed: ") + std::strerror(e) + " (errno " + std::to_string(e) + ")");
+    return {};  // a file system without fallocate: no reservation
+  }
+  *reserved = end;
+  return {};
+}
+
+void H5Writer::release_reserve(uint64_t reserved) {
+  // the part of the reservation past the end of the file was not used: give it back
+  const int fd = ::open(temp_path_.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < reserved)
+    ::fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size, static_cast<off_t>(reserved) - st.st_size);
+  ::close(fd);
 }
 
 // ---- groups and links ---------------------------------------------------------------------------

@@ -68,6 +68,12 @@ class H5Handle {
 /// tmpfs). Afterwards the library holds no id of the file. The file's content is undefined: remove it.
 void discard_file(H5Handle& file);
 
+/// Tells HDF5 not to close what is still open at process exit (H5dont_atexit). Call first thing in
+/// main, before any HDF5 call. Every file the tool writes is closed explicitly; what can remain open
+/// is a file whose close failed (a full disk, a file-size limit even for discard_file's sink), whose
+/// half torn down state made HDF5's exit handler crash (SIGSEGV in H5F__close_cb).
+void skip_hdf5_shutdown_at_exit();
+
 /// Turns off HDF5's automatic printing of error stacks on the calling thread (the Debian library is
 /// thread-safe, so the setting is per thread). Every store entry point calls it; errors are
 /// reported through Status instead.

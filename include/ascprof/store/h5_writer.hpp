@@ -157,6 +157,11 @@ class H5Writer {
                     size_t n, bool scalar);
   Status check_open(std::string_view op);
   Status note(Status s);  ///< remembers the first error, returns s
+  /// Allocates (fallocate) the disk room the commit's metadata flush can need, so a full disk is
+  /// found while the file can still be discarded. kIo when there is no room.
+  Status reserve_for_flush(uint64_t* reserved);
+  /// Frees the room past the end of the file that the flush did not use.
+  void release_reserve(uint64_t reserved);
   void abandon();
 
   H5Handle file_;

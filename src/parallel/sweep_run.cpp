@@ -33,11 +33,16 @@ AnalyzeResult usage_error(mpi::communicator& world, const std::string& message, 
 }
 
 std::string result_json(const std::string& status, const std::vector<report::SweepRootRun>& runs, const fs::path& summary,
-                        const fs::path& rollup, double seconds, uint64_t processes, const std::string& analysis) {
+                        const fs::path& rollup, double seconds, uint64_t processes, const std::string& analysis,
+                        const std::string& error = "") {
   JsonWriter w;
   w.begin_object();
   w.kv("status", status);
   w.kv("command", "sweep");
+  if (!error.empty()) {  // the summary or rollup could not be written; the roots below were analysed
+    w.kv("error_class", "io");
+    w.kv("error", error);
+  }
   w.kv("processes", processes);
   w.kv("root_count", static_cast<uint64_t>(runs.size()));
   uint64_t ok = 0, reused = 0;
@@ -204,11 +209,12 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     const Status st = report::write_sweep_summary(summary, rollup, c, runs, seconds_since(t0));
     uint64_t failed = 0;
     for (const auto& r : runs) failed += r.status == "ok" ? 0 : 1;
-    if (!st.ok()) {
-      result.exit_code = 1;
-      result.json = error_result_json("sweep", "io", st.to_string());
+    const bool nothing = !runs.empty() && failed == runs.size();
+    if (!st.ok()) {  // every root's own outputs stand: say which, and that the sweep files are missing
+      result.exit_code = nothing ? 3 : 1;
+      result.json = result_json(nothing ? "failed" : "partial", runs, summary, rollup, seconds_since(t0),
+                                static_cast<uint64_t>(world.size()), analysed.json, st.to_string());
     } else {
-      const bool nothing = !runs.empty() && failed == runs.size();
       result.exit_code = nothing ? 3 : (failed > 0 ? 1 : 0);
       result.json = result_json(nothing ? "failed" : (failed > 0 ? "partial" : "ok"), runs, summary, rollup, seconds_since(t0),
                                 static_cast<uint64_t>(world.size()), analysed.json);

@@ -515,6 +515,9 @@ def check_rollup_failure(c, r, out, what):
         c.check(j.get("status") != "ok", "%s: status 'ok' although the rollup was not written: %s" % (what, r.out[:400]))
         c.check(any("sweep_class_rollup.csv" in t for t in error_texts(j)),
                 "%s: no error names sweep_class_rollup.csv: %s" % (what, error_texts(j)[:3]))
+        if what == "sweep":  # the roots were analysed: the result still says which, and how they ended
+            c.check(len(j.get("roots") or []) == len(E.sweep_roots),
+                    "%s: the result lists %d roots, %d were analysed" % (what, len(j.get("roots") or []), len(E.sweep_roots)))
     c.check(not temp_files(out), "%s: temporary files left: %s" % (what, temp_files(out)[:5]))
     return "%s exit %d (%s)" % (what, r.rc, (j or {}).get("status"))
 

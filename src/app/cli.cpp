@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <boost/program_options.hpp>
 #include <fstream>
 #include <sstream>
@@ -147,6 +148,18 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
   out.ok = out.message.empty();
   if (!out.ok) out.message += "\n" + std::string(kUsage);
   return out;
+}
+
+int launcher_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char* v = std::getenv(name); v != nullptr && *v != '\0') return std::atoi(v);
+  // a batch script has SLURM_PROCID=0 without srun; only a step started by srun has SLURM_STEP_ID
+  // (the batch step's is "batch"/4294967294, which is not an srun step of ours)
+  const char* step = std::getenv("SLURM_STEP_ID");
+  const char* procid = std::getenv("SLURM_PROCID");
+  if (step != nullptr && procid != nullptr && std::string_view(step) != "4294967294" && std::string_view(step) != "batch")
+    return std::atoi(procid);
+  return -1;
 }
 
 }  // namespace ascprof::app

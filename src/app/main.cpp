@@ -103,31 +103,30 @@ ascprof::parallel::ProgressMode progress_mode(const std::string& p) {
 int main(int argc, char** argv) {
   ascprof::store::skip_hdf5_shutdown_at_exit();  // before any HDF5 call
   ascprof::keep_freed_heap_for_reuse();
-  const ascprof::parallel::MpiEnvironment env(argc, argv);
-  ascprof::install_interrupt_handlers();  // after MPI_Init, so ours are the SIGTERM/SIGINT handlers
-  boost::mpi::communicator world;
-  const bool root = world.rank() == 0;
 
+  // --help, --version, usage errors and synth are one process's work and need no MPI: MPI_Init
+  // costs ~0.3 s, and a broken MPI set-up must not stop them. Under a launcher the other processes
+  // leave at once (the launcher's rank, from its environment, says which one is first).
   const auto parsed = ascprof::app::parse_command_line(argc, argv);
+  const bool first_process = ascprof::app::launcher_rank() <= 0;
   if (parsed.help) {
-    if (root) std::fputs(parsed.message.c_str(), parsed.ok ? stdout : stderr);
+    if (first_process) std::fputs(parsed.message.c_str(), parsed.ok ? stdout : stderr);
     return parsed.ok ? 0 : 2;
   }
   if (!parsed.ok) {
-    if (root) {
+    if (first_process) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", parsed.message.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json(parsed.options.command, "invalid_argument", parsed.message).c_str());
     }
     return 2;
   }
   const auto& o = parsed.options;
+  if (o.command == "synth") return first_process ? run_synth(o) : 0;
 
-  if (o.command == "synth") {
-    // Generation is one process's job; other processes of an mpirun simply agree on the result.
-    int rc = root ? run_synth(o) : 0;
-    boost::mpi::broadcast(world, rc, 0);
-    return rc;
-  }
+  const ascprof::parallel::MpiEnvironment env(argc, argv);
+  ascprof::install_interrupt_handlers();  // after MPI_Init, so ours are the SIGTERM/SIGINT handlers
+  boost::mpi::communicator world;
+  const bool root = world.rank() == 0;
   if (o.command == "sweep") {
     ascprof::parallel::SweepRequest req;
     req.search_roots = o.search_roots;

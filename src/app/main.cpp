@@ -1,6 +1,7 @@
 // ascprof-mpi entry point: parse the command line, then hand over to the orchestration layer.
 // stdout carries exactly one JSON object (from process 0); humans read stderr.
 #include <algorithm>
+#include <chrono>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <cstdio>
@@ -70,6 +71,31 @@ int run_synth(const ascprof::app::CliOptions& o) {
   std::fprintf(stderr, "ascprof-mpi synth: wrote %zu ranks (%.1f MB) to %s\n", r->ranks.size(),
                static_cast<double>(r->total_bytes) / 1e6, r->root.string().c_str());
   return 0;
+}
+
+// The last lines a person at a terminal reads: how it ended and where the report is (the output
+// folder's name carries a hash, so it is named here rather than left to be dug out of the JSON).
+void say_summary(const ascprof::parallel::AnalyzeResult& result, double seconds) {
+  if (isatty(STDERR_FILENO) == 0 || result.roots.empty()) return;
+  uint64_t ranks = 0, failed = 0, findings = 0;
+  for (const auto& r : result.roots) {
+    ranks += r.ranks_ok;
+    failed += r.ranks_failed;
+    findings += r.finding_count;
+  }
+  static const char* const kEnding[] = {"ok", "partial (some ranks or roots failed)", "usage error",
+                                        "nothing could be analysed", "structure errors (see segment_manifest.json)",
+                                        "interrupted"};
+  const int code = result.exit_code;
+  std::fprintf(stderr, "ascprof-mpi: %s: %zu root(s), %llu rank(s) analysed, %llu failed, %llu finding(s), %.1f s\n",
+               code >= 0 && code <= 5 ? kEnding[code] : "ended", result.roots.size(), static_cast<unsigned long long>(ranks),
+               static_cast<unsigned long long>(failed), static_cast<unsigned long long>(findings), seconds);
+  for (const auto& r : result.roots) {
+    std::string report;
+    for (const std::string& f : r.outputs)  // the page when there is one, else the Markdown
+      if (f.ends_with("report/report.html") || (report.empty() && f.ends_with("report/report.md"))) report = f;
+    std::fprintf(stderr, "  %s -> %s\n", r.root.c_str(), report.empty() ? (r.out_dir + " (no report: " + r.status + ")").c_str() : report.c_str());
+  }
 }
 
 void say_if_interrupted(int exit_code) {
@@ -205,11 +231,13 @@ int main(int argc, char** argv) {
   req.progress = progress_mode(o.progress);
   req.limits = input_limits(o);
   req.h5_deflate = o.h5_deflate;
+  const auto started = std::chrono::steady_clock::now();
   const auto result = ascprof::parallel::run_analyze(world, req);
   if (root) {
     std::printf("%s\n", result.json.c_str());
     std::fflush(stdout);
     say_if_interrupted(result.exit_code);
+    say_summary(result, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   return result.exit_code;
 }

@@ -7,15 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "ascprof/pipeline/stage.hpp"
+
 namespace ascprof::app {
 
 namespace po = boost::program_options;
-
-const std::vector<std::string>& stage_names() {
-  static const std::vector<std::string> kStages = {"normalize", "segment",     "classify", "summarize",
-                                                   "cross_rank", "diagnostics", "report"};
-  return kStages;
-}
 
 namespace {
 
@@ -66,10 +62,9 @@ po::options_description make_options(CliOptions& o) {
 }
 
 std::string check(const CliOptions& o) {
-  const auto& st = stage_names();
   for (const std::string* s : {&o.from_stage, &o.to_stage, &o.only_stage})
-    if (!s->empty() && std::find(st.begin(), st.end(), *s) == st.end())
-      return "unknown stage '" + *s + "' (stages: normalize, segment, classify, summarize, cross_rank, diagnostics, report)";
+    if (!s->empty() && !pipeline::stage_from_name(*s))
+      return "unknown stage '" + *s + "' (stages: " + pipeline::stage_name_list() + ")";
   if (!o.only_stage.empty() && (!o.from_stage.empty() || !o.to_stage.empty()))
     return "--only-stage cannot be combined with --from-stage/--to-stage";
   if (o.report_mode != "summary" && o.report_mode != "full-raw") return "--report-mode must be summary or full-raw";

@@ -52,9 +52,6 @@ struct ParseOutcome {
 /// Parses argv (and --config). Never throws: usage errors come back as !ok with a message.
 ParseOutcome parse_command_line(int argc, const char* const* argv);
 
-/// The ordered stage names of the product contract.
-const std::vector<std::string>& stage_names();
-
 /// The rank the MPI launcher gave this process, from the variables launchers set (Open MPI's
 /// mpirun/mpiexec: OMPI_COMM_WORLD_RANK; PMIx: PMIX_RANK; MPICH/Hydra and PMI-1/2: PMI_RANK;
 /// srun: SLURM_PROCID, only when srun started this very step, i.e. SLURM_STEP_ID is set too);

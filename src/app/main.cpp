@@ -14,6 +14,7 @@
 #include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/parallel/mpi_environment.hpp"
 #include "ascprof/parallel/sweep_run.hpp"
+#include "ascprof/pipeline/stage.hpp"
 #include "ascprof/store/h5_handle.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "cli.hpp"
@@ -182,23 +183,16 @@ int main(int argc, char** argv) {
   // analyze: the rank-local stages (normalize to summarize) run in one pass per rank, checkpointed as
   // one; a rerun can start at cross_rank or diagnostics (from those checkpoints) or at report (from
   // the tables in OUT), not inside the rank-local pass.
-  const std::string& first = !o.only_stage.empty() ? o.only_stage : o.from_stage;
-  const std::string& last = !o.only_stage.empty() ? o.only_stage : o.to_stage;
-  if (!first.empty() && first != "normalize" && first != "report" && first != "cross_rank" && first != "diagnostics") {
-    const std::string msg = "starting at stage '" + first +
+  // stage names were checked by the parser against pipeline/stage.hpp
+  using ascprof::pipeline::Stage;
+  const std::string& first_name = !o.only_stage.empty() ? o.only_stage : o.from_stage;
+  const std::string& last_name = !o.only_stage.empty() ? o.only_stage : o.to_stage;
+  const Stage first = first_name.empty() ? Stage::kNormalize : *ascprof::pipeline::stage_from_name(first_name);
+  const Stage last = last_name.empty() ? Stage::kReport : *ascprof::pipeline::stage_from_name(last_name);
+  if (first == Stage::kSegment || first == Stage::kClassify || first == Stage::kSummarize) {
+    const std::string msg = "starting at stage '" + first_name +
                             "' is not available: the rank-local stages (normalize to summarize) run as one pass; run from normalize, or "
         "from cross_rank, diagnostics (rank checkpoints) or report (OUT's tables)";
-    if (root) {
-      std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
-      std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
-    }
-    return 2;
-  }
-  if (!last.empty() && last != "normalize" && last != "segment" && last != "classify" && last != "summarize" &&
-      last != "cross_rank" && last != "diagnostics" && last != "report") {
-    const std::string msg = "stage '" + last +
-                            "' is not available in this version (available: normalize, segment, classify, summarize, "
-                            "cross_rank, diagnostics, report)";
     if (root) {
       std::fprintf(stderr, "ascprof-mpi: %s\n", msg.c_str());
       std::printf("%s\n", ascprof::parallel::error_result_json("analyze", "invalid_argument", msg).c_str());
@@ -218,13 +212,12 @@ int main(int argc, char** argv) {
   req.knowledge_dir = o.knowledge;
   req.force = o.force;
   req.verbose = o.verbose;
-  if (last == "normalize") req.last_stage = ascprof::pipeline::kStageNormalize;
-  else if (last == "segment") req.last_stage = ascprof::pipeline::kStageSegment;
-  else if (last == "classify") req.last_stage = ascprof::pipeline::kStageClassify;
-  // cross_rank and diagnostics run with summarize (their inputs are gathered then); the report last
-  req.write_report = last.empty() || last == "report";
-  req.report_only = first == "report";  // the report from OUT's tables of an earlier run
-  req.checkpoints_only = first == "cross_rank" || first == "diagnostics";  // ranks from their checkpoints
+  // a rank job stops after its last stage; cross_rank and diagnostics run with summarize (their
+  // inputs are gathered then), the report last
+  if (last < Stage::kSummarize) req.last_stage = static_cast<int32_t>(last);
+  req.write_report = last == Stage::kReport;
+  req.report_only = first == Stage::kReport;  // the report from OUT's tables of an earlier run
+  req.checkpoints_only = first == Stage::kCrossRank || first == Stage::kDiagnostics;  // ranks from their checkpoints
   req.report.mode = o.report_mode;
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;

@@ -289,7 +289,7 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
     w.kv("root_count", static_cast<uint64_t>(req.roots.size()));
     w.key("stages_executed");
     w.begin_array();
-    w.value("report");
+    w.value(pipeline::stage_name(pipeline::Stage::kReport));
     w.end_array();
     w.kv("html_status", html_status.empty() ? "skipped" : html_status);
     w.key("stage_timings");
@@ -619,11 +619,11 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("interior_island_total", islands);
     w.key("stages_executed");
     w.begin_array();
-    const char* const rank_stages[] = {"normalize", "segment", "classify", "summarize"};
-    for (int32_t i = 0; i <= req.last_stage && i < 4; ++i) w.value(rank_stages[i]);
+    for (int32_t i = 0; i <= req.last_stage && i <= pipeline::kStageSummarize; ++i)
+      w.value(pipeline::stage_name(static_cast<pipeline::Stage>(i)));
     if (req.last_stage >= pipeline::kStageSummarize)
-      for (const char* s : {"cross_rank", "diagnostics"}) w.value(s);
-    if (reporting) w.value("report");
+      for (const auto s : {pipeline::Stage::kCrossRank, pipeline::Stage::kDiagnostics}) w.value(pipeline::stage_name(s));
+    if (reporting) w.value(pipeline::stage_name(pipeline::Stage::kReport));
     w.end_array();
     w.key("stages_partial");  // written, but only part of the stage exists (see each file's stage_status)
     w.begin_array();

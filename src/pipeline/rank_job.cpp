@@ -118,9 +118,8 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
     ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
-    static const char* const kStageName[] = {"normalize", "segment", "classify", "summarize"};
     ASCPROF_RETURN_IF_ERROR(keep_going());  // the last point where the rank can still be dropped whole
-    return writer_->commit(kStageName[std::clamp(task_.last_stage, kStageNormalize, kStageSummarize)]);
+    return writer_->commit(stage_name(static_cast<Stage>(std::clamp(task_.last_stage, kStageNormalize, kStageSummarize))));
   }
 
   void finish_outcome() {

@@ -17,6 +17,7 @@
 #include "alignment_outputs.hpp"
 #include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
+#include "ascprof/pipeline/stage.hpp"
 
 namespace ascprof::pipeline {
 
@@ -60,7 +61,7 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
 
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", "normalize");
+  w.kv("stage", stage_name(Stage::kNormalize));
   w.kv("schema_version", int64_t{1});
   w.kv("tool_version", store::tool_version());
   w.kv("root", plan.root);
@@ -218,7 +219,7 @@ Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& o
   t.column("start_ns", start);
   t.column("end_ns", end);
   ASCPROF_RETURN_IF_ERROR(t.finish());
-  return w.commit("normalize");
+  return w.commit(stage_name(Stage::kNormalize));
 }
 
 
@@ -303,7 +304,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
     if (o.ok) ids.push_back(o.rank_id);
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", "cross_rank");
+  w.kv("stage", stage_name(Stage::kCrossRank));
   w.kv("status", "ok");
   w.kv("alignment_count", static_cast<uint64_t>(cr.steps.size() + cr.operators.alignments.size()));
   w.kv("step_alignment_count", static_cast<uint64_t>(cr.steps.size()));
@@ -410,7 +411,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.begin_object();
   w.kv("schema_version", int64_t{1});
   w.kv("tool_version", ASCPROF_VERSION);
-  w.kv("analysis_stage", "diagnostics");
+  w.kv("analysis_stage", stage_name(Stage::kDiagnostics));
   w.kv("stage_status", "ok");
   w.key("diagnosis_findings");
   w.begin_array();

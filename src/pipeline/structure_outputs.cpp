@@ -12,6 +12,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/store/h5_writer.hpp"
+#include "ascprof/pipeline/stage.hpp"
 #include "structure_store.hpp"
 
 namespace ascprof::pipeline {
@@ -684,7 +685,7 @@ Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) 
 std::string StructureOutputWriter::Impl::segment_manifest() const {
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", "segment");
+  w.kv("stage", stage_name(Stage::kSegment));
   w.kv("schema_version", int64_t{1});
   w.kv("tool_version", store::tool_version());
   if (!options.root.empty()) w.kv("root", options.root);
@@ -727,7 +728,7 @@ std::string StructureOutputWriter::Impl::classify_manifest() const {
   };
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", "classify");
+  w.kv("stage", stage_name(Stage::kClassify));
   w.kv("schema_version", int64_t{1});
   w.kv("tool_version", store::tool_version());
   if (!options.root.empty()) w.kv("root", options.root);

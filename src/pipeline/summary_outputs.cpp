@@ -12,6 +12,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/pipeline/stage.hpp"
 
 namespace ascprof::pipeline {
 
@@ -594,7 +595,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   std::vector<fs::path> written;
   JsonWriter m;
   m.begin_object();
-  m.kv("stage", "summarize");
+  m.kv("stage", stage_name(Stage::kSummarize));
   m.key("files");
   m.begin_array();
   for (const auto& t : summary_tables()) m.value(t);

@@ -17,11 +17,10 @@
 #include "ascprof/analysis/host_bound.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/pipeline/stage.hpp"
 
 namespace ascprof::pipeline {
 
-/// The rank-local stages, in order; a rank job runs them up to RankTask::last_stage.
-inline constexpr int32_t kStageNormalize = 0, kStageSegment = 1, kStageClassify = 2, kStageSummarize = 3;
 
 /// Size bounds on single input records: a field, raw CSV row or trace_view.json event above them
 /// fails the rank with a kLimit error naming file and place, instead of exhausting memory.

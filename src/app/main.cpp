@@ -178,6 +178,7 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
       say_if_interrupted(result.exit_code);
     }
+    world.barrier();  // see below
     return result.exit_code;
   }
   // analyze: the rank-local stages (normalize to summarize) run in one pass per rank, checkpointed as
@@ -232,5 +233,8 @@ int main(int argc, char** argv) {
     say_if_interrupted(result.exit_code);
     say_summary(result, std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
+  // No process exits before process 0 has written the result: srun --kill-on-bad-exit signals the
+  // tasks still running as soon as one exits non-zero (an interrupted run exits 5 everywhere).
+  world.barrier();
   return result.exit_code;
 }

@@ -9,13 +9,18 @@ namespace ascprof {
 namespace {
 
 // Lock-free atomics are async-signal-safe; the handler touches nothing else but sigaction/raise.
-std::atomic<int> g_signal{0};
+std::atomic<int> g_signal{0};   // the stop: the first signal received here, or one another process had
+std::atomic<int> g_sigints{0};  // SIGINTs received here
 static_assert(std::atomic<int>::is_always_lock_free);
 
 extern "C" void on_stop_signal(int sig) {
   int expected = 0;
-  if (!g_signal.compare_exchange_strong(expected, sig)) {
-    // a second signal: the default action, now (the user or Slurm insists)
+  g_signal.compare_exchange_strong(expected, sig);
+  // Only a person presses Ctrl-C twice: the second SIGINT takes the default action, now. Repeated
+  // SIGTERMs come from the machinery (mpirun relays its own, srun --kill-on-bad-exit signals the
+  // tasks still running, Slurm signals every process of a step) and must not cut the clean stop
+  // short; SIGKILL is their escalation.
+  if (sig == SIGINT && g_sigints.fetch_add(1) >= 1) {
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
@@ -63,6 +68,9 @@ Status interrupted_status(std::string_view where) {
   return Status(ErrorCode::kInterrupted, std::move(msg));
 }
 
-void clear_interrupt_for_testing() { g_signal.store(0); }
+void clear_interrupt_for_testing() {
+  g_signal.store(0);
+  g_sigints.store(0);
+}
 
 }  // namespace ascprof

@@ -140,6 +140,7 @@ std::string prepare_out(const std::string& out, bool force) {
            "); remove it, nothing is written through such a link";
   fs::create_directories(p, ec);
   if (ec) return "cannot create output folder '" + out + "': " + ec.message();
+  if (fs::exists(p / kOutMarker, ec)) return {};  // written by an earlier run: left as it is
   const Status st = write_file_atomic(p / kOutMarker, "ascprof-mpi output folder\n");
   if (!st.ok()) return st.to_string();
   return {};

@@ -5,8 +5,8 @@
 /// few thousand rows inside the big importers), abandon what is in flight through the writers'
 /// RAII (temporary files removed, nothing half published), keep what is finished (rank
 /// checkpoints) and end the run with status "interrupted" and exit code kInterruptedExitCode, so a
-/// requeued job resumes from every finished rank. A second signal ends the process at once
-/// (default action), for a user who does not want to wait.
+/// requeued job resumes from every finished rank. A second SIGINT (Ctrl-C pressed again) ends the
+/// process at once; further SIGTERMs do not (launchers relay and repeat them; SIGKILL follows).
 #include <string_view>
 
 #include "ascprof/common/status.hpp"

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include "ascprof/common/interrupt.hpp"
@@ -66,6 +67,33 @@ TEST(Interrupt, SignalNamesAndStatus) {
   EXPECT_EQ(st.to_string(), "interrupted: rank0: interrupted by SIGINT");
   clear_interrupt_for_testing();
   EXPECT_FALSE(interrupted());
+}
+
+// The stop another process passed on (request_interrupt) is not a signal received here: the
+// SIGTERM that Slurm then delivers to this process too must not count as a second one (it did, and
+// killed process 0 before it wrote the result). Repeated SIGTERMs never end the process at once.
+TEST(Interrupt, SigtermsAfterAnInBandStopDoNotKill) {
+  EXPECT_EXIT(
+      {
+        install_interrupt_handlers();
+        request_interrupt(SIGTERM);
+        raise(SIGTERM);
+        raise(SIGTERM);
+        std::exit(interrupted() && interrupt_signal() == SIGTERM ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+TEST(Interrupt, SecondCtrlCEndsTheProcessAtOnce) {
+  EXPECT_EXIT(
+      {
+        install_interrupt_handlers();
+        raise(SIGINT);
+        if (!interrupted()) std::exit(3);
+        raise(SIGINT);
+        std::exit(0);
+      },
+      ::testing::KilledBySignal(SIGINT), "");
 }
 
 }  // namespace

@@ -20,6 +20,16 @@
 #include "ascprof/store/h5_writer.hpp"
 #include "support/test_support.hpp"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+// HDF5 1.10.8 loses the chunk buffer of an H5Dwrite that fails on a full disk (160 KB here,
+// allocated and dropped inside libhdf5): not ours to fix, and not what these tests look for.
+// What would be ours, an HDF5 id left open, each test checks itself (H5Fget_obj_count).
+#define IGNORE_HDF5_INTERNAL_LEAKS() __lsan_disable()
+#else
+#define IGNORE_HDF5_INTERNAL_LEAKS() (void)0
+#endif
+
 namespace ascprof::store {
 namespace {
 
@@ -65,6 +75,7 @@ class SmallTmpfs {
 // Runs in the child: exits 0 only when the failure is reported, nothing stays open and no temp
 // file remains; then exit() runs HDF5's library shutdown, which is where the crash was.
 [[noreturn]] void fill_the_disk(const fs::path& file, size_t rows_per_column) {
+  IGNORE_HDF5_INTERNAL_LEAKS();
   {
     auto w = H5Writer::create(file);
     if (!w.ok()) std::_Exit(10);
@@ -109,6 +120,7 @@ void write_tiny_datasets(H5Writer& w) {
 }
 
 [[noreturn]] void fill_the_disk_at_commit(const fs::path& dry, const fs::path& dir) {
+  IGNORE_HDF5_INTERNAL_LEAKS();
   {
     uintmax_t before_commit = 0, after = 0;
     {

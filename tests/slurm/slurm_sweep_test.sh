@@ -6,7 +6,11 @@
 # slurm/analyze_root.sbatch on one root (2 MPI processes under srun); submit the sharded sweep (2-task
 # array, 2 MPI processes per task, + chained rollup) with slurm/submit_sweep.sh over 4 generated roots; check the merged outputs; rerun a shard the way a
 # requeued task would and check it reuses every root; requeue a finished array task through Slurm and
-# check the same. Exit 0 pass, 1 fail, 77 skip. Daemons are stopped by PID on every exit.
+# check the same; stop analyze_root.sbatch jobs while ranks are in flight (scancel under srun, the
+# time-limit warning of --signal=B:USR1 under srun, scancel under mpirun) and check each stops
+# cleanly (status "interrupted", exit 5, no temporary file) and that the job submitted again reuses
+# the finished ranks and writes what an uninterrupted run writes.
+# Exit 0 pass, 1 fail, 77 skip. Daemons are stopped by PID on every exit.
 # ASCPROF_SLURM_TEST_TIMEOUT (seconds, default 300) bounds all waits for jobs together, so the test
 # ends (and stops its daemons) well inside a CTest TIMEOUT of 600.
 # ASCPROF_SLURM_TEST_ANALYZE_ONLY=1 stops after the analyze job (for binaries without `sweep --shard`).
@@ -35,7 +39,8 @@ mkdir -p "$work"
 work=$(cd "$work" && pwd)
 # A fresh cluster every run: only our own subfolders of WORKDIR are removed.
 rm -rf "${work:?}"/{etc,state,log,run,munge,spool,tmp,captures,out,analyze_out,jobs,joblogs} \
-  "${work:?}"/{analyze_out,rerun}.result.json
+  "${work:?}"/{analyze_out,rerun}.result.json "${work:?}"/out.shard-*.result.json \
+  "${work:?}"/{bigcap,interrupt_ref,interrupt_out} "${work:?}"/{interrupt_ref,interrupt_out}.result.json
 mkdir -p "$work"/{etc,state,log,run,munge,tmp,captures,jobs,joblogs}
 chmod 711 "$work/munge"  # munged wants its socket folder searchable by all
 
@@ -319,8 +324,9 @@ EOF
 check_sweep || fail "merged sweep outputs are wrong"
 say "sweep: array $array_id + rollup $rollup_id ok, ${#roots[@]} roots"
 
-# snapshot: mtime and size of every per-root output file; a reused root must not change any.
-snapshot() { find "$work/out" -path "$work/out/sweep_*" -prune -o -type f -printf '%p %T@ %s\n' | sort; }
+# snapshot: mtime and size of every per-root output file (OUT/<root>/...); a reused root must not
+# change any. OUT's own files (the sweep's, the output marker and the locks every run takes) may.
+snapshot() { find "$work/out" -mindepth 2 -path "$work/out/sweep_*" -prune -o -type f -printf '%p %T@ %s\n' | sort; }
 snapshot > "$work/log/outputs.before"
 [[ -s "$work/log/outputs.before" ]] || fail "no per-root outputs found"
 
@@ -351,6 +357,113 @@ diff "$work/log/outputs.before" "$work/log/outputs.after-requeue" >&2 \
   || fail "the requeued task rewrote finished outputs"
 check_sweep || fail "outputs wrong after the requeue"
 say "requeued task ${array_id}_1 reused every root"
+
+# ---- 5. a stopped analyze job resumes -----------------------------------------------------------------
+# One root large enough that ranks are still in flight a moment after the first one finished
+# (~0.3 s per rank on 2 Release processes, 12 ranks, then ~4 s of report). An uninterrupted run is
+# the reference; then jobs into one OUT are stopped as soon as a further rank finished:
+#   a. scancel (SIGCONT + SIGTERM to every process of the job, SIGKILL after KillWait) under srun;
+#   b. the time-limit warning: `scancel --batch --signal=USR1` sends what --signal=B:USR1 sends, to the
+#      batch shell only, which passes one SIGTERM to the tool's step;
+#   c. scancel under mpirun, where process 0 writes the result file itself.
+# Each must end with "status": "interrupted" (SIGTERM) in OUT.result.json, the finished ranks kept and
+# no temporary file left; a and b with exit code 5 (c's shell is still waiting for mpirun, which
+# sleeps through its odls_base_sigkill_timeout, when KillWait ends the job). Finally the same job
+# runs to the end, reuses every finished rank and writes what the reference wrote.
+big="$work/bigcap/cap"
+big_ranks=12
+"$bin" synth --scenario moe_mla_decode --ranks "$big_ranks" --steps 3 --scale 20 --seed 5 -o "$big" \
+  > /dev/null 2>> "$work/log/synth.log" || fail "synth of $big failed"
+# submit_big OUT NAME [VAR=VALUE...]: analyze_root.sbatch on $big with 2 processes; prints the job id.
+submit_big() {
+  local out=$1 name=$2 id
+  shift 2
+  id=$(env ASCPROF_MPI="$bin" "$@" sbatch --parsable --ntasks=2 --output="$work/joblogs/$name-%j.log" \
+    "$repo/slurm/analyze_root.sbatch" "$big" "$out" --config "$repo/jobs/analyze_example.ini") || return 1
+  echo "${id%%;*}"
+}
+# wait_end ID WHAT: wait until job ID ended, whatever its state.
+wait_end() {
+  until job_done "$1"; do
+    (( SECONDS < job_deadline )) || fail "timed out (${job_budget}s for all jobs) waiting for $2 (job $1)"
+    sleep 0.2
+  done
+}
+ref_id=$(submit_big "$work/interrupt_ref" reference) || fail "sbatch of the reference run failed"
+wait_job "$ref_id" "the uninterrupted reference run"
+grep -q '"status":"ok"' "$work/interrupt_ref.result.json" || fail "the reference run is not ok"
+
+iout="$work/interrupt_out"
+finished() { find "$iout" -path '*/ranks/*.outcome' 2> /dev/null | wc -l; }
+# stop_round NAME HOW [VAR=VALUE...]: submit into $iout, wait until one more rank finished than
+# before, stop the job (HOW = cancel | warn), check what the stop left.
+stop_round() {
+  local name=$1 how=$2 id before t0=$SECONDS state tmps
+  shift 2
+  before=$(finished)
+  id=$(submit_big "$iout" "$name" "$@") || fail "sbatch of $name failed"
+  until (( $(finished) > before )); do
+    job_done "$id" && fail "$name (job $id) ended before it could be stopped: $(job_state "$id")"
+    (( SECONDS < job_deadline )) || fail "timed out waiting for a rank of $name (job $id) to finish"
+    sleep 0.2
+  done
+  stopped_at=$(finished)
+  case "$how" in
+    cancel) scancel "$id" ;;
+    warn) scancel --batch --signal=USR1 "$id" ;;
+  esac || fail "could not signal $name (job $id)"
+  wait_end "$id" "$name"
+  state=$(scontrol show job -o "$id" | grep -o -E 'JobState=[A-Z_]+|ExitCode=[0-9:]+' | xargs)
+  say "$name: job $id stopped ($how) with $stopped_at rank(s) finished, $((SECONDS - t0)) s; $state"
+  if [[ "$how" == cancel ]]; then
+    [[ "$state" == JobState=CANCELLED* ]] || fail "$name (job $id) ended $state"
+  else
+    [[ "$state" == JobState=FAILED* ]] || fail "$name (job $id) ended $state"
+  fi
+  [[ "$*" == *ASCPROF_LAUNCHER=mpirun* || "$state" == *ExitCode=5:0 ]] \
+    || fail "$name (job $id): the batch script did not exit 5 ($state)"
+  "$py" - "$iout.result.json" "$stopped_at" "$big_ranks" <<'PYEOF' || fail "$name (job $id) did not stop cleanly"
+import json, sys
+r = json.load(open(sys.argv[1]))
+at, total = int(sys.argv[2]), int(sys.argv[3])
+assert r["status"] == "interrupted" and r["signal"] == "SIGTERM", (r.get("status"), r.get("signal"), r.get("error"))
+done, not_done = r["ranks_done_count"], r["ranks_not_done_count"]
+assert r.get("ranks_failed_count", 0) == 0, r.get("ranks_failed")
+assert done + not_done == total, f"{done} done + {not_done} not done != {total} ranks"
+assert done >= at, f"{at} ranks had finished before the stop, the result lists {done} done"
+print(f"  stage {r.get('stage')}: {done} ranks done, {not_done} not done", file=sys.stderr)
+PYEOF
+  tmps=$(find "$iout" -name '*.tmp.*')
+  [[ -z "$tmps" ]] || fail "$name (job $id) left temporary files: $tmps"
+}
+stop_round stopped_scancel cancel
+stop_round stopped_warning warn
+if command -v mpirun > /dev/null; then
+  stop_round stopped_mpirun cancel ASCPROF_LAUNCHER=mpirun
+fi
+res_id=$(submit_big "$iout" resumed) || fail "sbatch of the resumed run failed"
+wait_job "$res_id" "the resumed run"
+"$py" - "$work/interrupt_ref.result.json" "$iout.result.json" "$stopped_at" "$work/interrupt_ref" "$iout" <<'PYEOF' \
+  || fail "the resumed run differs from the uninterrupted one"
+import filecmp, json, os, pathlib, sys
+ref, res = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+at = int(sys.argv[3])
+assert res["status"] == "ok", res.get("status")
+assert res["ranks_reused"] >= at, f"{at} ranks were finished, the resumed run reused {res['ranks_reused']}"
+def root_dir(r, out):
+    d = r["roots"][0]["out_dir"]
+    return pathlib.Path(d if os.path.isabs(d) else os.path.join(out, d))
+a, b = root_dir(ref, sys.argv[4]), root_dir(res, sys.argv[5])
+def tables(d):  # what a user reads; report/manifest.json holds its own folder's path
+    return sorted(str(f.relative_to(d)) for f in d.rglob("*") if f.is_file()
+                  and f.suffix in (".csv", ".json", ".jsonl", ".md") and ".tmp." not in f.name)
+assert tables(a) == tables(b), f"other files than the reference: {sorted(set(tables(a)) ^ set(tables(b)))}"
+differ = [f for f in tables(a) if f != "report/manifest.json" and not filecmp.cmp(a / f, b / f, shallow=False)]
+assert not differ, f"differ from the uninterrupted run: {differ}"
+print(f"  resumed: {res['ranks_reused']} ranks reused, {len(tables(a))} files equal the reference", file=sys.stderr)
+PYEOF
+say "stopped analyze jobs resumed: outputs equal the uninterrupted run's"
+rm -rf "${work:?}"/{bigcap,interrupt_ref,interrupt_out}  # ~1 GB
 
 say "PASS"
 exit 0

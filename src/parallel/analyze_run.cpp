@@ -21,6 +21,7 @@
 #include "ascprof/parallel/checkpoint.hpp"
 #include "ascprof/parallel/out_folder.hpp"
 #include "ascprof/parallel/report_stage.hpp"
+#include "ascprof/parallel/stage_progress.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 
@@ -446,6 +447,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
 
   // Phase 4: gather outcomes (compact) and timings.
   t = Clock::now();
+  StageProgress gather_shown(me == 0 ? req.progress : ProgressMode::kNone, "gather", 1, 1);
   uint64_t my_payload = packed_size(world, mine);
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : mine) my_deep_dive_payload += packed_size(world, o.deep_dive);
@@ -514,6 +516,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   mpi::gather(world, my_payload, payloads, 0);
   mpi::gather(world, my_bucket_payload, bucket_payloads, 0);
   const double gather_seconds = seconds_since(t);
+  gather_shown.advance(1, 1);
+  gather_shown.finish();
 
   std::vector<pipeline::RootSummary> summaries;  // process 0
   double outputs_seconds = 0;
@@ -521,10 +525,17 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   if (me == 0) {
     t = Clock::now();
     for (const auto& [root, outcomes] : by_root) note_rank_ends(outcomes, rank_ends);
+    uint64_t plan_bytes = 0, bytes_done = 0;  // a root's outputs cost about what its input does
+    for (const auto& p : plans)
+      for (const auto& task : p.tasks) plan_bytes += task.input_bytes;
+    StageProgress shown(req.progress, "root_outputs", plans.size(), plan_bytes);
     for (const auto& p : plans) {
       if (interrupted()) break;  // a root's outputs are written whole or not at all
       summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
+      for (const auto& task : p.tasks) bytes_done += task.input_bytes;
+      shown.advance(summaries.size(), bytes_done);
     }
+    shown.finish();
     outputs_seconds = seconds_since(t);
   }
   if (agree_interrupt(world) != 0) {
@@ -548,7 +559,8 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
         report_root.push_back(i);
       }
   double my_report_busy = 0;
-  std::vector<RootReportDone> reports = run_report_stage(world, report_dirs, report_sizes, req.report, my_report_busy);
+  std::vector<RootReportDone> reports =
+      run_report_stage(world, report_dirs, report_sizes, req.report, my_report_busy, me == 0 ? req.progress : ProgressMode::kNone);
   const double report_seconds = seconds_since(t);
   std::vector<double> report_busy;
   mpi::gather(world, my_report_busy, report_busy, 0);

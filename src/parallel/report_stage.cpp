@@ -4,11 +4,13 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
+#include <functional>
 #include <tuple>
 #include <algorithm>
 
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/common/interrupt.hpp"
+#include "ascprof/parallel/stage_progress.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 
 namespace boost::serialization {
@@ -83,7 +85,8 @@ std::vector<T> flatten(std::vector<std::vector<T>>& per_process) {
 
 std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std::vector<std::string>& dirs_in,
                                              const std::vector<uint64_t>& event_counts_in,
-                                             const report::ReportOptions& options, double& busy_seconds) {
+                                             const report::ReportOptions& options, double& busy_seconds,
+                                             ProgressMode progress) {
   const bool coordinator = world.rank() == 0;
   std::vector<std::string> dirs = coordinator ? dirs_in : std::vector<std::string>{};
   std::vector<uint64_t> sizes = coordinator ? event_counts_in : std::vector<uint64_t>{};
@@ -132,6 +135,9 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
   mpi::broadcast(world, item_root, 0);
   mpi::broadcast(world, item_part, 0);
   mpi::broadcast(world, item_size, 0);
+  uint64_t total_weight = 0;
+  for (const uint64_t w : item_size) total_weight += w;
+  StageProgress shown(coordinator ? progress : ProgressMode::kNone, "report", item_size.size(), total_weight);
   std::vector<PartDone> my_parts;
   run_work_queue(world, item_size, [&](size_t k) {
     const auto t = Clock::now();
@@ -149,7 +155,10 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
     d.seconds = seconds_since(t);
     busy_seconds += d.seconds;
     my_parts.push_back(std::move(d));
-  });
+  }, coordinator && progress != ProgressMode::kNone
+         ? std::function<void(uint64_t, uint64_t)>([&shown](uint64_t done, uint64_t weight) { shown.advance(done, weight); })
+         : nullptr);
+  shown.finish();
   std::vector<std::vector<PartDone>> parts_by_process;
   mpi::gather(world, my_parts, parts_by_process, 0);
   // A stop on any process: parts may be missing, so no root gets a manifest (it marks a finished

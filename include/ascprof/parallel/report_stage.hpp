@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "ascprof/parallel/analyze_run.hpp"
 #include "ascprof/report/report.hpp"
 
 namespace boost::mpi {
@@ -30,8 +31,10 @@ struct RootReportDone {
 /// Collective. `dirs` (root output folders) and `event_counts` (their sizes, for largest-first
 /// scheduling) are read on process 0 only. Returns, on process 0, one entry per dir in its order
 /// (empty elsewhere); `busy_seconds` is this process's time inside report work.
+/// `progress`: how process 0 shows the parts finishing (stage_progress.hpp).
 std::vector<RootReportDone> run_report_stage(boost::mpi::communicator& world, const std::vector<std::string>& dirs,
                                              const std::vector<uint64_t>& event_counts,
-                                             const report::ReportOptions& options, double& busy_seconds);
+                                             const report::ReportOptions& options, double& busy_seconds,
+                                             ProgressMode progress = ProgressMode::kNone);
 
 }  // namespace ascprof::parallel

@@ -95,7 +95,8 @@ void say_summary(const ascprof::parallel::AnalyzeResult& result, double seconds)
     std::string report;
     for (const std::string& f : r.outputs)  // the page when there is one, else the Markdown
       if (f.ends_with("report/report.html") || (report.empty() && f.ends_with("report/report.md"))) report = f;
-    std::fprintf(stderr, "  %s -> %s\n", r.root.c_str(), report.empty() ? (r.out_dir + " (no report: " + r.status + ")").c_str() : report.c_str());
+    const std::string where = ascprof::escape_invalid_utf8(report.empty() ? r.out_dir + " (no report: " + r.status + ")" : report);
+    std::fprintf(stderr, "  %s -> %s\n", ascprof::escape_invalid_utf8(r.root).c_str(), where.c_str());
   }
 }
 

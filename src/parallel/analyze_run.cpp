@@ -53,8 +53,9 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
                    uint64_t done_here, uint64_t total, uint64_t bytes) {
   const ProgressMode mode = req.progress;
   if (mode == ProgressMode::kNone) return;
+  const std::string dir = escape_invalid_utf8(o.rank_dir);  // a folder name is bytes, stderr is read as UTF-8
   if (mode == ProgressMode::kBar) {  // the bar shows progress; only failures get a line of their own
-    if (!o.ok) std::fprintf(stderr, "\n[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(), o.error.c_str());
+    if (!o.ok) std::fprintf(stderr, "\n[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), dir.c_str(), o.error.c_str());
     return;
   }
   const double secs = o.ingest_seconds + o.normalize_seconds + o.write_seconds;
@@ -82,15 +83,15 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     std::fprintf(stderr, "%s\n", w.str().c_str());
   } else if (o.ok) {
     std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s%s\n", process,
-                 o.rank_id.c_str(), o.rank_dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
+                 o.rank_id.c_str(), dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
                  static_cast<unsigned long long>(o.trace_events), secs, o.reused ? " (reused checkpoint)" : "");
     if (req.verbose && o.data_loss_records + o.warning_records > 0)
       std::fprintf(stderr, "[process %d] rank %s data quality: %s\n", process, o.rank_id.c_str(), o.stats_json.c_str());
   } else if (o.error_class == error_code_name(ErrorCode::kInterrupted)) {
-    std::fprintf(stderr, "[process %d] rank %s (%s) abandoned: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
+    std::fprintf(stderr, "[process %d] rank %s (%s) abandoned: %s\n", process, o.rank_id.c_str(), dir.c_str(),
                  o.error.c_str());
   } else {
-    std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), o.rank_dir.c_str(),
+    std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), dir.c_str(),
                  o.error.c_str());
   }
 }

@@ -28,10 +28,17 @@ enum class ErrorCode {
 /// Stable lower-case name of an error class, e.g. "parse".
 const char* error_code_name(ErrorCode code);
 
+/// `s` with every byte that does not belong to a valid UTF-8 sequence (and every NUL) replaced by
+/// the four characters \xNN; valid text is returned unchanged.
+std::string escape_invalid_utf8(std::string s);
+
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(ErrorCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  /// Bytes of `message` that are not valid UTF-8 (a damaged input's, a folder name's) are written
+  /// as visible \xNN escapes, so every output that carries an error (JSON, CSV, Markdown, stderr)
+  /// stays valid UTF-8 and readable by CSV and JSON readers.
+  Status(ErrorCode code, std::string message) : code_(code), message_(escape_invalid_utf8(std::move(message))) {}
 
   static Status ok_status() { return {}; }
   bool ok() const { return code_ == ErrorCode::kOk; }

@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Every text output stays valid UTF-8 whatever bytes the input held (issue 21, the error path):
+a kernel_details.csv header with a byte that is not UTF-8 (every rank fails with a schema error that
+quotes the header) and a rank folder whose name holds such a byte, through `analyze` and `sweep`.
+Before, the raw bytes were copied into the error, so sweep_class_rollup.csv's error column was not
+UTF-8 and CSV readers failed on it. Checks: exit 3 (nothing analysed), every CSV/JSON/JSONL/MD/HTML
+file under OUT, stdout and stderr decode as UTF-8, and the bad byte shows as the escape \\x80.
+
+usage: utf8_outputs_test.py ASCPROF_MPI WORK_DIR     (exit 0 pass, 1 fail)
+Python standard library only.
+"""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def undecodable(paths):
+    bad = []
+    for p in paths:
+        try:
+            p.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as e:
+            bad.append("%r: %s" % (bytes(p), e))
+    return bad
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    exe, work = sys.argv[1], pathlib.Path(sys.argv[2]).resolve()
+    shutil.rmtree(work, ignore_errors=True)
+    cap = work / "search" / "cap"
+    subprocess.run([exe, "synth", "--scenario", "moe_mla_decode", "--ranks", "2", "-o", str(cap)], check=True,
+                   capture_output=True)
+    for kd in cap.rglob("kernel_details.csv"):
+        head, rest = kd.read_bytes().split(b"\n", 1)
+        kd.write_bytes(head.replace(b"Name", b"Na\x80me", 1) + b"\n" + rest)
+    folder = sorted(p for p in cap.iterdir() if p.name.endswith("_ascend_pt"))[-1]
+    os.rename(bytes(folder), bytes(folder).replace(b"synth", b"syn\xfeth", 1))
+
+    for name, args in (("analyze", ["analyze", str(cap), "-o", str(work / "out_analyze")]),
+                       ("sweep", ["sweep", "--search-root", str(work / "search"), "-o", str(work / "out_sweep")])):
+        p = subprocess.run([exe] + args + ["--progress", "lines"], capture_output=True)
+        if p.returncode != 3:
+            fail("%s exited %d, expected 3 (no rank usable): %r" % (name, p.returncode, p.stderr[-1500:]))
+        out = work / ("out_" + name)
+        files = [f for f in out.rglob("*") if f.is_file() and f.suffix in (".csv", ".json", ".jsonl", ".md", ".html")]
+        (work / (name + ".stdout")).write_bytes(p.stdout)
+        (work / (name + ".stderr")).write_bytes(p.stderr)
+        bad = undecodable(files + [work / (name + ".stdout"), work / (name + ".stderr")])
+        if bad:
+            fail("%s: outputs that are not UTF-8: %s" % (name, bad[:5]))
+        if b"Na\\\\x80me" not in p.stdout or b"Na\\x80me" not in p.stderr:  # JSON doubles the backslash
+            fail("%s: the bad byte is not shown as \\x80 in the error: %r" % (name, p.stdout[:600]))
+        if name == "sweep":
+            rollup = (out / "sweep_class_rollup.csv").read_bytes()
+            if b"Na\\x80me" not in rollup:
+                fail("sweep_class_rollup.csv's error column does not name the escaped header: %r" % rollup[:800])
+        print("%s: exit 3, %d output files and stdout/stderr valid UTF-8, \\x80 shown" % (name, len(files)),
+              file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string_view>
 
+#include "ascprof/common/status.hpp"
+
 namespace ascprof {
 
 void CsvRow::sep() {
@@ -13,6 +15,13 @@ void CsvRow::sep() {
 }
 
 void CsvRow::quoted(std::string_view v) {
+  // A value with bytes that are not UTF-8 (a damaged kernel name) is written with them as visible
+  // \xNN escapes: one such byte made the whole file unreadable to CSV readers that decode UTF-8.
+  std::string escaped;
+  if (std::any_of(v.begin(), v.end(), [](char c) { return c == '\0' || static_cast<unsigned char>(c) >= 0x80; })) {
+    escaped = escape_invalid_utf8(std::string(v));
+    v = escaped;
+  }
   const bool needs = v.find_first_of(",\"\r\n") != std::string_view::npos;
   if (!needs) {
     line_ += v;

@@ -1,4 +1,5 @@
 // raw_kernel_index.csv fragments (reference-analysis.md §2.5.9): one row per kernel, streamed.
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -44,12 +45,15 @@ void append_us(std::string& out, int64_t ns) {
 }
 
 // A text cell exactly as CsvRow::text writes it. Almost every kernel name and shape signature needs
-// neither quoting nor a formula guard, so the common case appends the view as is and only the rare
-// cell goes through CsvRow (the one source of the quoting rules).
+// neither quoting, a formula guard nor a UTF-8 repair, so the common case appends the view as is and
+// only the rare cell goes through CsvRow (the one source of those rules).
 void append_text(std::string& out, std::string_view v) {
   const bool guard = !v.empty() && (v[0] == '=' || v[0] == '+' || v[0] == '-' || v[0] == '@' || v[0] == '\t' ||
                                     v[0] == '\r');
-  if (!guard && v.find_first_of(",\"\r\n") == std::string_view::npos) {
+  const bool plain = std::none_of(v.begin(), v.end(), [](char c) {
+    return c == ',' || c == '"' || c == '\r' || c == '\n' || c == '\0' || static_cast<unsigned char>(c) >= 0x80;
+  });
+  if (!guard && plain) {
     out += v;
     return;
   }

@@ -18,6 +18,14 @@ TEST(CsvWriter, QuotesOnlyWhatNeedsQuoting) {
   EXPECT_EQ(r.take_line(), "plain,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\",-3,7\n");
 }
 
+// A damaged kernel name must not make the whole CSV undecodable (issue 21): bytes that are not UTF-8
+// become visible \xNN escapes; valid UTF-8 is written as it is.
+TEST(CsvWriter, BytesThatAreNotUtf8AreEscapedValidTextIsKept) {
+  CsvRow r;
+  r.text("Mat\x80Mul").text("caf\xC3\xA9,\xE4\xB8\xAD").text(std::string("n\0ul", 4));
+  EXPECT_EQ(r.take_line(), "Mat\\x80Mul,\"caf\xC3\xA9,\xE4\xB8\xAD\",n\\x00ul\n");
+}
+
 TEST(CsvWriter, FormulaLikeTextIsWrittenAsText) {
   CsvRow r;
   r.text("=HYPERLINK(\"x\")").text("+1").text("-cmd").text("@SUM(A1)").text("a=b");

@@ -2,7 +2,6 @@
 // stdout carries exactly one JSON object (from process 0); humans read stderr.
 #include <algorithm>
 #include <chrono>
-#include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <cstdio>
 #include <string>

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <string_view>
 
-#include "ascprof/common/status.hpp"
+#include "ascprof/common/utf8.hpp"
 
 namespace ascprof {
 

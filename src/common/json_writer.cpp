@@ -1,33 +1,18 @@
 #include "ascprof/common/json_writer.hpp"
 
+#include "ascprof/common/utf8.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 
 namespace ascprof {
 
-namespace {
-// Length of a valid UTF-8 sequence starting at s[i], or 0 if invalid.
-size_t utf8_seq_len(std::string_view s, size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  size_t n;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 2;
-  else if ((c & 0xF0) == 0xE0) n = 3;
-  else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 4;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k)
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  return n;
-}
-}  // namespace
-
 void json_escape_append(std::string& out, std::string_view s) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     if (c >= 0x80) {
-      const size_t n = utf8_seq_len(s, i);
+      const size_t n = utf8_sequence_length(s, i);
       if (n == 0) {
         out += "\\ufffd";
         ++i;

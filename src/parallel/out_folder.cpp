@@ -63,7 +63,8 @@ bool writer_alive(pid_t pid, fs::file_time_type mtime) {
   for (int field = 3; field < 22 && pos != std::string::npos; ++field) pos = stat.find(' ', pos + 1);
   if (pos == std::string::npos) return true;
   const double start_ticks = std::strtod(stat.c_str() + pos + 1, nullptr);
-  const std::string proc_stat = read_file("/proc/stat").ok() ? *read_file("/proc/stat") : std::string();
+  auto read_stat = read_file("/proc/stat");
+  const std::string proc_stat = read_stat.ok() ? std::move(*read_stat) : std::string();
   const size_t bt = proc_stat.find("btime ");
   const long ticks = sysconf(_SC_CLK_TCK);
   if (bt == std::string::npos || ticks <= 0) return true;

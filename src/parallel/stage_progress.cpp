@@ -7,6 +7,24 @@
 
 namespace ascprof::parallel {
 
+namespace {
+
+// One --progress json line: {"phase":…,"stage":…,"done":…,"total":…,"seconds":…[,"eta_s":…]}.
+void print_json(const char* phase, const std::string& stage, uint64_t done, uint64_t total, double seconds, double eta) {
+  JsonWriter w;
+  w.begin_object();
+  w.kv("phase", phase);
+  w.kv("stage", stage);
+  w.kv("done", done);
+  w.kv("total", total);
+  w.kv("seconds", seconds);
+  if (eta >= 0) w.kv("eta_s", eta);
+  w.end_object();
+  std::fprintf(stderr, "%s\n", w.str().c_str());
+}
+
+}  // namespace
+
 StageProgress::StageProgress(ProgressMode mode, std::string_view stage, uint64_t total, uint64_t total_weight)
     : mode_(mode), stage_(stage), total_(total), total_weight_(std::max<uint64_t>(total_weight, 1)), start_(SteadyClock::now()) {
   if (mode_ == ProgressMode::kLines) std::fprintf(stderr, "[stage] %s: %llu part(s)\n", stage_.c_str(), static_cast<unsigned long long>(total_));
@@ -15,7 +33,7 @@ StageProgress::StageProgress(ProgressMode mode, std::string_view stage, uint64_t
 
 void StageProgress::advance(uint64_t done, uint64_t weight_done) {
   if (mode_ == ProgressMode::kNone || finished_) return;
-  const bool started = done > done_ || done == 0;
+  const bool progressed = done > done_;
   done_ = done;
   const double secs = seconds_since(start_);
   // the remaining weight at the rate measured so far; unknown (-1) before the first part ends
@@ -29,18 +47,9 @@ void StageProgress::advance(uint64_t done, uint64_t weight_done) {
     std::fprintf(stderr, "\r[%-30s] %-12s %llu/%llu  %.0f s  %s     ", std::string(std::min<size_t>(filled, 30), '#').c_str(),
                  stage_.c_str(), static_cast<unsigned long long>(done), static_cast<unsigned long long>(total_), secs, eta_text);
     std::fflush(stderr);
-  } else if (done > 0 && started) {
+  } else if (progressed) {
     if (mode_ == ProgressMode::kJson) {
-      JsonWriter w;
-      w.begin_object();
-      w.kv("phase", "stage_progress");
-      w.kv("stage", stage_);
-      w.kv("done", done);
-      w.kv("total", total_);
-      w.kv("seconds", secs);
-      w.kv("eta_s", eta);
-      w.end_object();
-      std::fprintf(stderr, "%s\n", w.str().c_str());
+      print_json("stage_progress", stage_, done, total_, secs, std::max(eta, 0.0));
     } else {
       std::fprintf(stderr, "[stage] %s: %llu/%llu done, %.1f s, ETA %.0f s\n", stage_.c_str(), static_cast<unsigned long long>(done),
                    static_cast<unsigned long long>(total_), secs, std::max(eta, 0.0));
@@ -56,14 +65,7 @@ void StageProgress::finish() {
     std::fprintf(stderr, "\r[%s] %-12s %llu/%llu  %.1f s                \n", std::string(30, '#').c_str(), stage_.c_str(),
                  static_cast<unsigned long long>(total_), static_cast<unsigned long long>(total_), secs);
   } else if (mode_ == ProgressMode::kJson) {
-    JsonWriter w;
-    w.begin_object();
-    w.kv("phase", "stage_done");
-    w.kv("stage", stage_);
-    w.kv("total", total_);
-    w.kv("seconds", secs);
-    w.end_object();
-    std::fprintf(stderr, "%s\n", w.str().c_str());
+    print_json("stage_done", stage_, total_, total_, secs, -1.0);
   } else if (mode_ == ProgressMode::kLines) {
     std::fprintf(stderr, "[stage] %s: done in %.1f s\n", stage_.c_str(), secs);
   }

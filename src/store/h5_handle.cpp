@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ascprof/common/utf8.hpp"
 #include "ascprof/store/column_type.hpp"
 #include "ascprof/store/h5_detail.hpp"
 
@@ -289,23 +290,8 @@ bool append_clean_utf8(std::string& out, std::string_view s) {
   }
   out.append(s.data(), i);
   bool repaired = false;
-  auto cont = [&](size_t k) { return k < n && (p[k] & 0xC0) == 0x80; };
   while (i < n) {
-    const unsigned char c = p[i];
-    size_t len = 0;
-    if (c != 0 && c < 0x80) {
-      len = 1;
-    } else if (c >= 0xC2 && c <= 0xDF) {
-      if (cont(i + 1)) len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80;
-      const unsigned char hi = c == 0xED ? 0x9F : 0xBF;
-      if (i + 1 < n && p[i + 1] >= lo && p[i + 1] <= hi && cont(i + 2)) len = 3;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      const unsigned char lo = c == 0xF0 ? 0x90 : 0x80;
-      const unsigned char hi = c == 0xF4 ? 0x8F : 0xBF;
-      if (i + 1 < n && p[i + 1] >= lo && p[i + 1] <= hi && cont(i + 2) && cont(i + 3)) len = 4;
-    }
+    const size_t len = p[i] == 0 ? 0 : utf8_sequence_length(s, i);
     if (len == 0) {
       out.append("\xEF\xBF\xBD");
       repaired = true;

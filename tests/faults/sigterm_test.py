@@ -26,6 +26,10 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "resume"))
+from kill_resume_test import compared_files  # noqa: E402  the files a user reads, compared the same way
+
 RANKS = 8
 STOP_WITHIN_S = 30  # generous for the sanitizer build; the Release build stops in about 1 s
 
@@ -33,12 +37,6 @@ STOP_WITHIN_S = 30  # generous for the sanitizer build; the Release build stops 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
-
-
-def compared_files(root):
-    """The root's tables and manifests; temporary files are checked separately."""
-    return sorted(str(f.relative_to(root)) for f in root.rglob("*")
-                  if f.is_file() and f.suffix in (".csv", ".json", ".jsonl", ".md") and ".tmp." not in f.name)
 
 
 def temp_files(out):

@@ -1,8 +1,8 @@
 #pragma once
 /// A cooperative stop on SIGTERM and SIGINT (Slurm's time limit and scancel send SIGTERM, then
 /// SIGKILL after KillWait; Ctrl-C sends SIGINT). The handler only records the signal; the work
-/// loops ask interrupted() at their boundaries (between ranks, between a rank's stages and every
-/// few thousand rows inside the big importers), abandon what is in flight through the writers'
+/// loops ask interrupted() at their boundaries (between ranks, between a rank's sections, every
+/// 4,096 events of the trace_view.json importer, between report parts), abandon what is in flight through the writers'
 /// RAII (temporary files removed, nothing half published), keep what is finished (rank
 /// checkpoints) and end the run with status "interrupted" and exit code kInterruptedExitCode, so a
 /// requeued job resumes from every finished rank. A second SIGINT (Ctrl-C pressed again) ends the

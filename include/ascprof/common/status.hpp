@@ -9,6 +9,8 @@
 #include <utility>
 #include <variant>
 
+#include "ascprof/common/utf8.hpp"
+
 namespace ascprof {
 
 /// Broad error classes; they appear in the JSON result as `error_class`.
@@ -27,10 +29,6 @@ enum class ErrorCode {
 
 /// Stable lower-case name of an error class, e.g. "parse".
 const char* error_code_name(ErrorCode code);
-
-/// `s` with every byte that does not belong to a valid UTF-8 sequence (and every NUL) replaced by
-/// the four characters \xNN; valid text is returned unchanged.
-std::string escape_invalid_utf8(std::string s);
 
 class [[nodiscard]] Status {
  public:

@@ -61,8 +61,8 @@ class H5Handle {
 };
 
 /// Closes a file opened for writing and every object still open in it without writing anything
-/// more: the file's descriptor is first pointed at /dev/null, then each dataset, group, datatype
-/// and attribute of it is closed, then the file. For abandoning a file after a failed write (a full
+/// more to it: the file's descriptor is first pointed at an in-memory sink (memfd), then each
+/// dataset, group, datatype and attribute of it is closed, then the file. For abandoning a file after a failed write (a full
 /// disk, a quota, an I/O error): HDF5 keeps an object whose close failed to flush, and at exit its
 /// library shutdown closes it again and crashed (SIGSEGV in H5F__close_cb, seen with a full
 /// tmpfs). Afterwards the library holds no id of the file. The file's content is undefined: remove it.

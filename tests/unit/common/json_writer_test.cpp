@@ -7,6 +7,19 @@
 namespace ascprof {
 namespace {
 
+// Overlong forms and UTF-16 surrogates are not UTF-8 either: strict JSON readers refuse them. The
+// writer once took them as they were; now it shares the one validator (common/utf8.hpp).
+TEST(JsonWriter, OverlongFormsAndSurrogatesBecomeReplacementCharacters) {
+  JsonWriter w;
+  w.begin_object();
+  w.kv("overlong", "\xE0\x80\xAF");
+  w.kv("surrogate", "\xED\xA0\x80");
+  w.kv("ok", "caf\xC3\xA9 \xF0\x9F\x98\x80");
+  w.end_object();
+  EXPECT_EQ(w.str(), "{\"overlong\":\"\\ufffd\\ufffd\\ufffd\",\"surrogate\":\"\\ufffd\\ufffd\\ufffd\","
+                     "\"ok\":\"caf\xC3\xA9 \xF0\x9F\x98\x80\"}");
+}
+
 TEST(JsonWriter, EscapesHostileStrings) {
   JsonWriter w;
   w.begin_object();

@@ -14,6 +14,7 @@ packages=(
   libsimdjson-dev                                         # trace_view.json / communication.json
   libhdf5-dev hdf5-tools python3-h5py                     # per-rank intermediates; h5dump and h5py for interop tests
   libxlsxwriter-dev zlib1g-dev                            # report.xlsx
+  libsqlite3-dev sqlite3                                  # ascend_pytorch_profiler_N.db / analysis.db; sqlite3 CLI for tests
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   chromium python3-openpyxl                               # report tests: real browser, independent xlsx reader
   slurm-wlm munge                                         # tests/slurm: a real one-node Slurm

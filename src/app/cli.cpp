@@ -1,5 +1,7 @@
 #include "cli.hpp"
 
+#include "ascprof/pipeline/root_plan.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -40,6 +42,7 @@ po::options_description make_options(CliOptions& o) {
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
       ("max-field-mb", po::value(&o.max_field_mb), "largest CSV field or row accepted, MiB (default 16); larger fails the rank")
       ("max-event-mb", po::value(&o.max_event_mb), "largest trace_view.json event accepted, MiB (default 64); larger fails the rank")
+      ("source", po::value(&o.source), "auto (default: kernel_details.csv when a rank has one, else its ascend_pytorch_profiler_N.db) | text | db")
       ("h5-deflate", po::value(&o.h5_deflate), "deflate level of the ranks' HDF5 files, 0 (none: fastest, ~3.8x the bytes) to 9 (default 1)")
       ("progress", po::value(&o.progress), "auto (bar on a terminal, else quiet) | bar | lines | json | none (stderr)")
       ("limit", po::value(&o.limit), "sweep: analyse at most N roots")
@@ -72,6 +75,8 @@ std::string check(const CliOptions& o) {
     return "--progress must be auto, bar, lines, json or none";
   if (o.limit < 0) return "--limit must be >= 0";
   if (o.h5_deflate < 0 || o.h5_deflate > 9) return "--h5-deflate must be 0 to 9";
+  if (ascprof::pipeline::SourceChoice c; !ascprof::pipeline::parse_source_choice(o.source, &c))
+    return "--source must be auto, text or db";
   if (o.command == "analyze") {
     if (o.roots.empty()) return "analyze needs at least one capture ROOT";
     if (o.out.empty()) return "analyze needs -o OUT";

@@ -20,6 +20,7 @@ struct CliOptions {
   bool skip_html = false;
   std::string report_mode = "full-raw";
   uint32_t max_field_mb = 16;          // CSV: largest field / raw row (MiB) before a kLimit error
+  std::string source = "auto";         // --source: which export ranks are read from (auto | text | db)
   int32_t h5_deflate = 1;              // deflate level of the ranks' HDF5 files (0 = none, fastest)
   uint32_t max_event_mb = 64;          // trace_view.json: largest event (MiB) before a kLimit error
   uint32_t timeline_steps = 0;         // report/timeline.json: only each rank's first N steps (0 = all)

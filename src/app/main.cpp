@@ -172,6 +172,7 @@ int main(int argc, char** argv) {
     req.analyze.report.timeline.max_steps = o.timeline_steps;
     req.analyze.limits = input_limits(o);
     req.analyze.h5_deflate = o.h5_deflate;
+    ascprof::pipeline::parse_source_choice(o.source, &req.analyze.source);  // validated by the CLI
     const auto result = ascprof::parallel::run_sweep(world, req);
     if (root) {
       std::printf("%s\n", result.json.c_str());
@@ -225,6 +226,7 @@ int main(int argc, char** argv) {
   req.progress = progress_mode(o.progress);
   req.limits = input_limits(o);
   req.h5_deflate = o.h5_deflate;
+  ascprof::pipeline::parse_source_choice(o.source, &req.source);  // validated by the CLI
   const auto started = std::chrono::steady_clock::now();
   const auto result = ascprof::parallel::run_analyze(world, req);
   if (root) {

@@ -23,6 +23,7 @@
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
 #include "ascprof/importers/op_statistics.hpp"
+#include "ascprof/importers/profiler_db.hpp"
 #include "ascprof/importers/step_trace_time.hpp"
 #include "ascprof/importers/trace_view.hpp"
 #include "ascprof/store/fingerprint.hpp"
@@ -89,8 +90,15 @@ class RankJob {
   RankJob(const RankTask& task, const knowledge::Knowledge& kb, RankOutcome& out) : task_(task), kb_(kb), out_(out) {}
 
   Status run() {
-    if (task_.kernel_details.empty())
-      return file_error(ErrorCode::kSchema, task_.rank_path, "", "no kernel_details.csv in this rank folder");
+    if (!from_db() && task_.kernel_details.empty())
+      return file_error(ErrorCode::kSchema, task_.rank_path, "",
+                        task_.source == "text" && !task_.profiler_db.empty()
+                            ? "no kernel_details.csv in this rank folder (--source text)"
+                            : "no kernel_details.csv or ascend_pytorch_profiler_N.db in this rank folder");
+    if (from_db() && task_.profiler_db.empty())
+      return file_error(ErrorCode::kSchema, task_.rank_path, "",
+                        "no ascend_pytorch_profiler_N.db in this rank folder (--source db)");
+    out_.source = task_.source;
     out_.h5_file = "ranks/" + task_.rank_id + ".h5";
     store::WriterOptions wo;
     wo.create_parent_dirs = true;
@@ -136,6 +144,9 @@ class RankJob {
 
  private:
   Status keep_going() const { return interrupted() ? interrupted_status(task_.rank_path) : Status{}; }
+  bool from_db() const { return task_.source == "db"; }
+  // The file the kernel rows come from, and its kind, as source_index.json names it.
+  std::string RankTask::*kernel_source() const { return from_db() ? &RankTask::profiler_db : &RankTask::kernel_details; }
 
   /// Fingerprints the input `field` of the task before it is read (kInputKinds names it).
   Status source(std::string RankTask::*field) {
@@ -147,9 +158,12 @@ class RankJob {
   }
 
   Status kernels() {
-    ASCPROF_RETURN_IF_ERROR(source(&RankTask::kernel_details));
     model::KernelTable k;
-    {
+    if (from_db()) {
+      Timer t(&out_.ingest_seconds);  // the database was fingerprinted with the capture facts
+      ASCPROF_RETURN_IF_ERROR(importers::import_db_kernels(task_.profiler_db, pool_, steps_, k, stats_));
+    } else {
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::kernel_details));
       Timer t(&out_.ingest_seconds);
       importers::CsvOptions csv;
       csv.max_field_bytes = csv.max_row_bytes = task_.limits.max_field_bytes;
@@ -158,10 +172,11 @@ class RankJob {
     // A rank without a single kernel row has nothing to analyse: counting it "ok" with 0 events would
     // hide a header-only (or wholly damaged) kernel_details.csv from the run's status and exit code.
     if (k.size() == 0)
-      return file_error(ErrorCode::kSchema, task_.kernel_details, "",
+      return file_error(ErrorCode::kSchema, task_.*kernel_source(), "",
                         stats_.total(StatSeverity::kDataLoss) > 0
                             ? "no usable kernel rows (every row was dropped, see data_quality)"
-                            : "no kernel rows below the header");
+                        : from_db() ? "no kernel rows (COMPUTE_TASK_INFO and COMMUNICATION_OP are empty or absent)"
+                                    : "no kernel rows below the header");
     memory_probe("kernel import");
     std::optional<analysis::NormalizedKernels> norm;
     {
@@ -233,7 +248,8 @@ class RankJob {
     {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
-                                                          task_.kernel_details, k, norm, pool_, kb_));
+                                                          input_kind_name(kernel_source()), task_.*kernel_source(), k,
+                                                          norm, pool_, kb_));
     }
     memory_probe("raw kernel index written");
     // Last reader of the kernel rows: everything below reads only s, c and sum.
@@ -308,15 +324,26 @@ class RankJob {
       if (!meta.ok()) return meta.status();
       meta_ = std::move(meta).value();
     }
+    if (from_db()) {
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::profiler_db));
+      auto db = importers::read_profiler_db_info(task_.profiler_db, stats_);
+      if (!db.ok()) return db.status();
+      // META_DATA's parallel_group_info stands in for profiler_metadata.json when the rank has none.
+      if (meta_.groups.empty() && meta_.distributed_args.empty()) meta_ = std::move(db->metadata);
+      if (db->device_id >= 0) out_.device_id = db->device_id;
+    }
     out_.parallel_groups = meta_.groups.size();
     return {};
   }
 
   Status trace() {
-    if (task_.trace_view.empty()) return {};
-    ASCPROF_RETURN_IF_ERROR(source(&RankTask::trace_view));
     model::TraceTables tr;
-    {
+    if (from_db()) {
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_db_trace(task_.profiler_db, pool_, tr, stats_));
+    } else {
+      if (task_.trace_view.empty()) return {};
+      ASCPROF_RETURN_IF_ERROR(source(&RankTask::trace_view));
       Timer t(&out_.ingest_seconds);
       importers::TraceViewOptions opts;
       opts.max_event_bytes = task_.limits.max_event_bytes;
@@ -344,11 +371,17 @@ class RankJob {
   Status communication() {
     model::CommStatTable c;
     std::vector<int32_t> groups;
-    if (!task_.communication.empty()) {
-      ASCPROF_RETURN_IF_ERROR(source(&RankTask::communication));
+    const bool db = !task_.analysis_db.empty();
+    if (db || !task_.communication.empty()) {
       Timer t(&out_.ingest_seconds);
-      ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
-      groups = importers::link_groups(c, meta_, stats_, task_.communication);
+      if (db) {
+        ASCPROF_RETURN_IF_ERROR(source(&RankTask::analysis_db));
+        ASCPROF_RETURN_IF_ERROR(importers::import_analysis_db_communication(task_.analysis_db, pool_, c, stats_));
+      } else {
+        ASCPROF_RETURN_IF_ERROR(source(&RankTask::communication));
+        ASCPROF_RETURN_IF_ERROR(importers::import_communication(task_.communication, pool_, c, stats_));
+      }
+      groups = importers::link_groups(c, meta_, stats_, db ? task_.analysis_db : task_.communication);
       out_.comm_times = analysis::collective_times(c);
       analysis::collect_alltoall_volume(c, pool_, out_.facts);
     }
@@ -359,7 +392,10 @@ class RankJob {
 
   Status step_trace() {
     model::StepTraceTable s;
-    if (!task_.step_trace_time.empty()) {
+    if (!task_.analysis_db.empty()) {  // fingerprinted with the communication tables
+      Timer t(&out_.ingest_seconds);
+      ASCPROF_RETURN_IF_ERROR(importers::import_analysis_db_step_trace(task_.analysis_db, s, stats_));
+    } else if (!task_.step_trace_time.empty()) {
       ASCPROF_RETURN_IF_ERROR(source(&RankTask::step_trace_time));
       Timer t(&out_.ingest_seconds);
       ASCPROF_RETURN_IF_ERROR(importers::import_step_trace_time(task_.step_trace_time, s, stats_));

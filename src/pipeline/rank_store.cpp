@@ -1,9 +1,10 @@
 // Layout of OUT/<root-slug>/ranks/<rank_id>.h5 (readable with h5py/h5dump; string columns are
 // uint32 ids into the vlen UTF-8 dataset /strings, named by their `strings` attribute):
-//   /            attrs: tool_version, stage, schema_version, complete, rank_id, rank_dir, rank_path,
+//   /            attrs: tool_version, stage, schema_version, complete, rank_id, rank_dir, source (text|db), rank_path,
 //                rank_id_source, device_id, profiler_level, header_era, input fingerprints
 //   /strings     interned strings (index = id; 0 is "")
-//   /kernels     one row per kernel_details.csv row (source_line traces every row to the file)
+//   /kernels     one row per kernel_details.csv row (source_line traces every row to the file; for a
+//                database rank, source_table names the table whose key source_line holds)
 //   /kernel_metrics  the metric columns by header name ('/' in a name becomes '_per_')
 //   /taxa        distinct (name, type, core) with categories, roles, op_type, hccl_op_kind, name_key
 //   /trace/{processes,threads,host_ops,steps,device_tasks,comm_ops,comm_plane_tasks,overlap,flows,damaged_spans}
@@ -102,7 +103,13 @@ Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, cons
   t.column("op_type", n.op_type);
   t.id_column("shape_signature", n.shape_signature);
   t.column("pipeline_signal", n.pipeline_signal);
+  // A database rank: source_line holds the row's key in the table source_table names.
+  if (!k.source_table.empty()) t.column("source_table", k.source_table);
   ASCPROF_RETURN_IF_ERROR(t.finish());
+  if (!k.source_table.empty())
+    ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr(
+        "/kernels", "source_table_values",
+        std::vector<std::string>(std::begin(model::kKernelSourceNames), std::end(model::kKernelSourceNames))));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/kernels", "header", join(k.header.columns, ',')));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/kernels", "era", k.header.era));
 
@@ -352,6 +359,7 @@ Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t d
                              const std::string& profiler_level, const std::string& header_era) {
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_id", task.rank_id));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_dir", task.rank_dir));
+  ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "source", task.source));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_path", task.rank_path));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "rank_id_source", task.rank_id_source));
   ASCPROF_RETURN_IF_ERROR(w.set_int_attr("/", "device_id", device_id));

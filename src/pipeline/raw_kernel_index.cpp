@@ -124,7 +124,7 @@ class PartFile {
 }  // namespace
 
 Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std::string& rank_id,
-                                   const std::string& kernel_details_path, const model::KernelTable& k,
+                                   const char* source_kind, const std::string& source_path, const model::KernelTable& k,
                                    const analysis::NormalizedKernels& norm, const StringPool& pool,
                                    const knowledge::Knowledge& kb) {
   const fs::path out = dir / "raw_kernel_index.csv.part";
@@ -148,7 +148,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   std::string rank_source = ",";
   append_text(rank_source, rank_id);
   rank_source += ',';
-  append_text(rank_source, stable_id("src", {rank_id, input_kind_name(&RankTask::kernel_details), kernel_details_path}));
+  append_text(rank_source, stable_id("src", {rank_id, source_kind, source_path}));
   rank_source += ',';
 
   PartFile file(out);

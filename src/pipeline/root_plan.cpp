@@ -17,7 +17,34 @@ std::vector<uint64_t> counts_of(const Stats& s) {
 }
 }  // namespace
 
-RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index) {
+bool parse_source_choice(std::string_view text, SourceChoice* out) {
+  if (text == "auto") *out = SourceChoice::kAuto;
+  else if (text == "text") *out = SourceChoice::kText;
+  else if (text == "db") *out = SourceChoice::kDb;
+  else return false;
+  return true;
+}
+
+namespace {
+// The export a rank is read from; the other export's table files are dropped from the task.
+void choose_source(RankTask& t, SourceChoice choice) {
+  std::error_code ec;
+  const bool usable_text = !t.kernel_details.empty() && fs::file_size(t.kernel_details, ec) > 0 && !ec;
+  const bool db = choice == SourceChoice::kDb || (choice == SourceChoice::kAuto && !usable_text && !t.profiler_db.empty());
+  t.source = db ? "db" : "text";
+  if (db) {
+    t.kernel_details.clear();
+    t.trace_view.clear();
+    t.communication.clear();
+    t.step_trace_time.clear();
+  } else {
+    t.profiler_db.clear();
+    t.analysis_db.clear();
+  }
+}
+}  // namespace
+
+RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index, SourceChoice source) {
   RootPlan plan;
   plan.root_index = root_index;
   plan.root = root;
@@ -52,6 +79,9 @@ RootPlan plan_root(const std::string& root, const std::string& out, int32_t root
     t.api_statistic = r.files.api_statistic.string();
     t.profiler_info = r.files.profiler_info.string();
     t.profiler_metadata = r.files.profiler_metadata.string();
+    t.profiler_db = r.files.profiler_db.string();
+    t.analysis_db = r.files.analysis_db.string();
+    choose_source(t, source);
     t.input_bytes = r.input_bytes;
     t.root_index = root_index;
     t.rank_index = index++;

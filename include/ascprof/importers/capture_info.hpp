@@ -35,4 +35,8 @@ Result<model::ProfilerInfo> read_profiler_info(const std::filesystem::path& path
 /// Errors: kIo (missing/unreadable: the caller decides whether that matters), kParse, kSchema.
 Result<model::ProfilerMetadata> read_profiler_metadata(const std::filesystem::path& path, Stats& stats);
 
+/// Same rules over JSON text already in memory (a database's META_DATA rows, joined into one
+/// object); `label` names it in messages.
+Result<model::ProfilerMetadata> parse_profiler_metadata(std::string_view json, const std::string& label, Stats& stats);
+
 }  // namespace ascprof::importers

@@ -9,7 +9,7 @@
 ///  - a folder holding rank folders, searched recursively (depth <= kMaxRankSearchDepth), without
 ///    descending into a rank folder once found.
 /// A folder is a rank folder when its name ends in "_ascend_pt" or "_ascend_ms", or when it holds a
-/// kernel_details.csv file, an ASCEND_PROFILER_OUTPUT/ folder or a profiler_info*.json file, or
+/// kernel_details.csv file, an ascend_pytorch_profiler*.db file, an ASCEND_PROFILER_OUTPUT/ folder or a profiler_info*.json file, or
 /// (direct children of the root only) when its name is rank<N>... ("rank0", "rank_3_x", any case).
 /// A name-matched rank folder that cannot be used (unlistable, dangling symlink, a file, or holding
 /// none of the above) is reported in `failed` with a clear message; the others carry on.
@@ -19,12 +19,13 @@
 /// Rank id, in order of trust (RankIdSource):
 ///  1. N of the profiler_info_<N>.json file name (authoritative; msprof-analyze does the same);
 ///  2. the "rank_id" in the profiler_info body (int or string), when the file is profiler_info.json;
-///  3. the folder name, with the reference's infer_rank_id regexes (case-insensitive):
+///  3. N of ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<N>.db (a database-only capture);
+///  4. the folder name, with the reference's infer_rank_id regexes (case-insensitive):
 ///     "dp<a>_pp<b>_tp<c>_dcp<d>_ep<e>_rank<N>" and "rank[_-]?<N>" give the number N (the reference
 ///     kept the text "rank_3"; we keep the number, so ids stay decimal strings); "device[_-]?<N>"
 ///     gives the reference's sanitised text ("device_3", or the whole folder name when it matches
 ///     ^(rank|device)[_-]?\d+_.+_ascend_pt$), since a device id is not a rank id;
-///  4. "rank_<ordinal>", ordinal = position of the folder among all rank folders sorted by path.
+///  5. "rank_<ordinal>", ordinal = position of the folder among all rank folders sorted by path.
 /// Numeric ids are written as plain decimal strings ("0", "13").
 #include <cstdint>
 #include <filesystem>
@@ -42,8 +43,8 @@ inline constexpr int kMaxRankSearchDepth = 6;
 /// Folder depth below a sweep search root searched for kernel_details.csv.
 inline constexpr int kMaxSweepSearchDepth = 16;
 
-enum class RankIdSource : uint8_t { kInfoFileName, kInfoBody, kDirName, kOrdinal };
-/// "profiler_info_name", "profiler_info_body", "dir_name", "ordinal".
+enum class RankIdSource : uint8_t { kInfoFileName, kInfoBody, kDbFileName, kDirName, kOrdinal };
+/// "profiler_info_name", "profiler_info_body", "profiler_db_name", "dir_name", "ordinal".
 const char* rank_id_source_name(RankIdSource s);
 
 /// Input files of a rank folder, each looked up in the folder itself, then in
@@ -59,6 +60,9 @@ struct RankFiles {
   std::filesystem::path profiler_metadata;     ///< profiler_metadata.json
   std::filesystem::path op_statistic;          ///< op_statistic.csv
   std::filesystem::path api_statistic;         ///< api_statistic.csv
+  /// ascend_pytorch_profiler_<N>.db (lowest N) or ascend_pytorch_profiler.db (single card)
+  std::filesystem::path profiler_db;
+  std::filesystem::path analysis_db;           ///< analysis.db (communication statistics, step trace)
 };
 
 /// One rank folder of a capture root.
@@ -115,7 +119,7 @@ Result<CaptureRoot> discover_capture_root(const std::filesystem::path& root, Sta
 std::string root_slug(const std::filesystem::path& root);
 
 /// Sweep root discovery (reference §2.10): search each of `search_roots` (recursively, depth <=
-/// kMaxSweepSearchDepth, each folder once) for kernel_details.csv, skipping folders (below the
+/// kMaxSweepSearchDepth, each folder once) for kernel_details.csv or ascend_pytorch_profiler*.db, skipping folders (below the
 /// search root) whose name contains "profile_analysis", "ascend_profile_framework", "__pycache__" or ".bak",
 /// or starting with "bak_"; map each hit to its rank folder (parent, or grandparent when the parent
 /// is ASCEND_PROFILER_OUTPUT) and the rank folder to a capture root: its parent when that is named

@@ -35,8 +35,16 @@ struct MetricColumn {
   std::vector<double> values;    ///< NaN where the cell was N/A, empty or not a number
 };
 
+/// source_table values: where a database row came from (its key is in source_line).
+enum class KernelSource : uint8_t { kCsvLine = 0, kComputeTask = 1, kCommunicationOp = 2 };
+inline constexpr const char* kKernelSourceNames[] = {"kernel_details.csv line", "COMPUTE_TASK_INFO.globalTaskId",
+                                                     "COMMUNICATION_OP.opId"};
+
 struct KernelTable {
-  std::vector<uint64_t> source_line;  ///< 1-based line where the row starts (header is line 1)
+  std::vector<uint64_t> source_line;  ///< 1-based line where the row starts (header is line 1), or the
+                                      ///< database key named by source_table
+  /// Empty for a CSV; for a database export one entry per row: which key source_line holds.
+  std::vector<uint8_t> source_table;
   std::vector<int32_t> step_id;
   std::vector<int32_t> device_id;
   std::vector<int64_t> model_id;

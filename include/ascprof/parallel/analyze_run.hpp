@@ -45,6 +45,7 @@ struct AnalyzeRequest {
   report::ReportOptions report;
   pipeline::InputLimits limits;  ///< size bounds of one CSV field/row and one trace event
   int32_t h5_deflate = 1;         ///< deflate level of the ranks' HDF5 files (0..9, --h5-deflate)
+  pipeline::SourceChoice source = pipeline::SourceChoice::kAuto;  ///< --source: text or database export
   /// OUT's lock (parallel/out_folder.hpp) is already held by the caller (a sweep): run_analyze
   /// takes none; `out_lock_exclusive` says whether the caller's is the exclusive one.
   bool out_lock_held = false;

@@ -45,6 +45,11 @@ struct RankTask {
   int32_t device_id = -1;
   std::string kernel_details, trace_view, communication, step_trace_time, profiler_info, profiler_metadata;
   std::string op_statistic, api_statistic;  ///< "" when the rank has none
+  /// Where the rank's tables come from: "text" (kernel_details.csv, trace_view.json, communication.json,
+  /// step_trace_time.csv) or "db" (ascend_pytorch_profiler_N.db and analysis.db). root_plan decides,
+  /// with --source, and clears the paths of the other export so only what is read is fingerprinted.
+  std::string source = "text";
+  std::string profiler_db, analysis_db;  ///< "" when absent or not used
   uint64_t input_bytes = 0;
   int32_t root_index = 0;
   int32_t rank_index = 0;
@@ -60,7 +65,7 @@ struct RankTask {
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
-        api_statistic & input_bytes &
+        api_statistic & source & profiler_db & analysis_db & input_bytes &
         root_index & rank_index & last_stage & limits & h5_deflate;
   }
 };
@@ -78,6 +83,7 @@ inline constexpr InputKind kInputKinds[] = {
     {"communication_json", &RankTask::communication},      {"step_trace_time_csv", &RankTask::step_trace_time},
     {"profiler_info_json", &RankTask::profiler_info},      {"profiler_metadata_json", &RankTask::profiler_metadata},
     {"op_statistic_csv", &RankTask::op_statistic},         {"api_statistic_csv", &RankTask::api_statistic},
+    {"profiler_db", &RankTask::profiler_db},               {"analysis_db", &RankTask::analysis_db},
 };
 
 /// The kind name of the task field `path` (one of kInputKinds).
@@ -145,6 +151,7 @@ struct RankOutcome {
   int64_t start_ns = 0, end_ns = 0;
   int32_t device_id = -1;
   std::string header_era, profiler_level;
+  std::string source;  ///< "text" or "db": which export the rank's tables came from
   // data quality
   std::string stats_json;  ///< Stats::to_json() of this rank (counts with samples)
   std::vector<uint64_t> stat_counts;  ///< per counter of stats.def, for merging across ranks
@@ -186,7 +193,7 @@ struct RankOutcome {
     ar & rank_id & rank_dir & rank_path & rank_id_source & root_index & rank_index & ok & error_class & error &
         h5_file & input_bytes & kernel_rows & pipeline_event_count & trace_events & host_ops & device_tasks &
         comm_ops & comm_plane_tasks & overlap_intervals & flows & profiler_steps & damaged_spans & comm_stat_rows &
-        step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level &
+        step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level & source &
         stats_json & stat_counts & data_loss_records & warning_records & sources & segment_count & step_count &
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &

@@ -50,9 +50,16 @@ struct RootPlan {
   }
 };
 
+/// Which export a rank is read from (--source): kAuto reads kernel_details.csv when the rank has a
+/// non-empty one and its database otherwise; kText and kDb force one (a rank without it fails).
+enum class SourceChoice : uint8_t { kAuto, kText, kDb };
+/// "auto", "text", "db" -> the choice; false for any other text.
+bool parse_source_choice(std::string_view text, SourceChoice* out);
+
 /// Discovers `root` and turns it into tasks writing under `out / slug`. Never fails: a root that
 /// cannot be read comes back with ok=false and the error.
-RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index);
+RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index,
+                   SourceChoice source = SourceChoice::kAuto);
 
 /// Per-root result for the final JSON line and sweep summaries.
 struct RootSummary {

@@ -46,8 +46,11 @@ Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_
 /// CsvRow does. Streams: rows go to the file in ~4 MB chunks, so memory does not grow with the row
 /// count. kInternal if `normalized` is not parallel to `kernels`; kIo (naming the file) on write
 /// failures, leaving no partial fragment behind.
+/// `source_kind` and `source_path` name the file the kernel rows came from (kernel_details_csv or
+/// profiler_db, one of pipeline::kInputKinds), as its source id in source_index.json.
 Status write_raw_kernel_index_part(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
-                                   const std::string& kernel_details_path, const model::KernelTable& kernels,
+                                   const char* source_kind, const std::string& source_path,
+                                   const model::KernelTable& kernels,
                                    const analysis::NormalizedKernels& normalized, const StringPool& pool,
                                    const knowledge::Knowledge& kb);
 

@@ -109,13 +109,34 @@ const Entry* find_entry(const std::vector<Entry>& entries, std::string_view name
   return (it != entries.end() && it->name == name) ? &*it : nullptr;
 }
 
+// N of ascend_pytorch_profiler_<N>.db; -1 for the single-card ascend_pytorch_profiler.db; nullopt
+// for any other name.
+std::optional<int64_t> rank_from_profiler_db_name(std::string_view name) {
+  static constexpr std::string_view kPrefix = "ascend_pytorch_profiler";
+  if (name.size() < kPrefix.size() + 3 || name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - 3) != ".db")
+    return std::nullopt;
+  std::string_view mid = name.substr(kPrefix.size(), name.size() - kPrefix.size() - 3);
+  if (mid.empty()) return -1;
+  if (mid.front() != '_' || mid.size() < 2 || mid.size() > 10) return std::nullopt;
+  int64_t n = 0;
+  for (const char c : mid.substr(1)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+bool is_profiler_db_name(std::string_view name) { return rank_from_profiler_db_name(name).has_value(); }
+
 bool is_profiler_info_name(std::string_view name) {
   return name == "profiler_info.json" || rank_from_profiler_info_name(name).has_value();
 }
 
 bool has_rank_evidence(const std::vector<Entry>& entries) {
   for (const Entry& e : entries) {
-    if (e.is_file && (e.name == "kernel_details.csv" || is_profiler_info_name(e.name))) return true;
+    if (e.is_file && (e.name == "kernel_details.csv" || is_profiler_info_name(e.name) || is_profiler_db_name(e.name)))
+      return true;
     if (e.is_dir && e.name == kApo) return true;
   }
   return false;
@@ -374,6 +395,18 @@ void describe(const Candidate& c, RankFolder* r, Stats& stats) {
   f.profiler_metadata = find_file(c.path, c.entries, apo, apo_entries, "profiler_metadata.json");
   f.op_statistic = find_file(c.path, c.entries, apo, apo_entries, "op_statistic.csv");
   f.api_statistic = find_file(c.path, c.entries, apo, apo_entries, "api_statistic.csv");
+  f.analysis_db = find_file(c.path, c.entries, apo, apo_entries, "analysis.db");
+  // The rank's database: the numbered one with the lowest N, else the single-card name.
+  std::optional<int64_t> best_db;
+  for (const std::vector<Entry>* place : {static_cast<const std::vector<Entry>*>(&apo_entries), &c.entries}) {
+    for (const Entry& e : *place) {
+      const auto n = e.is_file ? rank_from_profiler_db_name(e.name) : std::nullopt;
+      if (!n || (best_db && *best_db >= 0 && (*n < 0 || *n >= *best_db))) continue;
+      best_db = n;
+      f.profiler_db = (place == &apo_entries ? apo : c.path) / e.name;
+    }
+    if (best_db) break;
+  }
 
   // profiler_info_<N>.json with the lowest N; profiler_info.json only when there is none.
   std::optional<int64_t> best;
@@ -403,7 +436,7 @@ void describe(const Candidate& c, RankFolder* r, Stats& stats) {
 
   for (const fs::path* p : {&f.kernel_details, &f.trace_view, &f.communication, &f.communication_matrix,
                             &f.step_trace_time, &f.profiler_info, &f.profiler_metadata, &f.op_statistic,
-                            &f.api_statistic})
+                            &f.api_statistic, &f.profiler_db, &f.analysis_db})
     r->input_bytes += file_size_or_zero(*p);
   r->device_id = device_from_prof(c.path, c.entries);
 }
@@ -429,6 +462,14 @@ bool assign_rank_id(RankFolder* r, Stats& stats, std::string* why_not) {
     *why_not = info.ok() ? "profiler_info.json has no rank_id" : info.status().message();
   } else {
     *why_not = "no profiler_info*.json";
+  }
+  if (!r->files.profiler_db.empty()) {
+    if (auto n = rank_from_profiler_db_name(r->files.profiler_db.filename().string()); n && *n >= 0) {
+      r->rank_number = n;
+      r->rank_id = std::to_string(*n);
+      r->id_source = RankIdSource::kDbFileName;
+      return true;
+    }
   }
   if (auto nr = rank_from_dir_name(r->rank_dir)) {
     r->rank_id = nr->id;
@@ -484,6 +525,7 @@ const char* rank_id_source_name(RankIdSource s) {
   switch (s) {
     case RankIdSource::kInfoFileName: return "profiler_info_name";
     case RankIdSource::kInfoBody: return "profiler_info_body";
+    case RankIdSource::kDbFileName: return "profiler_db_name";
     case RankIdSource::kDirName: return "dir_name";
     case RankIdSource::kOrdinal: return "ordinal";
   }
@@ -680,7 +722,9 @@ class SweepWalker {
       std::vector<Entry> sub;
       std::string e2;
       if (list_dir(dir / kApo, &sub, &e2)) {
-        if (const Entry* k = find_entry(sub, "kernel_details.csv"); k && k->is_file) {
+        bool holds = false;
+        for (const Entry& k : sub) holds = holds || (k.is_file && (k.name == "kernel_details.csv" || is_profiler_db_name(k.name)));
+        if (holds) {
           add_rank_dir(dir);
           is_rank = true;
         }

@@ -187,4 +187,17 @@ Result<model::ProfilerMetadata> read_profiler_metadata(const std::filesystem::pa
   return meta;
 }
 
+Result<model::ProfilerMetadata> parse_profiler_metadata(std::string_view json, const std::string& label, Stats& stats) {
+  model::ProfilerMetadata meta;
+  simdjson::padded_string buf(json);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (auto e = parser.iterate(buf).get(doc)) return detail::iterate_error(e, label, buf.size());
+  Stats local;
+  MetadataReader reader(label, buf, doc, local, meta);
+  ASCPROF_RETURN_IF_ERROR(reader.run());
+  stats.merge(local);
+  return meta;
+}
+
 }  // namespace ascprof::importers

@@ -1,0 +1,357 @@
+// Kernel rows of a profiler database: the kernel_details.csv equivalent (see profiler_db.hpp).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "ascprof/importers/kernel_details.hpp"
+#include "ascprof/importers/profiler_db.hpp"
+#include "db_columns.hpp"
+#include "sqlite_file.hpp"
+
+namespace ascprof::importers {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using model::kAbsentI32;
+using model::kAbsentI64;
+
+// The metric columns of kernel_details.csv in the order the text export writes them; pivoted PMU
+// metrics are put in this order, others follow in the order the database first names them.
+constexpr std::string_view kMetricOrder[] = {
+    "aicore_time(us)", "aic_total_cycles", "aic_mac_time(us)", "aic_mac_ratio", "aic_scalar_time(us)",
+    "aic_scalar_ratio", "aic_mte1_time(us)", "aic_mte1_ratio", "aic_mte2_time(us)", "aic_mte2_ratio",
+    "aic_fixpipe_time(us)", "aic_fixpipe_ratio", "aic_icache_miss_rate", "aiv_time(us)", "aiv_total_cycles",
+    "aiv_vec_time(us)", "aiv_vec_ratio", "aiv_scalar_time(us)", "aiv_scalar_ratio", "aiv_mte2_time(us)",
+    "aiv_mte2_ratio", "aiv_mte3_time(us)", "aiv_mte3_ratio", "aiv_icache_miss_rate", "cube_utilization(%)"};
+
+// TASK_PMU_INFO metric name -> kernel_details header, and whether the value is ns to be read as µs.
+std::pair<std::string, bool> metric_header(std::string_view pmu) {
+  if (pmu == "aic_total_time") return {"aicore_time(us)", true};
+  if (pmu == "aiv_total_time") return {"aiv_time(us)", true};
+  if (pmu == "cube_utilization") return {"cube_utilization(%)", false};
+  if (pmu.size() > 5 && pmu.substr(pmu.size() - 5) == "_time") return {std::string(pmu) + "(us)", true};
+  return {std::string(pmu), false};
+}
+
+int32_t narrow(int64_t v) {
+  return v == kAbsentI64 || v < INT32_MIN || v > INT32_MAX ? kAbsentI32 : static_cast<int32_t>(v);
+}
+
+// One kernel row before the rows are put in start order.
+struct Row {
+  int64_t start, end, key, model_id, task_id;
+  int32_t device, stream, context, block, mix;
+  StrId name, type, core, op_state, hf32, ishape, itype, iformat, oshape, otype, oformat;
+  uint8_t source;  // model::KernelSource
+};
+
+class KernelReader {
+ public:
+  KernelReader(const db::SqliteFile& f, StringPool& pool, const model::StepMarkerTable& steps, model::KernelTable& out,
+               Stats& stats)
+      : f_(f), pool_(pool), steps_(steps), out_(out), stats_(stats), ids_(f, pool, stats) {}
+
+  Status run() {
+    ASCPROF_RETURN_IF_ERROR(ids_.init());
+    version_ = f_.meta("SCHEMA_VERSION");
+    if (version_.empty()) version_ = "1.0.0";
+    device_ = rank_device();
+    ASCPROF_RETURN_IF_ERROR(compute_rows());
+    ASCPROF_RETURN_IF_ERROR(communication_rows());
+    ASCPROF_RETURN_IF_ERROR(ids_.status());
+    order_and_fill();
+    ASCPROF_RETURN_IF_ERROR(pmu());
+    return ids_.status();
+  }
+
+ private:
+  int32_t rank_device() const {
+    if (!f_.has_table("RANK_DEVICE_MAP")) return kAbsentI32;
+    auto q = f_.prepare("SELECT deviceId FROM RANK_DEVICE_MAP", "RANK_DEVICE_MAP");
+    if (!q.ok() || !q->step()) return kAbsentI32;
+    return narrow(q->i64(0, kAbsentI64));
+  }
+
+  // Shapes keep one pair of double quotes in the database ("32,3,224,224"), as the CSV cell does
+  // before the text importer removes it.
+  StrId unquoted(StrId s) {
+    if (s == 0) return 0;
+    auto it = unquoted_.find(s);
+    if (it != unquoted_.end()) return it->second;
+    std::string_view v = pool_.view(s);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return unquoted_.emplace(s, pool_.intern(v)).first->second;
+  }
+
+  Status bad_row(const char* table, int64_t key, const char* what) {
+    stats_.note(Stat::db_bad_row, f_.path() + ":table " + table + ": key " + std::to_string(key) + ": " + what);
+    return {};
+  }
+
+  Status compute_rows() {
+    cols_ = f_.columns("COMPUTE_TASK_INFO");
+    if (cols_.empty()) {
+      stats_.note(Stat::db_table_absent, f_.path() + ":table COMPUTE_TASK_INFO: absent");
+      return {};
+    }
+    for (const char* need : {"name", "globalTaskId", "opType", "taskType"})
+      if (!db::has_column(cols_, need))
+        return f_.error("COMPUTE_TASK_INFO", std::string("missing column '") + need + "'");
+    // Block dims: blockNum/mixBlockNum since 2025; older exports blockDim/mixBlockDim. On Ascend 950
+    // blockDim is a SIMT string next to gridDim, so it counts only when blockNum is absent and gridDim too.
+    const bool block_num = db::has_column(cols_, "blockNum");
+    const bool old_block = !block_num && !db::has_column(cols_, "gridDim") && db::has_column(cols_, "blockDim");
+    block_column_ = block_num ? "Block Num" : old_block ? "Block Dim" : "";
+    const std::string block = block_num ? "c.blockNum" : old_block ? "c.blockDim" : "NULL";
+    const std::string mix = block_num ? db::column_or_null(cols_, "mixBlockNum", "c.")
+                                      : old_block ? db::column_or_null(cols_, "mixBlockDim", "c.") : "NULL";
+    const std::string sql =
+        "SELECT t.startNs, t.endNs, t.globalTaskId, t.deviceId, t.streamId, t.taskId, t.modelId, t.contextId, c.name, "
+        "c.opType, c.taskType, " + block + ", " + mix + ", " + db::column_or_null(cols_, "opState", "c.") + ", " +
+        db::column_or_null(cols_, "hf32Eligible", "c.") + ", " + db::column_or_null(cols_, "inputShapes", "c.") + ", " +
+        db::column_or_null(cols_, "inputDataTypes", "c.") + ", " + db::column_or_null(cols_, "inputFormats", "c.") + ", " +
+        db::column_or_null(cols_, "outputShapes", "c.") + ", " + db::column_or_null(cols_, "outputDataTypes", "c.") + ", " +
+        db::column_or_null(cols_, "outputFormats", "c.") +
+        " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
+    auto q = f_.prepare(sql, "COMPUTE_TASK_INFO");
+    if (!q.ok()) return q.status();
+    uint64_t n = 0;
+    while (q->step()) {
+      if (++n % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
+      Row r{};
+      r.start = q->i64(0, -1);
+      r.end = q->i64(1, -1);
+      r.key = q->i64(2, -1);
+      if (r.start < 0 || r.end < r.start) {
+        ASCPROF_RETURN_IF_ERROR(bad_row("TASK", r.key, "startNs/endNs missing or end before start; kernel row skipped"));
+        continue;
+      }
+      const int32_t dev = narrow(q->i64(3, kAbsentI64));
+      r.device = dev != kAbsentI32 ? dev : device_;
+      r.stream = narrow(q->i64(4, kAbsentI64));
+      r.task_id = q->i64(5, kAbsentI64);
+      r.model_id = q->i64(6, kAbsentI64);
+      const int64_t ctx = q->i64(7, kAbsentI64);
+      r.context = ctx == 4294967295LL ? kAbsentI32 : narrow(ctx);  // the DB's "invalid" is the CSV's N/A
+      r.name = ids_.get(*q, 8);
+      r.type = ids_.get(*q, 9);
+      r.core = ids_.get(*q, 10);
+      r.block = narrow(q->i64(11, kAbsentI64));
+      r.mix = narrow(q->i64(12, kAbsentI64));
+      r.op_state = ids_.get(*q, 13);
+      r.hf32 = ids_.get(*q, 14);
+      r.ishape = unquoted(ids_.get(*q, 15));
+      r.itype = ids_.get(*q, 16);
+      r.iformat = ids_.get(*q, 17);
+      r.oshape = unquoted(ids_.get(*q, 18));
+      r.otype = ids_.get(*q, 19);
+      r.oformat = ids_.get(*q, 20);
+      r.source = static_cast<uint8_t>(model::KernelSource::kComputeTask);
+      rows_.push_back(r);
+    }
+    return q->status();
+  }
+
+  Status communication_rows() {
+    const std::vector<std::string> cols = f_.columns("COMMUNICATION_OP");
+    if (cols.empty()) return {};  // no collectives (TP1, single card): normal
+    auto q = f_.prepare("SELECT startNs, endNs, opId, opName, opType, " + db::column_or_null(cols, "deviceId") +
+                            " FROM COMMUNICATION_OP",
+                        "COMMUNICATION_OP");
+    if (!q.ok()) return q.status();
+    // The text exports of schema 1.0's era name the core of these rows HCCL; later ones COMMUNICATION.
+    const StrId core = pool_.intern(version_.rfind("1.0", 0) == 0 ? "HCCL" : "COMMUNICATION");
+    while (q->step()) {
+      Row r{};
+      r.start = q->i64(0, -1);
+      r.end = q->i64(1, -1);
+      r.key = q->i64(2, -1);
+      if (r.start < 0 || r.end < r.start) {
+        ASCPROF_RETURN_IF_ERROR(
+            bad_row("COMMUNICATION_OP", r.key, "startNs/endNs missing or end before start; kernel row skipped"));
+        continue;
+      }
+      const int32_t dev = narrow(q->i64(5, kAbsentI64));
+      r.device = dev != kAbsentI32 ? dev : device_;
+      r.stream = r.context = r.mix = kAbsentI32;
+      r.task_id = kAbsentI64;
+      r.model_id = 4294967295LL;
+      r.block = 0;
+      r.name = ids_.get(*q, 3);
+      r.type = ids_.get(*q, 4);
+      r.core = core;
+      r.source = static_cast<uint8_t>(model::KernelSource::kCommunicationOp);
+      rows_.push_back(r);
+    }
+    return q->status();
+  }
+
+  void order_and_fill() {
+    std::stable_sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) {
+      if (a.start != b.start) return a.start < b.start;
+      if (a.source != b.source) return a.source < b.source;
+      return a.key < b.key;
+    });
+    auto& k = out_;
+    const size_t n = rows_.size();
+    auto reserve = [n](auto&... v) { (v.reserve(n), ...); };
+    reserve(k.source_line, k.source_table, k.step_id, k.device_id, k.model_id, k.task_id, k.stream_id, k.name, k.type,
+            k.op_state, k.accelerator_core, k.start_ns, k.dur_ns, k.wait_ns, k.block_dim, k.mix_block_dim,
+            k.hf32_eligible, k.input_shapes, k.input_dtypes, k.input_formats, k.output_shapes, k.output_dtypes,
+            k.output_formats, k.context_id);
+    // Steps in start order; rows are in start order too, so one forward walk assigns them.
+    std::vector<size_t> order(steps_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [this](size_t a, size_t b) { return steps_.start_ns[a] < steps_.start_ns[b]; });
+    size_t s = 0;
+    int64_t prev_end = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const Row& r = rows_[i];
+      while (s < order.size() && steps_.end_ns[order[s]] < r.start) ++s;
+      const bool in_step = s < order.size() && steps_.start_ns[order[s]] <= r.start;
+      k.source_line.push_back(static_cast<uint64_t>(r.key));
+      k.source_table.push_back(r.source);
+      k.step_id.push_back(in_step ? narrow(steps_.step[order[s]]) : kAbsentI32);
+      k.device_id.push_back(r.device);
+      k.model_id.push_back(r.model_id);
+      k.task_id.push_back(r.task_id);
+      k.stream_id.push_back(r.stream);
+      k.name.push_back(r.name);
+      k.type.push_back(r.type);
+      k.op_state.push_back(r.op_state);
+      k.accelerator_core.push_back(r.core);
+      k.start_ns.push_back(r.start);
+      k.dur_ns.push_back(r.end - r.start);
+      k.wait_ns.push_back(i == 0 ? 0 : std::max<int64_t>(0, r.start - prev_end));  // torch_npu's Wait Time
+      prev_end = r.end;
+      k.block_dim.push_back(r.block);
+      k.mix_block_dim.push_back(r.mix);
+      k.hf32_eligible.push_back(r.hf32);
+      k.input_shapes.push_back(r.ishape);
+      k.input_dtypes.push_back(r.itype);
+      k.input_formats.push_back(r.iformat);
+      k.output_shapes.push_back(r.oshape);
+      k.output_dtypes.push_back(r.otype);
+      k.output_formats.push_back(r.oformat);
+      k.context_id.push_back(r.context);
+      if (r.source == static_cast<uint8_t>(model::KernelSource::kComputeTask)) row_of_task_.emplace(r.key, static_cast<uint32_t>(i));
+    }
+    rows_ = {};
+    header();
+  }
+
+  void header() {
+    auto& h = out_.header;
+    h.has_step_id = steps_.size() > 0;
+    h.has_device_id = true;
+    h.has_op_state = db::has_column(cols_, "opState");
+    h.has_hf32 = db::has_column(cols_, "hf32Eligible");
+    h.block_column = block_column_;
+    h.era = "DB-" + version_;
+    h.columns = {"Step Id", "Device_id", "Model ID", "Task ID", "Stream ID", "Name", "Type"};
+    if (h.has_op_state) h.columns.emplace_back("OP State");
+    for (const char* c : {"Accelerator Core", "Start Time(us)", "Duration(us)", "Wait Time(us)"}) h.columns.emplace_back(c);
+    if (!block_column_.empty()) {
+      h.columns.push_back(block_column_);
+      h.columns.push_back("Mix " + block_column_);
+    }
+    if (h.has_hf32) h.columns.emplace_back("HF32 Eligible");
+    for (const char* c : {"Input Shapes", "Input Data Types", "Input Formats", "Output Shapes", "Output Data Types",
+                          "Output Formats", "Context ID"})
+      h.columns.emplace_back(c);
+  }
+
+  // TASK_PMU_INFO (globalTaskId, metric name id, value), one row per metric of a task: pivoted into
+  // one column per metric. Rows of one task are usually adjacent, so the last lookup is reused.
+  Status pmu() {
+    if (!f_.has_table("TASK_PMU_INFO")) {
+      stats_.note(Stat::db_table_absent, f_.path() + ":table TASK_PMU_INFO: absent (captured without aic_metrics)");
+      return {};
+    }
+    auto q = f_.prepare("SELECT globalTaskId, name, value FROM TASK_PMU_INFO", "TASK_PMU_INFO");
+    if (!q.ok()) return q.status();
+    const size_t n = out_.size();
+    struct Metric {
+      int column;
+      bool ns;
+    };
+    std::unordered_map<StrId, Metric> by_name;
+    int64_t last_task = std::numeric_limits<int64_t>::min();
+    int64_t last_row = -1;
+    uint64_t seen = 0;
+    while (q->step()) {
+      if (++seen % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
+      const int64_t task = q->i64(0, -1);
+      if (task != last_task) {
+        last_task = task;
+        const auto it = row_of_task_.find(task);
+        last_row = it == row_of_task_.end() ? -1 : it->second;
+      }
+      const StrId name = ids_.get(*q, 1);
+      if (last_row < 0 || name == 0) {
+        stats_.note(Stat::db_pmu_orphan, f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) +
+                                             (last_row < 0 ? " is not a kernel row" : " has a metric without a name"));
+        continue;
+      }
+      auto it = by_name.find(name);
+      if (it == by_name.end()) {
+        auto [header, ns] = metric_header(pool_.view(name));
+        model::MetricColumn col;
+        col.name = std::move(header);
+        col.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+        out_.metrics.push_back(std::move(col));
+        it = by_name.emplace(name, Metric{static_cast<int>(out_.metrics.size() - 1), ns}).first;
+      }
+      const double v = q->f64(2);
+      out_.metrics[static_cast<size_t>(it->second.column)].values[static_cast<size_t>(last_row)] =
+          it->second.ns ? v / 1000.0 : v;
+    }
+    ASCPROF_RETURN_IF_ERROR(q->status());
+    auto rank = [](const std::string& name) {
+      for (size_t i = 0; i < std::size(kMetricOrder); ++i)
+        if (kMetricOrder[i] == name) return i;
+      return std::size(kMetricOrder);
+    };
+    std::stable_sort(out_.metrics.begin(), out_.metrics.end(),
+                     [&rank](const model::MetricColumn& a, const model::MetricColumn& b) { return rank(a.name) < rank(b.name); });
+    for (const auto& m : out_.metrics) out_.header.columns.push_back(m.name);
+    return {};
+  }
+
+  const db::SqliteFile& f_;
+  StringPool& pool_;
+  const model::StepMarkerTable& steps_;
+  model::KernelTable& out_;
+  Stats& stats_;
+  db::StringIds ids_;
+  std::string version_, block_column_;
+  std::vector<std::string> cols_;
+  int32_t device_ = kAbsentI32;
+  std::vector<Row> rows_;
+  std::unordered_map<StrId, StrId> unquoted_;
+  std::unordered_map<int64_t, uint32_t> row_of_task_;
+};
+
+}  // namespace
+
+Status import_db_kernels(const fs::path& path, StringPool& pool, const model::StepMarkerTable& steps,
+                         model::KernelTable& out, Stats& stats) {
+  out = model::KernelTable{};
+  auto opened = db::SqliteFile::open(path);
+  if (!opened.ok()) return opened.status();
+  Stats local;
+  KernelReader reader(*opened, pool, steps, out, local);
+  const Status st = reader.run();
+  if (!st.ok()) {
+    out = model::KernelTable{};
+    return st;
+  }
+  stats.merge(local);
+  return {};
+}
+
+}  // namespace ascprof::importers

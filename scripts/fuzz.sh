@@ -6,7 +6,7 @@
 #   SECONDS_PER_TARGET  default 60
 #   BUILD_DIR           default build-fuzz (relative to the repository root, or absolute)
 #   env JOBS            build parallelism (default 2)
-#   env FUZZ_TARGETS    targets to run (default: all four, space separated)
+#   env FUZZ_TARGETS    targets to run (default: all five, space separated)
 #   env ASCPROF_REAL_FIXTURES  real captures for seeds (default ../shared/fixtures/real; skipped if absent)
 #
 # Seeds land in BUILD_DIR/corpus/<target>/ (libFuzzer adds what it finds there too), logs in
@@ -20,7 +20,7 @@ SECONDS_PER_TARGET="${1:-60}"
 BUILD_DIR="${2:-build-fuzz}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 JOBS="${JOBS:-2}"
-TARGETS="${FUZZ_TARGETS:-csv_fuzzer trace_view_fuzzer communication_fuzzer knowledge_fuzzer}"
+TARGETS="${FUZZ_TARGETS:-csv_fuzzer trace_view_fuzzer communication_fuzzer knowledge_fuzzer profiler_db_fuzzer}"
 FIXTURES="${ASCPROF_REAL_FIXTURES:-$ROOT/../shared/fixtures/real}"
 
 # ---- build -------------------------------------------------------------------------------------
@@ -70,6 +70,16 @@ if [[ -d "$FIXTURES" ]]; then
     i=$((i + 1))
     seed communication_fuzzer "comm$i" "" 60000 <"$f"
   done < <(find "$FIXTURES" -name 'communication.json' | sort)
+  # databases: as files (mode 0) and, where the sqlite3 shell is installed, as SQL dumps (mode 1)
+  i=0
+  while IFS= read -r f; do
+    i=$((i + 1))
+    seed profiler_db_fuzzer "db$i" 000 2000000 <"$f"
+    if command -v sqlite3 >/dev/null; then
+      sqlite3 "file:$f?immutable=1" .dump | grep -v -E '^INSERT INTO (PYTORCH_CALLCHAINS|NPU_MODULE_MEM|MEMORY_RECORD|ACC_PMU)' \
+        | seed profiler_db_fuzzer "sql$i" 001 200000
+    fi
+  done < <(find "$FIXTURES" -name '*.db' | sort)
 else
   echo "fuzz.sh: no real fixtures at $FIXTURES; using the handwritten seeds only" >&2
 fi
@@ -96,6 +106,27 @@ printf '{"traceEvents":[{"ph":"M","name":"process_name","pid":5,"args":{"name":"
   | seed trace_view_fuzzer hand-object-truncated 001 60000
 cat <<'EOF' | seed communication_fuzzer hand-small "" 60000
 {"step12":{"collective":{"hcom_allReduce__612_4_1@16937813838281358133":{"Communication Time Info":{"Start Timestamp(us)":1700000000000001.123,"Elapse Time(ms)":1.5,"Transit Time(ms)":"0.5","Wait Time(ms)":0,"Synchronization Time(ms)":0,"Idle Time(ms)":1,"Wait Time Ratio":0,"Synchronization Time Ratio":0},"Communication Bandwidth Info":{"RDMA":{"Transit Size(MB)":0,"Transit Time(ms)":0,"Bandwidth(GB/s)":0,"Large Packet Ratio":0,"Size Distribution":{}},"HCCS":{"Transit Size(MB)":1,"Transit Time(ms)":1,"Bandwidth(GB/s)":1,"Large Packet Ratio":1,"Size Distribution":{"1":[1,0.5]}}}},"Total Op Info":{"Communication Time Info":{"Elapse Time(ms)":1.5}}},"p2p":{}},"step":{"p2p":{"hcom_send__1_0@1":{}}}}
+EOF
+
+cat <<'EOF' | seed profiler_db_fuzzer hand-sql "001" 60000
+CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY,value TEXT);
+INSERT INTO STRING_IDS VALUES(0,'MatMul_1'),(1,'MatMul'),(2,'AI_CORE'),(3,'"8,16"'),(4,'aic_mac_time'),(5,'hcom_allReduce__1_0_1'),(6,'KERNEL_AICORE'),(7,'launch');
+CREATE TABLE META_DATA (name TEXT,value TEXT);
+INSERT INTO META_DATA VALUES('SCHEMA_VERSION','1.2.0'),('parallel_group_info','{"g":{"group_name":"dp","group_rank":0,"global_ranks":[0,1]}}');
+CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);INSERT INTO RANK_DEVICE_MAP VALUES(0,0);
+CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER);INSERT INTO STEP_TIME VALUES(3,1000,90000);
+CREATE TABLE TASK (startNs INTEGER,endNs INTEGER,deviceId INTEGER,connectionId INTEGER,globalTaskId INTEGER,globalPid INTEGER,taskType INTEGER,contextId INTEGER,streamId INTEGER,taskId INTEGER,modelId INTEGER);
+INSERT INTO TASK VALUES(2000,3000,0,11,1,7,6,4294967295,2,1,4294967295),('4000',NULL,0,12,2,7,99,0,2,2,0),(5000,4000,0,13,3,7,6,0,2,3,0);
+CREATE TABLE COMPUTE_TASK_INFO (name INTEGER,globalTaskId INTEGER PRIMARY KEY,blockNum INTEGER,mixBlockNum INTEGER,taskType INTEGER,opType INTEGER,inputFormats INTEGER,inputDataTypes INTEGER,inputShapes INTEGER,outputFormats INTEGER,outputDataTypes INTEGER,outputShapes INTEGER,attrInfo INTEGER,opState INTEGER,hf32Eligible INTEGER);
+INSERT INTO COMPUTE_TASK_INFO VALUES(0,1,8,0,2,1,0,0,3,0,0,3,0,0,0),(77,2,'x',NULL,2,1,0,0,3,0,0,3,0,0,0),(0,3,8,0,2,1,0,0,3,0,0,3,0,0,0);
+CREATE TABLE TASK_PMU_INFO (globalTaskId INTEGER,name INTEGER,value NUMERIC);INSERT INTO TASK_PMU_INFO VALUES(1,4,500),(9,4,1),(1,99,2);
+CREATE TABLE COMMUNICATION_OP (opName INTEGER,startNs INTEGER,endNs INTEGER,connectionId INTEGER,groupName INTEGER,opId INTEGER PRIMARY KEY,relay INTEGER,retry INTEGER,dataType INTEGER,algType INTEGER,count NUMERIC,opType INTEGER);
+INSERT INTO COMMUNICATION_OP VALUES(5,2500,8000,20,5,1,0,0,4,5,1024,5);
+CREATE TABLE CANN_API (startNs INTEGER,endNs INTEGER,type INTEGER,globalTid INTEGER,connectionId INTEGER PRIMARY KEY,name INTEGER);INSERT INTO CANN_API VALUES(1500,1600,10000,30064771079,11,7);
+CREATE TABLE CommAnalyzerTime (hccl_op_name TEXT, group_name TEXT, start_timestamp NUMERIC, elapse_time NUMERIC, transit_time NUMERIC, wait_time NUMERIC, synchronization_time NUMERIC, idle_time NUMERIC, step TEXT, type TEXT);
+INSERT INTO CommAnalyzerTime VALUES('hcom_allReduce__1_0_1','123',2.5,0.0055,0.001,0.002,0,0.0025,'step3','collective'),('x','nan','?',1,1,1,1,1,'stepX','p2p');
+CREATE TABLE StepTraceTime (step TEXT, computing NUMERIC, communication_not_overlapped NUMERIC, overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC, communication_not_overlapped_and_exclude_receive NUMERIC, preparing NUMERIC);
+INSERT INTO StepTraceTime VALUES('3',1,2,3,4,5,6,7,8,9);
 EOF
 
 # Dictionaries: the keys and tokens the importers look for, so mutations reach the deep paths.

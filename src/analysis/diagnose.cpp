@@ -62,7 +62,8 @@ void set_claim_id(model::Finding& f) {
 bool finding_is_traceable(const model::Finding& f) { return !f.evidence_ids.empty(); }
 
 std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t ordinal, const model::RankStructure& s,
-                                          const model::RankSummary& sum, const knowledge::Knowledge& kb) {
+                                          const model::RankSummary& sum, const knowledge::Knowledge& kb,
+                                          const std::string& kernel_source) {
   std::vector<model::Finding> out;
   const size_t max_ids = kb.diagnostics.max_evidence_ids;
 
@@ -118,7 +119,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     f.summary = "rank " + rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
                                                         100.0 * wa.wait_ratio, wa.total_cost_avg_rank);
     for (size_t i = 0; i < o.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, o.sample_rows[i]));
-    f.limitations.push_back("rows " + rows_text(o.row_ranges) + " of kernel_details.csv");
+    f.limitations.push_back("rows " + rows_text(o.row_ranges) + " of " + kernel_source);
     JsonWriter w;
     w.begin_object();
     w.kv("name", o.name);
@@ -140,7 +141,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
                 fmt(": %.3f ms on the AI CPU, %.0f %% of it not hidden by AI-core work", ms(a.duration_sum_ns),
                     100.0 * (1.0 - a.masked_ratio));
     for (size_t i = 0; i < a.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, a.sample_rows[i]));
-    f.limitations.push_back("rows " + rows_text(a.row_ranges) + " of kernel_details.csv");
+    f.limitations.push_back("rows " + rows_text(a.row_ranges) + " of " + kernel_source);
     JsonWriter w;
     w.begin_object();
     w.kv("name", a.name);

@@ -92,8 +92,8 @@ class RankJob {
   Status run() {
     if (!from_db() && task_.kernel_details.empty())
       return file_error(ErrorCode::kSchema, task_.rank_path, "",
-                        task_.source == "text" && !task_.profiler_db.empty()
-                            ? "no kernel_details.csv in this rank folder (--source text)"
+                        !task_.profiler_db.empty()
+                            ? "no kernel_details.csv in this rank folder, only its database (--source text)"
                             : "no kernel_details.csv or ascend_pytorch_profiler_N.db in this rank folder");
     if (from_db() && task_.profiler_db.empty())
       return file_error(ErrorCode::kSchema, task_.rank_path, "",
@@ -261,7 +261,11 @@ class RankJob {
       ASCPROF_RETURN_IF_ERROR(write_summary_tables(*writer_, sum));
     }
     memory_probe("summary tables written");
-    out_.findings = analysis::diagnose_rank(task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_);
+    // A database rank's row numbers are its kernel rows in start order; /kernels source_line gives each key.
+    out_.findings = analysis::diagnose_rank(
+        task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_,
+        from_db() ? "the kernel rows of " + fs::path(task_.profiler_db).filename().string() + " (in start order)"
+                  : std::string("kernel_details.csv"));
     out_.facts.rank_id = task_.rank_id;
     out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
     out_.facts.wall_ns = sum.rank.wall_ns;

@@ -91,6 +91,7 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
     w.kv("h5_file", o.h5_file);
     w.kv("header_era", o.header_era);
     w.kv("profiler_level", o.profiler_level);
+    w.kv("source", o.source);  // text | db: the export the rank's tables came from
     w.key("trace_view");
     w.begin_object();
     w.kv("events_total", o.trace_events);

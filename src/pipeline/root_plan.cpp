@@ -37,7 +37,7 @@ void choose_source(RankTask& t, SourceChoice choice) {
     t.trace_view.clear();
     t.communication.clear();
     t.step_trace_time.clear();
-  } else {
+  } else if (!t.kernel_details.empty()) {  // (a rank with neither keeps its database path for the error message)
     t.profiler_db.clear();
     t.analysis_db.clear();
   }

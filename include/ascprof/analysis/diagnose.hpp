@@ -21,10 +21,12 @@
 namespace ascprof::analysis {
 
 /// device_idle_bubble (every segment tagged DEVICE_IDLE_GAP_HEAVY or INTERNAL_BUBBLE_HEAVY),
-/// wait_anchor_false_hotspot, aicpu_exposed (AICPU_EXPOSED_NOT_ALLOWED) of one rank.
+/// wait_anchor_false_hotspot, aicpu_exposed (AICPU_EXPOSED_NOT_ALLOWED) of one rank. `kernel_source`
+/// names what the kernel rows were read from, in the findings' limitations ("rows 3-9 of ...").
 std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t rank_ordinal,
                                           const model::RankStructure& structure, const model::RankSummary& summary,
-                                          const knowledge::Knowledge& kb);
+                                          const knowledge::Knowledge& kb,
+                                          const std::string& kernel_source = "kernel_details.csv");
 
 /// What the cross-rank rules need of each rank.
 struct RankFacts {

@@ -308,14 +308,17 @@ TEST(SweepDiscovery, CaseRootsFromKernelDetailsHits) {
   EXPECT_EQ(bad.status().code(), ErrorCode::kIo);
 }
 
-TEST(SweepDiscovery, RealFixturesGiveFourRoots) {
+// The four text captures and the three database-only ones (db-cnn-level*, found by their
+// ascend_pytorch_profiler_N.db: they have no kernel_details.csv).
+TEST(SweepDiscovery, RealFixturesGiveSevenRoots) {
   ASCPROF_REQUIRE_REAL_FIXTURES();
   Stats stats;
   auto roots = discover_capture_roots({real_fixtures_dir()}, stats);
   ASSERT_TRUE(roots.ok()) << roots.status().to_string();
   std::vector<std::string> names;
   for (const auto& r : *roots) names.push_back(r.filename().string());
-  EXPECT_EQ(names, (std::vector<std::string>{"e1-2023-two-rank", "e2-cnn-level0", "e2-cnn-level1", "e2-cnn-level2"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"db-cnn-level0", "db-cnn-level1", "db-cnn-level2", "e1-2023-two-rank",
+                                              "e2-cnn-level0", "e2-cnn-level1", "e2-cnn-level2"}));
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ const char* kUsage =
     "usage:\n"
     "  mpirun -np N ascprof-mpi analyze ROOT [ROOT ...] -o OUT [options]\n"
     "  mpirun -np N ascprof-mpi sweep --search-root DIR [--search-root DIR ...] -o OUT [options]\n"
-    "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F]\n";
+    "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F] [--export text|db|both]\n";
 
 po::options_description make_options(CliOptions& o) {
   po::options_description d("options");
@@ -60,7 +60,8 @@ po::options_description make_options(CliOptions& o) {
       ("layers", po::value(&o.layers), "synth: main layers per step (0 = scenario default)")
       ("split-attention", po::bool_switch(&o.split_attention),
        "synth: moe_mla_decode with two attention anchors (MlaProlog + MlaPreprocess) per layer")
-      ("pp", po::value(&o.pp), "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)");
+      ("pp", po::value(&o.pp), "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)")
+      ("export", po::value(&o.export_format), "synth: text (default) | db (the SQLite exports only) | both");
   return d;
 }
 

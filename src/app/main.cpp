@@ -32,6 +32,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
   so.layers = o.layers;
   so.split_attention = o.split_attention;
   so.pp = o.pp;
+  so.export_format = o.export_format;
   so.force = o.force;
   if (!o.dummy_ranks.empty()) {
     auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);

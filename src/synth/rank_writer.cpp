@@ -7,6 +7,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "db_sink.hpp"
 #include "text_sink.hpp"
 
 namespace ascprof::synth {
@@ -179,11 +180,52 @@ int group_index(std::vector<std::string>& keys, const std::string& key) {
 
 double round3(double v) { return std::round(v * 1000.0) / 1000.0; }
 
+// profiler_metadata.json parts (also the META_DATA values of the db export, as compact JSON).
+void write_env_variables(JsonWriter& w) {
+  w.begin_object();
+  for (const char* k : {"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT", "HOST_CACHE_CAPACITY",
+                        "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO"})
+    w.kv(k, "");
+  w.end_object();
+}
+
+void write_distributed_args(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
+  w.begin_object();
+  w.kv("tensor_model_parallel_size", sc.topo.tp);
+  w.kv("pipeline_model_parallel_size", sc.topo.pp);
+  w.kv("data_parallel_size", sc.topo.dp);
+  w.kv("context_parallel_size", 1);
+  w.kv("expert_model_parallel_size", sc.topo.ep);
+  w.kv("sequence_parallel", false);
+  w.kv("rank", lay.rank);
+  w.kv("world_size", sc.topo.ranks);
+  w.end_object();
+}
+
+void write_parallel_group_info(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
+  w.begin_object();
+  for (const CommGroup& g : sc.topo.groups) {
+    const auto it = std::lower_bound(g.ranks.begin(), g.ranks.end(), lay.rank);
+    if (it == g.ranks.end() || *it != lay.rank) continue;
+    w.key(g.comm_name);
+    w.begin_object();
+    w.kv("group_name", g.group_name);
+    w.kv("group_rank", static_cast<int64_t>(it - g.ranks.begin()));
+    w.key("global_ranks");
+    w.begin_array();
+    for (const int r : g.ranks) w.value(r);
+    w.end_array();
+    w.end_object();
+  }
+  w.end_object();
+}
+
 class RankWriter {
  public:
-  RankWriter(const Scenario& sc, const SyncTable& table, const RankLayout& layout, RankCounts* counts)
+  RankWriter(const Scenario& sc, const SyncTable& table, const RankLayout& layout, RankCounts* counts, ExportKinds exports)
       : sc_(sc), table_(table), lay_(layout), c_(*counts), pids_(trace_pids(layout.host_pid, layout.device)),
-        toff_(layout.clock_offset_ns), stage_(sc.topo.stage[static_cast<size_t>(layout.rank)]) {
+        toff_(layout.clock_offset_ns), text_(exports.text), dbw_(exports.db),
+        stage_(sc.topo.stage[static_cast<size_t>(layout.rank)]) {
     for (const KernelSpec& k : sc.kernels) {
       dims_.push_back(dims_json(k.in_shapes));
       types_.push_back(types_json(k.in_dtypes));
@@ -200,6 +242,13 @@ class RankWriter {
         }
     for (size_t g = 0; g < used.size(); ++g)
       if (used[g]) group_tid_[g] = 16 * n++;
+    // hcom op names ("hcom_<kind>__<hash % 1000>_<seq>_1", seq per communicator) are unique on this rank
+    // unless two of its communicators share hash % 1000
+    std::vector<uint64_t> h3;
+    for (size_t g = 0; g < used.size(); ++g)
+      if (used[g]) h3.push_back(sc.topo.groups[g].hash % 1000);
+    std::sort(h3.begin(), h3.end());
+    comm_names_unique_ = std::adjacent_find(h3.begin(), h3.end()) == h3.end();
     for (const Fault& f : sc.faults)
       if (f.rank == layout.rank && f.kind == FaultKind::kSlowCollective) slow_link_ = true;
     // operator faults of this rank: per-KernelSpec flags
@@ -234,12 +283,16 @@ class RankWriter {
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec) return file_error(ErrorCode::kIo, out.string(), "", "cannot create folder: " + ec.message());
-    ASCPROF_RETURN_IF_ERROR(kd_.open(out / "kernel_details.csv", 4u << 20));
-    ASCPROF_RETURN_IF_ERROR(tv_.open(out / "trace_view.json", 8u << 20));
-    ASCPROF_RETURN_IF_ERROR(cm_.open(out / "communication.json", 1u << 20));
-    ASCPROF_RETURN_IF_ERROR(st_.open(out / "step_trace_time.csv", 64u << 10));
-    ASCPROF_RETURN_IF_ERROR(os_.open(out / "op_statistic.csv", 64u << 10));
-    ASCPROF_RETURN_IF_ERROR(as_.open(out / "api_statistic.csv", 64u << 10));
+    // Without the text export the TextSinks stay closed: every append to them is a no-op.
+    if (text_) {
+      ASCPROF_RETURN_IF_ERROR(kd_.open(out / "kernel_details.csv", 4u << 20));
+      ASCPROF_RETURN_IF_ERROR(tv_.open(out / "trace_view.json", 8u << 20));
+      ASCPROF_RETURN_IF_ERROR(cm_.open(out / "communication.json", 1u << 20));
+      ASCPROF_RETURN_IF_ERROR(st_.open(out / "step_trace_time.csv", 64u << 10));
+      ASCPROF_RETURN_IF_ERROR(os_.open(out / "op_statistic.csv", 64u << 10));
+      ASCPROF_RETURN_IF_ERROR(as_.open(out / "api_statistic.csv", 64u << 10));
+    }
+    if (dbw_) ASCPROF_RETURN_IF_ERROR(open_db(out));
 
     kd_.put(kKernelDetailsHeaderE3);
     kd_.put("\r\n");
@@ -280,12 +333,19 @@ class RankWriter {
     Status s4 = st_.close();
     Status s5 = os_.close();
     Status s6 = as_.close();
+    Status s7;
+    if (dbw_) {
+      s7 = db_.close();
+      c_.bytes_profiler_db = db_.bytes_profiler();
+      c_.bytes_analysis_db = db_.bytes_analysis();
+    }
     if (!st.ok()) return st;
     if (!s2.ok()) return s2;
     if (!s3.ok()) return s3;
     if (!s4.ok()) return s4;
     if (!s5.ok()) return s5;
-    return s6;
+    if (!s6.ok()) return s6;
+    return s7;
   }
 
   void abandon() {
@@ -295,9 +355,93 @@ class RankWriter {
     st_.abandon();
     os_.abandon();
     as_.abandon();
+    db_.abandon();
   }
 
  private:
+  // ---- db export (db_sink.hpp) ----
+  Status open_db(const fs::path& out) {
+    DbSink::Identity id;
+    id.rank = lay_.rank;
+    id.device = lay_.device;
+    id.host_pid = lay_.host_pid;
+    id.host_name = lay_.folder_name.substr(0, lay_.folder_name.find('_'));
+    id.session_start_ns = sc_.base_time_ns + toff_;
+    ASCPROF_RETURN_IF_ERROR(db_.open(out, id));
+    {
+      JsonWriter w(false);
+      write_env_variables(w);
+      db_.meta("ENV_VARIABLES", w.take());
+    }
+    {
+      JsonWriter w(false);
+      write_distributed_args(sc_, lay_, w);
+      db_.meta("distributed_args", w.take());
+    }
+    {
+      JsonWriter w(false);
+      write_parallel_group_info(sc_, lay_, w);
+      db_.meta("parallel_group_info", w.take());
+    }
+    // TASK_PMU_INFO metric names: the kernel_details headers without "(us)" / "(%)"
+    static const char* const kPmuNames[kPmuCount] = {
+        "aic_total_time",   "aic_total_cycles", "aic_mac_time",     "aic_mac_ratio",        "aic_scalar_time",
+        "aic_scalar_ratio", "aic_mte1_time",    "aic_mte1_ratio",   "aic_mte2_time",        "aic_mte2_ratio",
+        "aic_fixpipe_time", "aic_fixpipe_ratio", "aic_icache_miss_rate", "aiv_total_time",  "aiv_total_cycles",
+        "aiv_vec_time",     "aiv_vec_ratio",    "aiv_scalar_time",  "aiv_scalar_ratio",     "aiv_mte2_time",
+        "aiv_mte2_ratio",   "aiv_mte3_time",    "aiv_mte3_ratio",   "aiv_icache_miss_rate", "cube_utilization"};
+    for (int i = 0; i < kPmuCount; ++i) pmu_name_[i] = db_.str(kPmuNames[i]);
+    id_launch_ = db_.str("launch");
+    id_na_ = db_.str("N/A");
+    id_dynamic_ = db_.str("dynamic");
+    id_no_ = db_.str("NO");
+    group_ids_.assign(sc_.topo.groups.size(), -1);
+    spec_ids_.assign(sc_.kernels.size(), SpecIds{});
+    return {};
+  }
+
+  /// STRING_IDS of a kernel's text fields, interned on first use.
+  struct SpecIds {
+    int64_t name = -1, type = -1, core = -1, in_formats = -1, in_dtypes = -1, in_shapes = -1, out_formats = -1,
+            out_dtypes = -1, out_shapes = -1, acl = -1, aten = -1, fwk_dtypes = -1, fwk_shapes = -1;
+  };
+  static std::string unescape_crlf(const std::string& json_text) {  // "a;\\r\\nb" -> "a;\r\nb"
+    std::string out;
+    for (size_t i = 0; i < json_text.size(); ++i) {
+      if (json_text.compare(i, 4, "\\r\\n") == 0) {
+        out += "\r\n";
+        i += 3;
+      } else {
+        out += json_text[i];
+      }
+    }
+    return out;
+  }
+  const SpecIds& spec_ids(int spec) {
+    SpecIds& s = spec_ids_[static_cast<size_t>(spec)];
+    if (s.name >= 0) return s;
+    const KernelSpec& k = sc_.kernels[static_cast<size_t>(spec)];
+    s.name = db_.str(k.name);
+    s.type = db_.str(k.type);
+    s.core = db_.str(core_name(k.core));
+    s.in_formats = db_.str(k.in_formats);
+    s.in_dtypes = db_.str(k.in_dtypes);
+    s.in_shapes = db_.str('"' + k.in_shapes + '"');
+    s.out_formats = db_.str(k.out_formats);
+    s.out_dtypes = db_.str(k.out_dtypes);
+    s.out_shapes = db_.str('"' + k.out_shapes + '"');
+    s.acl = db_.str(k.acl);
+    s.aten = db_.fwk(k.aten);
+    s.fwk_dtypes = db_.fwk(unescape_crlf(types_[static_cast<size_t>(spec)]));
+    s.fwk_shapes = db_.fwk(unescape_crlf(dims_[static_cast<size_t>(spec)]));
+    return s;
+  }
+  int64_t group_id(int group) {
+    int64_t& id = group_ids_[static_cast<size_t>(group)];
+    if (id < 0) id = db_.str(sc_.topo.groups[static_cast<size_t>(group)].comm_name);
+    return id;
+  }
+
   // ---- trace_view.json pieces ----
   void ev(int ph) {
     if (first_event_) first_event_ = false;
@@ -318,6 +462,7 @@ class RankWriter {
                   bool is_string) {
     ev(kM);
     ++c_.metadata_events;
+    if (!text_) return;
     tv_.put("{\"ph\": \"M\", ");
     meta_body(what, pid, tid, key, sval, ival, is_string);
     tv_.put("}");
@@ -326,6 +471,7 @@ class RankWriter {
             bool is_string) {
     ev(kM);
     ++c_.metadata_events;
+    if (!text_) return;
     tv_.put("{");
     meta_body(what, pid, tid, key, sval, ival, is_string);
     tv_.put(", \"ph\": \"M\"}");
@@ -402,6 +548,7 @@ class RankWriter {
   void python_op(std::string_view name, int64_t start, int64_t dur, int spec) {
     ev(kX);
     ++c_.python_ops;
+    if (!text_) return;
     tv_.put("{\"ph\": \"X\", \"name\": \"");
     tv_.put(name);
     tv_.put("\", \"pid\": ");
@@ -427,6 +574,7 @@ class RankWriter {
                const char* level, std::string_view id, std::string_view item_id, uint64_t cid) {
     ev(kX);
     ++c_.cann_ops;
+    if (!text_) return;
     tv_.put("{\"name\": \"");
     tv_.put(name_prefix);
     tv_.put(name);
@@ -456,6 +604,7 @@ class RankWriter {
   void h2d_flow(bool start_side, uint64_t cid, int64_t t, uint64_t pid, uint64_t tid) {
     ev(start_side ? kS : kF);
     ++c_.flows_host_to_device;
+    if (!text_) return;
     tv_.put("{\"name\": \"HostToDevice");
     tv_.u64(cid);
     if (start_side) {
@@ -484,6 +633,7 @@ class RankWriter {
   void npu_flow(bool start_side, int64_t id_ns, int64_t t, uint64_t pid, uint64_t tid) {
     ev(start_side ? kS : kF);
     ++c_.flows_async_npu;
+    if (!text_) return;
     tv_.put(start_side ? "{\"ph\": \"s\", \"bp\": \"e\", \"name\": \"torch_to_npu\", \"id\": "
                        : "{\"ph\": \"f\", \"bp\": \"e\", \"name\": \"torch_to_npu\", \"id\": ");
     tv_.i64(id_ns + toff_);
@@ -500,6 +650,7 @@ class RankWriter {
                    uint64_t cid) {
     ev(kX);
     ++c_.device_tasks;
+    if (!text_) return;
     tv_.put("{\"name\": \"");
     tv_.put(name);
     tv_.put("\", \"pid\": ");
@@ -525,6 +676,7 @@ class RankWriter {
     static const char* const kNames[] = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
     ev(kX);
     ++c_.overlap[static_cast<size_t>(kind)];
+    if (!text_) return;
     tv_.put("{\"name\": \"");
     tv_.put(kNames[kind]);
     tv_.put("\", \"pid\": ");
@@ -564,10 +716,26 @@ class RankWriter {
     return s.p2p_from == stage_ ? CommKind::kSend : CommKind::kReceive;
   }
 
+  /// What the db export needs of a plane task beyond its trace fields.
+  struct PlaneDb {
+    int plane;
+    int64_t group_id, op_id;
+    uint64_t cid;  ///< the op's connection id
+  };
+
   void plane_task(uint64_t tid, const char* name, const char* task_type, int64_t start, int64_t dur, int src, int dst,
-                  const char* transport, int64_t bytes, const char* link, double bw, uint32_t task_id) {
+                  const char* transport, int64_t bytes, const char* link, double bw, uint32_t task_id, const PlaneDb& pd) {
     ev(kX);
     ++c_.plane_tasks;
+    if (dbw_) {
+      const int64_t tt = db_.str(task_type);
+      const int64_t g = db_.task(start + toff_, start + dur + toff_, static_cast<int64_t>(pd.cid), tt, 4294967295LL, 5,
+                                 task_id);
+      db_.comm_task({db_.str(name), g, tt, pd.plane, pd.group_id, static_cast<int64_t>(task_id % 64), src, dst,
+                     db_enum::transport_type(transport), bytes, db_enum::data_type("BF16"), db_enum::link_type(link),
+                     pd.op_id, bw});
+    }
+    if (!text_) return;
     tv_.put("{\"name\": \"");
     tv_.put(name);
     tv_.put("\", \"pid\": ");
@@ -616,62 +784,97 @@ class RankWriter {
     return static_cast<int16_t>(std::clamp(v, 0, 1000));
   }
 
+  // The 25 metric cells of a compute row as the text prints them: pmu_v_[i] is the integer the cell was
+  // formatted from (ns for the "(us)" columns, cycles, or thousandths with pmu_milli_[i]); pmu_n_ = 0 when
+  // every cell is N/A (AI_CPU).
+  void pmu_set(int i, int64_t v, bool milli) {
+    pmu_v_[i] = v;
+    pmu_milli_[i] = milli;
+  }
+
   void kd_metrics(const KernelSpec& k, int64_t dur, uint64_t h, uint8_t flags) {
+    pmu_n_ = 0;
     if (k.core == Core::kAiCpu) {
       for (int i = 0; i < 25; ++i) kd_.put(",N/A");
       return;
     }
+    pmu_n_ = kPmuCount;
     const bool aic = k.core == Core::kAiCore || k.core == Core::kMixAic || k.core == Core::kMixAiv;
     const bool aiv = k.core == Core::kAiVectorCore || k.core == Core::kMixAic || k.core == Core::kMixAiv;
     const int64_t busy = dur * 96 / 100;
     int16_t mac = 0;
     if (aic) {
       const int blocks = (flags & kFlagBlockDimOne) ? 1 : std::max(1, k.block_dim);
+      const int64_t cycles = busy * 18 / 10 * blocks;  // 1.8 GHz x cores
       kd_.put(',');
       kd_.us3(busy);
       kd_.put(',');
-      kd_.i64(busy * 18 / 10 * blocks);  // 1.8 GHz x cores
+      kd_.i64(cycles);
+      pmu_set(0, busy, false);
+      pmu_set(1, cycles, false);
       for (size_t i = 0; i < 5; ++i) {
         int16_t r = jitter_ratio(k.aic_ratio[i], mix64(h + i));
         if ((flags & kFlagUnderused) && i == 0) r = kUnderusedMac;
         if ((flags & kFlagUnderused) && i == 3) r = kUnderusedMte2;
         if (i == 0) mac = r;
+        const int64_t t = busy * r / 1000;
         kd_.put(',');
-        kd_.us3(busy * r / 1000);
+        kd_.us3(t);
         kd_.put(',');
         kd_.milli3(r);
+        pmu_set(2 + 2 * static_cast<int>(i), t, false);
+        pmu_set(3 + 2 * static_cast<int>(i), r, true);
       }
+      const auto miss = static_cast<int64_t>(10 + mix64(h + 9) % 50);
       kd_.put(',');
-      kd_.milli3(static_cast<int64_t>(10 + mix64(h + 9) % 50));
+      kd_.milli3(miss);
+      pmu_set(12, miss, true);
     } else {
       kd_zero_aic();
+      for (int i = 0; i < 13; ++i) pmu_set(i, 0, false);
     }
     if (aiv) {
       const int blocks = (flags & kFlagBlockDimOne) ? 1
                          : k.core == Core::kAiVectorCore ? std::max(1, k.block_dim)
                                                          : std::max(1, k.mix_block_dim);
+      const int64_t cycles = busy * 18 / 10 * blocks;
       kd_.put(',');
       kd_.us3(busy);
       kd_.put(',');
-      kd_.i64(busy * 18 / 10 * blocks);
+      kd_.i64(cycles);
+      pmu_set(13, busy, false);
+      pmu_set(14, cycles, false);
       for (size_t i = 0; i < 4; ++i) {
         int16_t r = jitter_ratio(k.aiv_ratio[i], mix64(h + 16 + i));
         if ((flags & kFlagScalarHeavy) && i == 0) r = kScalarHeavyVec;
         if ((flags & kFlagScalarHeavy) && i == 1) r = kScalarHeavyScalar;
+        const int64_t t = busy * r / 1000;
         kd_.put(',');
-        kd_.us3(busy * r / 1000);
+        kd_.us3(t);
         kd_.put(',');
         kd_.milli3(r);
+        pmu_set(15 + 2 * static_cast<int>(i), t, false);
+        pmu_set(16 + 2 * static_cast<int>(i), r, true);
       }
+      const auto miss = static_cast<int64_t>(10 + mix64(h + 29) % 50);
       kd_.put(',');
-      kd_.milli3(static_cast<int64_t>(10 + mix64(h + 29) % 50));
+      kd_.milli3(miss);
+      pmu_set(23, miss, true);
     } else {
       kd_zero_aiv();
+      for (int i = 13; i < 24; ++i) pmu_set(i, 0, false);
     }
     kd_.put(',');
-    if (!aic) kd_.put('0');
-    else if (flags & kFlagUnderused) kd_.milli3(kUnderusedCubeUtilMilli);
-    else kd_.milli3(static_cast<int64_t>(mac) * 100);  // the mac ratio in %
+    if (!aic) {
+      kd_.put('0');
+      pmu_set(24, 0, false);
+    } else if (flags & kFlagUnderused) {
+      kd_.milli3(kUnderusedCubeUtilMilli);
+      pmu_set(24, kUnderusedCubeUtilMilli, true);
+    } else {
+      kd_.milli3(static_cast<int64_t>(mac) * 100);  // the mac ratio in %
+      pmu_set(24, static_cast<int64_t>(mac) * 100, true);
+    }
   }
 
   void kd_common(int64_t start, int64_t dur) {
@@ -725,6 +928,17 @@ class RankWriter {
     kd_metrics(k, op.dur,
                hash_of(sc_.seed ^ 0x3e7, static_cast<uint64_t>(lay_.rank), static_cast<uint64_t>(step), op.jkey), flags);
     kd_.put("\r\n");
+    if (dbw_) {
+      // TASK + COMPUTE_TASK_INFO + TASK_PMU_INFO, globalTaskId in kernel_details row order
+      const SpecIds& ids = spec_ids(op.spec);
+      const int64_t g = db_.task(op.start + toff_, op.start + toff_ + op.dur, static_cast<int64_t>(op.cid) + 1, ids.core,
+                                 4294967295LL, kComputeStream, op.task_id);
+      db_.compute_info(g, {ids.name, (flags & kFlagBlockDimOne) ? 1 : k.block_dim, k.mix_block_dim, ids.core, ids.type,
+                           ids.in_formats, ids.in_dtypes, ids.in_shapes, ids.out_formats, ids.out_dtypes, ids.out_shapes,
+                           id_na_, id_dynamic_, id_no_});
+      static_assert(kPmuCount == DbSink::kPmuBatch);
+      if (pmu_n_ == kPmuCount) db_.pmu_batch(g, pmu_name_, pmu_v_, pmu_milli_);
+    }
     if (flags & kFlagCounted) ++c_.fault_kernel_calls[k.name];
     op_stats_[static_cast<size_t>(op_group_[static_cast<size_t>(op.spec)])].add(op.dur);
     // the AscendCL@ host API duration written to trace_view.json
@@ -808,14 +1022,18 @@ class RankWriter {
     coll_ops_.clear();
     for (const size_t i : comm_ops) (sync_of(rec.ops[i], prog).p2p_from >= 0 ? p2p_ops_ : coll_ops_).push_back(i);
     cm_.put("\": {\"p2p\": ");
-    write_comm_section(prog, p2p_ops_, rec);
+    write_comm_section(prog, p2p_ops_, rec, step_number, "p2p");
     cm_.put(", \"collective\": ");
-    write_comm_section(prog, coll_ops_, rec);
+    write_comm_section(prog, coll_ops_, rec, step_number, "collective");
     cm_.put('}');
   }
 
   // {"<op>@<hash>": {...}, ..., "Total Op Info": {...}} or {} when there are no ops
-  void write_comm_section(int prog, const std::vector<size_t>& comm_ops, const StepRec& rec) {
+  // With the db export every op is also a CommAnalyzerTime row and one CommAnalyzerBandwidth row per
+  // (transport with traffic, size bin) of analysis.db (a transport without a size distribution: one row
+  // with package_size 0, count 0); the "Total Op Info" entry has no row.
+  void write_comm_section(int prog, const std::vector<size_t>& comm_ops, const StepRec& rec, int step_number,
+                          const char* section) {
     cm_.put('{');
     if (comm_ops.empty()) {
       cm_.put('}');
@@ -843,6 +1061,12 @@ class RankWriter {
       v[4] = std::max(0.0, v[0] - v[1] - v[2]);
       for (int i = 0; i < 5; ++i) tot[i] += v[i];
       cm_time_info(v, true, static_cast<double>(op.start + toff_) / 1000.0);
+      if (dbw_) {
+        db_op_name_ = name_buf_;
+        db_group_hash_ = std::to_string(g.hash);
+        db_step_ = "step" + std::to_string(step_number);
+        db_.comm_time(db_op_name_, db_group_hash_, static_cast<double>(op.start + toff_) / 1000.0, v, db_step_, section);
+      }
       const bool rdma = cross_node(op.group);
       const double size_mb = static_cast<double>(s.bytes) / 1e6;
       const int64_t npk = std::clamp<int64_t>(s.bytes / (int64_t{2} << 20), 1, 64);
@@ -871,6 +1095,15 @@ class RankWriter {
         std::vector<SizeBin> bins;
         if (t != 3) bins.push_back({pkt_mb, npk, v[1]});  // SDMA aggregates without a distribution
         cm_bins(bins);
+        if (dbw_) {
+          const double lpr = t == 0 && pkt_mb >= 1.0 ? 1.0 : 0.0;
+          if (bins.empty())
+            db_.comm_bandwidth(db_op_name_, db_group_hash_, kTransports[t], size_mb, v[1], bw, lpr, 0.0, 0, 0.0, db_step_,
+                               section);
+          for (const SizeBin& b : bins)
+            db_.comm_bandwidth(db_op_name_, db_group_hash_, kTransports[t], size_mb, v[1], bw, lpr, b.pkt_mb, b.count, b.ms,
+                               db_step_, section);
+        }
         cm_.put('}');
         if (t != 3) {
           acc[t].add(pkt_mb, npk, v[1]);
@@ -1005,6 +1238,7 @@ class RankWriter {
     // kernel_details rows: device work sorted by start
     order_.clear();
     comm_ops_.clear();
+    if (dbw_) op_ids_.assign(rec.ops.size(), -1);
     for (size_t i = 0; i < rec.ops.size(); ++i)
       if (rec.ops[i].kind != OpRec::Kind::kAux) order_.push_back(i);
     std::stable_sort(order_.begin(), order_.end(),
@@ -1016,6 +1250,12 @@ class RankWriter {
         const CommKind kind = op_kind(op, prog);
         const std::string type = comm_type(kind);
         kd_comm_row(step_number, op, comm_name(op, kind), type);
+        if (dbw_) {  // COMMUNICATION_OP, opId in kernel_details row order
+          const int64_t name_id = comm_names_unique_ ? db_.str_unique(name_buf_) : db_.str(name_buf_);
+          op_ids_[i] = db_.comm_op(name_id, op.start + toff_, op.start + toff_ + op.dur, static_cast<int64_t>(op.cid) + 1,
+                                   group_id(op.group), db_enum::data_type("BF16"),
+                                   db_.str(cross_node(op.group) ? "HD" : "MESH"), sync_of(op, prog).bytes / 2, db_.str(type));
+        }
         comm_ops_.push_back(i);
         if (slow_link_) {
           if (c_.slow_ops.size() < 16) c_.slow_ops.emplace_back(name_buf_);
@@ -1043,36 +1283,61 @@ class RankWriter {
     ev(kX);
     ++c_.python_ops;
     ++c_.profiler_steps;
-    tv_.put("{\"ph\": \"X\", \"name\": \"ProfilerStep#");
-    tv_.i64(step_number);
-    tv_.put("\", \"pid\": ");
-    tv_.u64(pids_.python);
-    tv_.put(", \"tid\": ");
-    tv_.u64(static_cast<uint64_t>(lay_.host_pid));
-    tv_.put(", \"ts\": ");
-    ts(rec.host_start);
-    tv_.put(", \"dur\": ");
-    tv_.us_trim(rec.host_end - rec.host_start);
-    tv_.put(", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": -1, \"Fwd thread id\": 0}}");
+    if (text_) {
+      tv_.put("{\"ph\": \"X\", \"name\": \"ProfilerStep#");
+      tv_.i64(step_number);
+      tv_.put("\", \"pid\": ");
+      tv_.u64(pids_.python);
+      tv_.put(", \"tid\": ");
+      tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+      tv_.put(", \"ts\": ");
+      ts(rec.host_start);
+      tv_.put(", \"dur\": ");
+      tv_.us_trim(rec.host_end - rec.host_start);
+      tv_.put(", \"cat\": \"cpu_op\", \"args\": {\"Sequence number\": -1, \"Fwd thread id\": 0}}");
+    }
+    if (dbw_) {
+      db_.pytorch_api(rec.host_start + toff_, rec.host_end + toff_, db_.fwk("ProfilerStep#" + std::to_string(step_number)),
+                      -1, 0, -1, -1, db_enum::kApiOp, -1);
+      db_.step_time(step_number, rec.host_start + toff_, rec.host_end + toff_);
+    }
 
     ev(kC);
     ++c_.counter_events;
-    tv_.put("{\"name\": \"AI Core Freq\", \"ts\": ");
-    ts(rec.host_start);
-    tv_.put(", \"pid\": ");
-    tv_.u64(pids_.freq);
-    tv_.put(", \"tid\": 0, \"args\": {\"MHz\": 1800}, \"ph\": \"C\"}");
+    if (text_) {
+      tv_.put("{\"name\": \"AI Core Freq\", \"ts\": ");
+      ts(rec.host_start);
+      tv_.put(", \"pid\": ");
+      tv_.u64(pids_.freq);
+      tv_.put(", \"tid\": 0, \"args\": {\"MHz\": 1800}, \"ph\": \"C\"}");
+    }
+    if (dbw_) db_.aicore_freq(rec.host_start + toff_, 1800);
 
     const uint64_t htid = static_cast<uint64_t>(lay_.host_pid);
-    for (const OpRec& op : rec.ops) {
+    for (size_t oi = 0; oi < rec.ops.size(); ++oi) {
+      const OpRec& op = rec.ops[oi];
       if (op.kind == OpRec::Kind::kAux) {
         device_task("EVENT_RECORD", "EVENT_RECORD_SQE", op.start, op.dur, op.task_id, 0);
+        if (dbw_)
+          db_.task(op.start + toff_, op.start + toff_ + op.dur, 0, db_.str("EVENT_RECORD_SQE"), 4294967295LL,
+                   kComputeStream, op.task_id);
         continue;
       }
       const int64_t acl_start = op.host_start + op.host_dur / 5;
       const uint64_t dev_cid = op.cid + 1;
       if (op.kind == OpRec::Kind::kKernel) {
         const KernelSpec& k = sc_.kernels[static_cast<size_t>(op.spec)];
+        if (dbw_) {
+          // the torch op (its torch_to_npu flow: CONNECTION_IDS -> the device task's connection id), the
+          // AscendCL call and the node launch that owns the device task (replaces the HostToDevice flow);
+          // the device task itself was written with its kernel_details row
+          const SpecIds& ids = spec_ids(op.spec);
+          db_.pytorch_api(op.host_start + toff_, op.host_start + op.host_dur + toff_, ids.aten, -1, 0, ids.fwk_dtypes,
+                          ids.fwk_shapes, db_enum::kApiOp, static_cast<int64_t>(dev_cid));
+          db_.cann_api(acl_start + toff_, op.launch + 2500 + toff_, db_enum::kApiAcl, op.cid, ids.acl);
+          db_.cann_api(op.launch + toff_, op.launch + kNodeLaunchDurNs + toff_, db_enum::kApiNode,
+                       static_cast<int64_t>(dev_cid), id_launch_);
+        }
         python_op(k.aten, op.host_start, op.host_dur, op.spec);
         cann_op("AscendCL@", k.acl, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", k.acl, "0", op.cid);
         cann_op("Node@launch", "", op.launch, kNodeLaunchDurNs, "launch", "node", "0", k.name, dev_cid);
@@ -1087,30 +1352,38 @@ class RankWriter {
         const CommKind kind = op_kind(op, prog);
         const std::string type = comm_type(kind);
         python_op(comm_torch_op(kind), op.host_start, op.host_dur, -1);
+        if (dbw_) {
+          db_.pytorch_api(op.host_start + toff_, op.host_start + op.host_dur + toff_, db_.fwk(comm_torch_op(kind)), -1, 0,
+                          -1, -1, db_enum::kApiOp, static_cast<int64_t>(dev_cid));
+          db_.cann_api(acl_start + toff_, op.launch + 2500 + toff_, db_enum::kApiAcl, static_cast<int64_t>(dev_cid),
+                       db_.str(type));
+        }
         cann_op("AscendCL@", type, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", type, "0", dev_cid);
         h2d_flow(true, dev_cid, acl_start, pids_.cann, htid);
         npu_flow(true, op.start, op.host_start, pids_.python, htid);
         const auto gtid = static_cast<uint64_t>(group_tid_[static_cast<size_t>(op.group)]);
-        // Group thread op
+        // Group thread op (the db export wrote it as COMMUNICATION_OP with its kernel_details row)
         ev(kX);
         ++c_.comm_ops;
-        tv_.put("{\"name\": \"");
-        tv_.put(comm_name(op, kind));
-        tv_.put("\", \"pid\": ");
-        tv_.u64(pids_.comm);
-        tv_.put(", \"tid\": ");
-        tv_.u64(gtid);
-        tv_.put(", \"ts\": ");
-        ts(op.start);
-        tv_.put(", \"dur\": ");
-        tv_.us3(op.dur);
-        tv_.put(", \"args\": {\"connection_id\": ");
-        tv_.u64(dev_cid);
-        tv_.put(", \"model id\": 4294967295, \"data_type\": \"BF16\", \"alg_type\": \"");
-        tv_.put(cross_node(op.group) ? "HD" : "MESH");
-        tv_.put("\", \"count\": ");
-        tv_.i64(s.bytes / 2);
-        tv_.put("}, \"ph\": \"X\"}");
+        if (text_) {
+          tv_.put("{\"name\": \"");
+          tv_.put(comm_name(op, kind));
+          tv_.put("\", \"pid\": ");
+          tv_.u64(pids_.comm);
+          tv_.put(", \"tid\": ");
+          tv_.u64(gtid);
+          tv_.put(", \"ts\": ");
+          ts(op.start);
+          tv_.put(", \"dur\": ");
+          tv_.us3(op.dur);
+          tv_.put(", \"args\": {\"connection_id\": ");
+          tv_.u64(dev_cid);
+          tv_.put(", \"model id\": 4294967295, \"data_type\": \"BF16\", \"alg_type\": \"");
+          tv_.put(cross_node(op.group) ? "HD" : "MESH");
+          tv_.put("\", \"count\": ");
+          tv_.i64(s.bytes / 2);
+          tv_.put("}, \"ph\": \"X\"}");
+        }
         h2d_flow(false, dev_cid, op.start, pids_.comm, gtid);
         npu_flow(false, op.start, op.start, pids_.comm, gtid);
         // per-link tasks
@@ -1123,21 +1396,27 @@ class RankWriter {
         const int64_t per_plane = s.bytes / np;
         const double bw = static_cast<double>(per_plane) / static_cast<double>(move);  // bytes/ns = GB/s
         const bool reduce = kind == CommKind::kAllReduce || kind == CommKind::kReduceScatter;
+        const int64_t gid = dbw_ ? group_id(op.group) : -1;
+        const int64_t op_id = dbw_ ? op_ids_[oi] : -1;
         for (int p = 0; p < np; ++p) {
           const uint64_t ptid = gtid + 1 + static_cast<uint64_t>(p);
           const int peer = (me + 1 + p) % n;
           const auto tid = static_cast<uint32_t>(op.cid * 4 + static_cast<uint32_t>(p) * 3);
+          const PlaneDb pd{p, gid, op_id, dev_cid};
           plane_task(ptid, "Notify_Wait", "Notify_Wait", op.start, std::max<int64_t>(20, op.wait), peer, me, "LOCAL", 0,
-                     "INVALID_TYPE", 0.0, tid);
+                     "INVALID_TYPE", 0.0, tid, pd);
           plane_task(ptid, reduce ? "Reduce_Inline" : "Memcpy", reduce ? "Reduce_Inline" : "Memcpy", op.start + op.wait,
-                     move, me, peer, rdma ? "RDMA" : "SDMA", per_plane, rdma ? "ROCE" : "HCCS", round4(bw), tid + 1);
+                     move, me, peer, rdma ? "RDMA" : "SDMA", per_plane, rdma ? "ROCE" : "HCCS", round4(bw), tid + 1, pd);
           plane_task(ptid, "Notify_Record", "Notify_Record", op.start + op.wait + move, 20, me, peer, "LOCAL", 4,
-                     "INVALID_TYPE", 0.0, tid + 2);
+                     "INVALID_TYPE", 0.0, tid + 2, pd);
         }
       }
     }
     cann_op("AscendCL@", "aclrtSynchronizeStream", rec.sync_start, rec.host_end - 10000 - rec.sync_start, "ACL_RTS",
             "acl", "aclrtSynchronizeStream", "0", 0);
+    if (dbw_)  // connection_id 0 on every step: a fresh CANN_API id
+      db_.cann_api_fresh(rec.sync_start + toff_, rec.host_end - 10000 + toff_, db_enum::kApiAcl,
+                         db_.str("aclrtSynchronizeStream"));
 
     // Overlap Analysis + step_trace_time.csv
     comp_.clear();
@@ -1194,6 +1473,21 @@ class RankWriter {
     st_.dbl(static_cast<double>(w0 - rec.host_start) / 1000.0);
     st_.put("\r\n");
     ++c_.step_trace_rows;
+    if (dbw_) {  // analysis.db StepTraceTime: the same numbers, us
+      DbSink::StepTrace t;
+      t.step = std::to_string(step_number);
+      t.computing = static_cast<double>(computing) / 1000.0;
+      t.comm_not_overlapped = static_cast<double>(comm_no) / 1000.0;
+      t.overlapped = static_cast<double>(comm - comm_no) / 1000.0;
+      t.communication = static_cast<double>(comm) / 1000.0;
+      t.free = static_cast<double>(fr) / 1000.0;
+      t.stage = static_cast<double>(w1 - w0 - bubble) / 1000.0;
+      t.bubble_is_int = recv_.empty();
+      t.bubble = static_cast<double>(bubble) / 1000.0;
+      t.comm_not_overlapped_excl_receive = static_cast<double>(comm_no_excl) / 1000.0;
+      t.preparing = static_cast<double>(w0 - rec.host_start) / 1000.0;
+      db_.step_trace(t);
+    }
 
     write_comm_json(step_number, prog, comm_ops_, rec);
     c_.steps.push_back(std::move(cnt));
@@ -1206,6 +1500,19 @@ class RankWriter {
   TracePids pids_;
   int64_t toff_;
   TextSink kd_, tv_, cm_, st_, os_, as_;
+  bool text_ = true, dbw_ = false;  // exports written
+  DbSink db_;
+  static constexpr int kPmuCount = 25;
+  int64_t pmu_v_[kPmuCount] = {};
+  bool pmu_milli_[kPmuCount] = {};
+  int pmu_n_ = 0;
+  int64_t pmu_name_[kPmuCount] = {};
+  int64_t id_launch_ = -1, id_na_ = -1, id_dynamic_ = -1, id_no_ = -1;
+  std::vector<SpecIds> spec_ids_;
+  std::vector<int64_t> group_ids_;
+  std::vector<int64_t> op_ids_;       // per op of the step: its COMMUNICATION_OP opId
+  bool comm_names_unique_ = true;
+  std::string db_op_name_, db_group_hash_, db_step_;
   // operator faults
   enum : uint8_t { kFlagScalarHeavy = 1, kFlagUnderused = 2, kFlagBlockDimOne = 4, kFlagCounted = 8 };
   std::vector<uint8_t> fault_flag_;  // per KernelSpec (empty = no operator fault on this rank)
@@ -1230,7 +1537,7 @@ class RankWriter {
   std::vector<Interval> comp_, comm_, comp_m_, comm_m_, comm_no_, all_, all_m_, free_, recv_, recv_m_;
 };
 
-void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
+void write_profiler_info(const Scenario& sc, const RankLayout& lay, bool text_export, JsonWriter& w) {
   w.begin_object();
   w.key("config");
   w.begin_object();
@@ -1266,7 +1573,7 @@ void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& 
   w.kv("record_op_args", false);
   w.key("_export_type");
   w.begin_array();
-  w.value("text");
+  w.value(text_export ? "text" : "db");  // "both" keeps the text capture's profiler_info byte for byte
   w.end_array();
   w.key("_host_sys");
   w.begin_array();
@@ -1306,38 +1613,11 @@ void write_profiler_info(const Scenario& sc, const RankLayout& lay, JsonWriter& 
 void write_metadata(const Scenario& sc, const RankLayout& lay, JsonWriter& w) {
   w.begin_object();
   w.key("ENV_VARIABLES");
-  w.begin_object();
-  for (const char* k : {"ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC", "HCCL_RDMA_SL", "ACLNN_CACHE_LIMIT", "HOST_CACHE_CAPACITY",
-                        "ASCEND_ENHANCE_ENABLE", "PYTORCH_NPU_ALLOC_CONF", "ASCEND_LAUNCH_BLOCKING", "HCCL_ALGO"})
-    w.kv(k, "");
-  w.end_object();
+  write_env_variables(w);
   w.key("distributed_args");
-  w.begin_object();
-  w.kv("tensor_model_parallel_size", sc.topo.tp);
-  w.kv("pipeline_model_parallel_size", sc.topo.pp);
-  w.kv("data_parallel_size", sc.topo.dp);
-  w.kv("context_parallel_size", 1);
-  w.kv("expert_model_parallel_size", sc.topo.ep);
-  w.kv("sequence_parallel", false);
-  w.kv("rank", lay.rank);
-  w.kv("world_size", sc.topo.ranks);
-  w.end_object();
+  write_distributed_args(sc, lay, w);
   w.key("parallel_group_info");
-  w.begin_object();
-  for (const CommGroup& g : sc.topo.groups) {
-    const auto it = std::lower_bound(g.ranks.begin(), g.ranks.end(), lay.rank);
-    if (it == g.ranks.end() || *it != lay.rank) continue;
-    w.key(g.comm_name);
-    w.begin_object();
-    w.kv("group_name", g.group_name);
-    w.kv("group_rank", static_cast<int64_t>(it - g.ranks.begin()));
-    w.key("global_ranks");
-    w.begin_array();
-    for (const int r : g.ranks) w.value(r);
-    w.end_array();
-    w.end_object();
-  }
-  w.end_object();
+  write_parallel_group_info(sc, lay, w);
   w.end_object();
 }
 
@@ -1376,26 +1656,26 @@ RankLayout rank_layout(const Scenario& sc, int rank) {
 }
 
 Status write_rank(const Scenario& sc, const SyncTable& table, const RankLayout& layout, const fs::path& root,
-                  RankCounts* counts) {
+                  RankCounts* counts, ExportKinds exports) {
   const fs::path dir = root / layout.folder_name;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
   {
     JsonWriter w(true);
-    write_profiler_info(sc, layout, w);
+    write_profiler_info(sc, layout, exports.text, w);
     const std::string body = w.take() + "\n";
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / ("profiler_info_" + std::to_string(layout.rank) + ".json"), body));
     counts->bytes_profiler_info = body.size();
   }
-  {
+  if (exports.text) {  // db only: parallel_group_info / distributed_args go into META_DATA
     JsonWriter w(false);
     write_metadata(sc, layout, w);
     const std::string body = w.take();
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / "profiler_metadata.json", body));
     counts->bytes_metadata = body.size();
   }
-  RankWriter writer(sc, table, layout, counts);
+  RankWriter writer(sc, table, layout, counts, exports);
   Status st = writer.run(dir);
   if (!st.ok()) writer.abandon();
   return st;

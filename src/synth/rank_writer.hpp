@@ -3,6 +3,9 @@
 /// profiler_metadata and ASCEND_PROFILER_OUTPUT/{kernel_details.csv, trace_view.json,
 /// communication.json, step_trace_time.csv, op_statistic.csv, api_statistic.csv}, streaming one
 /// profiler step at a time (the two statistics files are aggregated while the steps stream).
+/// With the db export (ExportKinds::db) the same data also goes into
+/// ASCEND_PROFILER_OUTPUT/{ascend_pytorch_profiler_<rank>.db, analysis.db} (db_sink.hpp); without the
+/// text export only profiler_info_<rank>.json and the two databases are written.
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -79,17 +82,24 @@ struct RankCounts {
   int64_t kernel_launch_ns = 0;     ///< api_statistic KernelLaunch total
   uint64_t bytes_kernel_details = 0, bytes_trace_view = 0, bytes_communication = 0, bytes_step_trace = 0,
            bytes_profiler_info = 0, bytes_metadata = 0, bytes_op_statistic = 0, bytes_api_statistic = 0;
+  uint64_t bytes_profiler_db = 0, bytes_analysis_db = 0;  ///< ascend_pytorch_profiler_<rank>.db, analysis.db
   uint64_t total_bytes() const {
     return bytes_kernel_details + bytes_trace_view + bytes_communication + bytes_step_trace + bytes_profiler_info +
-           bytes_metadata + bytes_op_statistic + bytes_api_statistic;
+           bytes_metadata + bytes_op_statistic + bytes_api_statistic + bytes_profiler_db + bytes_analysis_db;
   }
 };
 
 /// Steps for which per-layer rows are recorded in RankCounts::steps (to keep ground truth small).
 inline constexpr int kLayerRowSteps = 8;
 
+/// Which exports a rank gets (SynthOptions::export_format "text" | "db" | "both").
+struct ExportKinds {
+  bool text = true;
+  bool db = false;
+};
+
 /// Simulates rank `layout.rank` against `table` and writes its folder under `root`.
 Status write_rank(const Scenario& sc, const SyncTable& table, const RankLayout& layout,
-                  const std::filesystem::path& root, RankCounts* counts);
+                  const std::filesystem::path& root, RankCounts* counts, ExportKinds exports = {});
 
 }  // namespace ascprof::synth

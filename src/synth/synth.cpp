@@ -104,7 +104,7 @@ void write_blocks(JsonWriter& w, const std::vector<std::string>& blocks) {
   w.end_array();
 }
 
-void write_counts(JsonWriter& w, const RankCounts& c) {
+void write_counts(JsonWriter& w, const RankCounts& c, bool db) {
   w.key("counts");
   w.begin_object();
   w.kv("kernel_rows", c.kernel_rows);
@@ -157,6 +157,10 @@ void write_counts(JsonWriter& w, const RankCounts& c) {
   w.kv("profiler_metadata.json", c.bytes_metadata);
   w.kv("op_statistic.csv", c.bytes_op_statistic);
   w.kv("api_statistic.csv", c.bytes_api_statistic);
+  if (db) {
+    w.kv("ascend_pytorch_profiler.db", c.bytes_profiler_db);
+    w.kv("analysis.db", c.bytes_analysis_db);
+  }
   w.end_object();
 }
 
@@ -167,6 +171,7 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   w.kv("generator", "ascprof-mpi synth");
   w.kv("version", ASCPROF_VERSION);
   w.kv("format_era", "E3");
+  w.kv("export_format", o.export_format);
   w.kv("profiler_level", "Level1");
   w.kv("scenario", sc.name);
   w.kv("seed", sc.seed);
@@ -293,7 +298,7 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
     w.kv("dummy", dummy);
     w.kv("has_attention", !dummy);
     w.kv("clock_offset_us", static_cast<double>(l.clock_offset_ns) / 1000.0);
-    write_counts(w, c);
+    write_counts(w, c, o.export_format != "text");
     if (sc.topo.pp > 1) {
       w.kv("pp_stage", stage);
       w.kv("layer_count", static_cast<int64_t>(mine.size()));
@@ -539,6 +544,12 @@ Status prepare_root(const SynthOptions& o) {
 }  // namespace
 
 Result<SynthSummary> generate_capture(const SynthOptions& options) {
+  ExportKinds exports;
+  if (options.export_format == "db") exports = {false, true};
+  else if (options.export_format == "both") exports = {true, true};
+  else if (options.export_format != "text")
+    return Status(ErrorCode::kInvalidArgument,
+                  "unknown export format '" + options.export_format + "' (expected text, db or both)");
   auto built = build_scenario(options);
   if (!built.ok()) return built.status();
   const Scenario& sc = built.value();
@@ -561,7 +572,7 @@ Result<SynthSummary> generate_capture(const SynthOptions& options) {
     for (int r = next++; r < n; r = next++) {
       if (failed.load()) return;
       status[static_cast<size_t>(r)] =
-          write_rank(sc, table, layouts[static_cast<size_t>(r)], root, &counts[static_cast<size_t>(r)]);
+          write_rank(sc, table, layouts[static_cast<size_t>(r)], root, &counts[static_cast<size_t>(r)], exports);
       if (!status[static_cast<size_t>(r)].ok()) failed = true;
     }
   };

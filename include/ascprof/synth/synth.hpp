@@ -8,6 +8,35 @@
 /// `ground_truth.json` at the root listing what was
 /// generated (exact per-rank row/event counts, layers per step, injected faults).
 ///
+/// `SynthOptions::export_format` "db" or "both" also writes, per rank, the SQLite exports of torch_npu
+/// (export_type db): ASCEND_PROFILER_OUTPUT/ascend_pytorch_profiler_<rank>.db and analysis.db, holding
+/// the same data as the text files (same timeline, faults and ground truth; integer ns = the text's us
+/// x 1000). "db" writes no kernel_details.csv, trace_view.json, communication.json, step_trace_time.csv,
+/// op_statistic.csv, api_statistic.csv or profiler_metadata.json (its parallel_group_info /
+/// distributed_args are META_DATA rows); profiler_info_<rank>.json says _export_type ["db"]. "both"
+/// leaves the text files byte-identical to "text". Mapping, per rank database:
+///  - STRING_IDS: every text value once (CANN strings from 0, torch framework strings from 1 << 28);
+///    META_DATA: SCHEMA_VERSION 1.2.0 (+ _MAJOR/_MINOR/_MICRO), ENV_VARIABLES, distributed_args,
+///    parallel_group_info (profiler_metadata.json's JSON); RANK_DEVICE_MAP, NPU_INFO, HOST_INFO,
+///    SESSION_TIME_INFO, the ENUM_* tables of a real export; STEP_TIME = the ProfilerStep#N windows;
+///    AICORE_FREQ = the "AI Core Freq" counters.
+///  - compute row of kernel_details -> TASK (globalTaskId in row order, connectionId = the device task's,
+///    taskType = its trace Task Type) + COMPUTE_TASK_INFO (shapes in one pair of double quotes) +
+///    TASK_PMU_INFO (one row per metric cell that is not N/A; "(us)" columns in ns, others the printed
+///    number; aicore_time / aiv_time as aic_total_time / aiv_total_time);
+///  - COMMUNICATION row -> COMMUNICATION_OP (opId in row order); Plane k tasks -> TASK +
+///    COMMUNICATION_TASK_INFO (with bandwidth GB/s); other device tasks (EVENT_RECORD) -> TASK;
+///  - Python cpu_op events -> PYTORCH_API (type 50001; ns as TEXT) with CONNECTION_IDS rows for the
+///    torch_to_npu flows; CANN events -> CANN_API (AscendCL 20000, Node@launch 10000 with the device
+///    task's connection id; events without a connection id get fresh ids above the largest);
+///  - analysis.db: CommAnalyzerTime (one row per communication.json op), CommAnalyzerBandwidth (one row
+///    per op, transport with traffic and size bin; a transport with traffic but no size distribution,
+///    SDMA, one row with package_size 0 and count 0; transports without traffic none, as in real files),
+///    CommAnalyzerMatrix (empty), StepTraceTime (us, as step_trace_time.csv). The Overlap Analysis
+///    events, op_statistic and api_statistic have no table.
+/// The .db files are a pure function of the options as well (byte-identical for the same seed).
+/// ground_truth.json names the "export_format" and, with the databases, their sizes per rank.
+///
 /// The ranks are simulated together (collectives complete when the last member arrives, so early
 /// arrivers wait), then written one rank at a time, streaming in large buffered chunks: memory stays
 /// bounded by one profiler step per rank whatever the scale. Output is a pure function of the options
@@ -140,6 +169,7 @@ struct SynthOptions {
   int threads = 1;                    ///< ranks written in parallel (output identical for any value)
   bool force = false;                 ///< allow a non-empty out_dir: replaces earlier *_ascend_pt folders and ground_truth.json
   bool split_attention = false;       ///< moe_mla_decode: two attention anchors per layer (see the file comment)
+  std::string export_format = "text"; ///< "text" | "db" | "both" (see the file comment)
 };
 
 /// What was written for one rank.

@@ -243,7 +243,7 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
                     100.0 * share, ms(s.device_wall_ns)) +
                 " (" + std::to_string(s.host_bound_gaps) + " of " + std::to_string(s.gaps) + " idle gaps)";
     f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
-    f.limitations.push_back("trace_view.json HostToDevice flows matched " + std::to_string(s.tasks_with_launch) + " of " +
+    f.limitations.push_back(s.launch_links + " matched " + std::to_string(s.tasks_with_launch) + " of " +
                             std::to_string(s.tasks) + " device tasks to their launch");
     JsonWriter w;
     w.begin_object();

@@ -70,7 +70,7 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     w.kv("bytes", bytes);                // input bytes of this rank
     w.kv("root", root);
     w.kv("rank_id", o.rank_id);
-    w.kv("status", o.ok ? (o.reused ? "reused" : "ok") : "failed");
+    w.kv("status", o.ok ? (o.reused ? "reused" : o.partial ? "partial" : "ok") : "failed");
     w.kv("kernel_rows", o.kernel_rows);
     w.kv("trace_events", o.trace_events);
     w.kv("seconds", secs);
@@ -82,9 +82,10 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     w.end_object();
     std::fprintf(stderr, "%s\n", w.str().c_str());
   } else if (o.ok) {
-    std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s%s\n", process,
+    std::fprintf(stderr, "[process %d] rank %s (%s): %llu kernels, %llu trace events, %.2f s%s%s\n", process,
                  o.rank_id.c_str(), dir.c_str(), static_cast<unsigned long long>(o.kernel_rows),
-                 static_cast<unsigned long long>(o.trace_events), secs, o.reused ? " (reused checkpoint)" : "");
+                 static_cast<unsigned long long>(o.trace_events), secs, o.reused ? " (reused checkpoint)" : "",
+                 o.partial ? " (partial: communication only, no kernel table)" : "");
     if (req.verbose && o.data_loss_records + o.warning_records > 0)
       std::fprintf(stderr, "[process %d] rank %s data quality: %s\n", process, o.rank_id.c_str(), o.stats_json.c_str());
   } else if (o.error_class == error_code_name(ErrorCode::kInterrupted)) {
@@ -591,11 +592,12 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       if (html_status.empty() || d.html_status != "ok") html_status = d.html_status;
     }
 
-    uint64_t ranks_ok = 0, ranks_failed = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
+    uint64_t ranks_ok = 0, ranks_failed = 0, ranks_partial = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
     for (const auto& s : summaries) {
       ranks_ok += s.ranks_ok;
       ranks_failed += s.ranks_failed;
+      ranks_partial += s.partial_ranks.size();
       events += s.event_count;
       trace_events += s.trace_events;
       hard_errors += s.structure.hard_error_count;
@@ -626,6 +628,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("root_count", static_cast<uint64_t>(summaries.size()));
     w.kv("rank_count", ranks_ok);
     w.kv("ranks_failed", ranks_failed);
+    w.kv("ranks_partial", ranks_partial);
     w.kv("event_count", events);
     w.kv("trace_event_count", trace_events);
     w.kv("hard_error_count", hard_errors);
@@ -731,6 +734,10 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       w.key("failed_rank_classes");  // parallel to failed_ranks
       w.begin_array();
       for (const auto& c : s.failed_rank_classes) w.value(c);
+      w.end_array();
+      w.key("partial_ranks");  // analysed from communication data only (no kernel table)
+      w.begin_array();
+      for (const auto& f : s.partial_ranks) w.value(f);
       w.end_array();
       w.key("outputs");
       w.begin_array();

@@ -90,6 +90,8 @@ class RankJob {
   RankJob(const RankTask& task, const knowledge::Knowledge& kb, RankOutcome& out) : task_(task), kb_(kb), out_(out) {}
 
   Status run() {
+    if (!from_db() && task_.kernel_details.empty() && (!task_.communication.empty() || !task_.analysis_db.empty()))
+      return communication_only();
     if (!from_db() && task_.kernel_details.empty())
       return file_error(ErrorCode::kSchema, task_.rank_path, "",
                         !task_.profiler_db.empty()
@@ -128,6 +130,41 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
     ASCPROF_RETURN_IF_ERROR(keep_going());  // the last point where the rank can still be dropped whole
     return writer_->commit(stage_name(static_cast<Stage>(std::clamp(task_.last_stage, kStageNormalize, kStageSummarize))));
+  }
+
+  // A trimmed rank (communication.json or analysis.db, no kernel table): its capture facts,
+  // communication and step trace are read and written, so it still takes part in the slow-rank
+  // vote, the slow-link and transit/wait diagnostics and the step-trace rows.
+  Status communication_only() {
+    out_.partial = true;
+    out_.source = task_.analysis_db.empty() ? "text" : "db";
+    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
+    store::WriterOptions wo;
+    wo.create_parent_dirs = true;
+    wo.deflate_level = task_.h5_deflate;
+    auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
+    if (!created.ok()) return created.status();
+    writer_.emplace(std::move(created).value());
+    ASCPROF_RETURN_IF_ERROR(capture_info());
+    ASCPROF_RETURN_IF_ERROR(keep_going());
+    ASCPROF_RETURN_IF_ERROR(communication());
+    ASCPROF_RETURN_IF_ERROR(step_trace());
+    ASCPROF_RETURN_IF_ERROR(keep_going());
+    // The operator statistics describe kernels this rank has no table of: not read, but still
+    // fingerprinted, so a checkpoint stands for every input file of the task (checkpoint.cpp).
+    for (auto field : {&RankTask::op_statistic, &RankTask::api_statistic})
+      if (!(task_.*field).empty()) ASCPROF_RETURN_IF_ERROR(source(field));
+    out_.facts.rank_id = task_.rank_id;
+    out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
+    Timer t(&out_.write_seconds);
+    if (out_.device_id < 0) out_.device_id = task_.device_id;
+    ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
+    ASCPROF_RETURN_IF_ERROR(writer_->set_string_attr("/", "partial", "communication only: no kernel table"));
+    ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
+    ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
+    ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
+    ASCPROF_RETURN_IF_ERROR(keep_going());
+    return writer_->commit(stage_name(Stage::kNormalize));
   }
 
   void finish_outcome() {
@@ -369,6 +406,7 @@ class RankJob {
     steps_ = std::move(tr.steps);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
     out_.host_bound = analysis::host_bound_stats(tr, pool_);
+    if (from_db()) out_.host_bound.launch_links = "CANN_API node launches (connectionId)";
     return {};
   }
 

@@ -92,6 +92,7 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
     w.kv("header_era", o.header_era);
     w.kv("profiler_level", o.profiler_level);
     w.kv("source", o.source);  // text | db: the export the rank's tables came from
+    w.kv("status", o.partial ? "partial" : "ok");  // partial: communication and step trace only
     w.key("trace_view");
     w.begin_object();
     w.kv("events_total", o.trace_events);
@@ -199,7 +200,7 @@ Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& o
   for (const auto& o : outcomes) {
     rank_id.push_back(o.rank_id);
     rank_dir.push_back(o.rank_dir);
-    status.push_back(o.ok ? "ok" : "failed");
+    status.push_back(o.ok ? (o.partial ? "partial" : "ok") : "failed");
     h5.push_back(o.ok ? o.h5_file : "");
     error.push_back(o.error);
     rows.push_back(o.kernel_rows);
@@ -239,7 +240,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   auto writer = StructureOutputWriter::create(plan.out_dir, options);
   if (!writer.ok()) return fail(writer.status());
   for (const auto& o : outcomes) {
-    if (!o.ok) continue;
+    if (!kernel_stages_ran(o)) continue;
     auto stored = read_structure_tables((fs::path(plan.out_dir) / o.h5_file).string());
     if (!stored.ok()) return fail(stored.status());
     const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure, stored->classes);
@@ -280,7 +281,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   if (kb != nullptr) {
     cr.steps = analysis::align_steps(cr.windows, window_offset, kb->diagnostics);
     for (const auto& o : outcomes)
-      if (o.ok && o.operator_buckets.built) {
+      if (kernel_stages_ran(o) && o.operator_buckets.built) {
         cr.per_rank.push_back(&o.operator_buckets);
         cr.rank_ids.push_back(o.rank_id);
         cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
@@ -397,7 +398,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
     std::vector<std::string> ids;
     std::vector<analysis::HostBoundStats> stats;
     for (const auto& o : outcomes)
-      if (o.ok) {
+      if (kernel_stages_ran(o)) {
         ids.push_back(o.rank_id);
         stats.push_back(o.host_bound);
       }
@@ -587,6 +588,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
                       o.classify_seconds + o.summarize_seconds;
     if (o.ok) {
       ++s.ranks_ok;
+      if (o.partial) s.partial_ranks.push_back(o.rank_dir);
       s.event_count += o.kernel_rows;
       s.pipeline_event_count += o.pipeline_event_count;
       s.trace_events += o.trace_events;
@@ -596,7 +598,8 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
     }
   }
   s.ranks_failed = s.rank_count - s.ranks_ok;
-  s.status = s.ranks_ok == 0 ? "failed" : (s.ranks_failed > 0 ? "partial" : "ok");
+  // A communication-only rank leaves the root partial: its kernels are not in any table.
+  s.status = s.ranks_ok == 0 ? "failed" : (s.ranks_failed > 0 || !s.partial_ranks.empty() ? "partial" : "ok");
 
   const fs::path out(plan.out_dir);
   record(s, out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));

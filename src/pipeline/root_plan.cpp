@@ -37,8 +37,11 @@ void choose_source(RankTask& t, SourceChoice choice) {
     t.trace_view.clear();
     t.communication.clear();
     t.step_trace_time.clear();
-  } else if (!t.kernel_details.empty()) {  // (a rank with neither keeps its database path for the error message)
-    t.profiler_db.clear();
+  } else if (choice == SourceChoice::kText || !t.kernel_details.empty()) {
+    // --source text reads no database; a text rank without kernel_details.csv keeps the name of its
+    // database only for the error message. (auto: a rank with neither table keeps analysis.db, to be
+    // analysed from its communication data alone.)
+    if (choice != SourceChoice::kText || !t.kernel_details.empty()) t.profiler_db.clear();
     t.analysis_db.clear();
   }
 }

@@ -412,6 +412,23 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     d.table({"rank", "steps", "segments", "layer inventory", "wall ms", "busy ms", "underfeed ms", "step source", "anchors", "roles"},
             rows);
     if (ranks.rows.size() > 64) d.p("Showing 64 of " + std::to_string(ranks.rows.size()) + " ranks (all in rank_summary.csv).");
+    // Ranks analysed from communication data alone (a trimmed capture): in no kernel table above.
+    std::vector<std::string> partial;
+    simdjson::dom::array list;
+    if (normalize.ok && normalize.root["rank_summaries"].get(list) == simdjson::SUCCESS)
+      for (simdjson::dom::element r : list) {
+        std::string_view status, id, dir;
+        if (r["status"].get(status) == simdjson::SUCCESS && status == "partial" &&
+            r["rank_id"].get(id) == simdjson::SUCCESS && r["rank_dir"].get(dir) == simdjson::SUCCESS)
+          partial.push_back(md(std::string(id)) + " (" + md(std::string(dir)) + ")");
+      }
+    if (!partial.empty()) {
+      std::string text = "Partial ranks, analysed from their communication and step-trace data only (no kernel table "
+                         "in the capture): ";
+      for (size_t i = 0; i < partial.size(); ++i) text += (i ? ", " : "") + partial[i];
+      d.p(text + ". They are in no kernel, structure or operator table; they take part in the communication "
+                 "findings (slow rank, slow link, transit/wait) and the step-trace rows.");
+    }
   }
 
   // 3

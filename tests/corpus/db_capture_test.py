@@ -11,7 +11,12 @@
    with a message saying which file is missing (exit 3);
 5. a damaged database (cut in half) fails its rank with file and reason; the other rank completes
    (exit 1);
-6. nothing is ever written beside a database (the fixture folders' listings are unchanged).
+6. nothing is ever written beside a database (the fixture folders' listings are unchanged);
+7. trimmed ranks (communication data, no kernel table) are partial, not failed: a synthetic training
+   capture whose rank 5 (with a slow link) kept only communication.json still names rank 5 in the
+   slow-link finding; its HDF5 holds the communication and step-trace rows; the manifests, the
+   result and report.md mark it partial; a rerun reuses it. A database rank with only analysis.db
+   is partial the same way (source db).
 
 usage: db_capture_test.py ASCPROF_MPI WORK_DIR     (exit 0 pass, 1 fail, 77 real fixtures absent)
 Debian's python3 with its sqlite3 module and python3-h5py.
@@ -188,6 +193,40 @@ def main():
     leftovers = sorted(p.name for p in victim.parent.iterdir())
     if leftovers != sorted(["analysis.db", "ascend_pytorch_profiler_1.db"]):
         fail("files appeared beside the damaged database: %r" % leftovers)
+
+    # 7. trimmed ranks: communication data only
+    trimmed = work / "trimmed"
+    subprocess.run([exe, "synth", "--scenario", "training", "--ranks", "8", "--steps", "6", "--fault", "slow_collective:5",
+                    "-o", str(trimmed)], check=True, capture_output=True)
+    rank5 = next(p for p in trimmed.iterdir() if (p / "profiler_info_5.json").exists())
+    for f in ("kernel_details.csv", "trace_view.json"):
+        (rank5 / "ASCEND_PROFILER_OUTPUT" / f).unlink()
+    for attempt in ("first", "rerun"):
+        rc, res, err = run(exe, ["analyze", str(trimmed), "-o", str(work / "out_trimmed")], 2)
+        if rc != 1 or res.get("status") != "partial" or res.get("ranks_partial") != 1 or res.get("ranks_failed") != 0:
+            fail("trimmed (%s): exit %d, %s" % (attempt, rc, json.dumps(res)[:1500]))
+        if attempt == "rerun" and res.get("ranks_reused") != 8:
+            fail("trimmed rerun reused %r of 8 ranks" % res.get("ranks_reused"))
+    rout = root_out(work / "out_trimmed")
+    r5 = rank_sources(rout)["5"]
+    if r5["status"] != "partial" or r5["event_count"] != 0:
+        fail("trimmed: rank 5 in normalize_manifest: %r" % r5)
+    with h5py.File(rout / r5["h5_file"], "r") as h5:
+        if h5["communication"].attrs["row_count"] == 0 or h5["step_trace"].attrs["row_count"] == 0:
+            fail("trimmed: rank 5's HDF5 lacks communication or step-trace rows")
+    findings = json.loads((rout / "diagnosis_findings.json").read_text())["diagnosis_findings"]
+    if not any(f["finding_type"] == "slow_link_suspected" and f["suspected_ranks"] == ["5"] for f in findings):
+        fail("trimmed: the slow link of the communication-only rank 5 was not found: %r" %
+             [(f["finding_type"], f["suspected_ranks"]) for f in findings])
+    if "Partial ranks" not in (rout / "report" / "report.md").read_text():
+        fail("trimmed: report.md does not mark the partial rank")
+    db_trim = work / "db_trimmed"
+    shutil.copytree(FIXTURES / "db-cnn-level2", db_trim)
+    next((db_trim / "rank1_ascend_pt").rglob("ascend_pytorch_profiler_1.db")).unlink()
+    rc, res, err = run(exe, ["analyze", str(db_trim), "-o", str(work / "out_db_trimmed")])
+    r1 = rank_sources(root_out(work / "out_db_trimmed")).get("1", {})
+    if rc != 1 or res.get("ranks_partial") != 1 or r1.get("status") != "partial" or r1.get("source") != "db":
+        fail("analysis.db-only rank: exit %d, rank 1 %r, %s" % (rc, r1, json.dumps(res)[:800]))
 
     # 6. nothing written beside the fixtures' databases
     for lvl, b in before.items():

@@ -16,10 +16,13 @@ struct HostBoundStats {
   int64_t host_bound_ns = 0;    ///< the part of those gaps before the next task's host launch
   uint32_t gaps = 0, host_bound_gaps = 0;
   uint32_t tasks_with_launch = 0, tasks = 0;  ///< device tasks whose HostToDevice flow was found
+  /// What linked tasks to launches, for the finding's limitations: "trace_view.json HostToDevice
+  /// flows" or, for a database rank, its CANN_API node launches (connectionId).
+  std::string launch_links = "trace_view.json HostToDevice flows";
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & device_wall_ns & idle_ns & host_bound_ns & gaps & host_bound_gaps & tasks_with_launch & tasks;
+    ar & device_wall_ns & idle_ns & host_bound_ns & gaps & host_bound_gaps & tasks_with_launch & tasks & launch_links;
   }
 };
 

@@ -152,6 +152,10 @@ struct RankOutcome {
   int32_t device_id = -1;
   std::string header_era, profiler_level;
   std::string source;  ///< "text" or "db": which export the rank's tables came from
+  /// A rank with communication data but no kernel table (a trimmed capture: communication.json or
+  /// analysis.db only): ok, with its communication and step-trace tables, but no kernel stages. It
+  /// feeds the communication diagnostics only; manifests and the report mark it partial.
+  bool partial = false;
   // data quality
   std::string stats_json;  ///< Stats::to_json() of this rank (counts with samples)
   std::vector<uint64_t> stat_counts;  ///< per counter of stats.def, for merging across ranks
@@ -193,7 +197,7 @@ struct RankOutcome {
     ar & rank_id & rank_dir & rank_path & rank_id_source & root_index & rank_index & ok & error_class & error &
         h5_file & input_bytes & kernel_rows & pipeline_event_count & trace_events & host_ops & device_tasks &
         comm_ops & comm_plane_tasks & overlap_intervals & flows & profiler_steps & damaged_spans & comm_stat_rows &
-        step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level & source &
+        step_trace_rows & parallel_groups & start_ns & end_ns & device_id & header_era & profiler_level & source & partial &
         stats_json & stat_counts & data_loss_records & warning_records & sources & segment_count & step_count &
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
@@ -202,6 +206,10 @@ struct RankOutcome {
         step_windows & comm_times & host_bound & class_partials & deep_dive & process & reused;
   }
 };
+
+/// True when `o` went through the kernel stages (ok and not a communication-only partial rank): what
+/// the structure, summary, operator and compute findings read.
+inline bool kernel_stages_ran(const RankOutcome& o) { return o.ok && !o.partial; }
 
 /// Runs ingest, normalize, segment and classify for one rank and writes its HDF5 file. Never throws.
 RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb);

@@ -72,6 +72,8 @@ struct RootSummary {
   /// The same ranks, with the error class (io, parse, schema, limit, internal; discovery for a
   /// folder that could not be used as a rank), in the same order.
   std::vector<std::string> failed_rank_classes;
+  /// Ranks (folder names) analysed from communication data only: counted in ranks_ok, no kernel tables.
+  std::vector<std::string> partial_ranks;
   std::vector<std::string> outputs;       ///< files written for this root
   StructureTotals structure;              ///< segment + classify totals (hard errors, classes)
   uint64_t finding_count = 0;             ///< diagnosis findings that passed the evidence gate

@@ -2,7 +2,6 @@
 // trace (StepTraceTime), as the rows communication.json and step_trace_time.csv give.
 #include <array>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <string>
 #include <tuple>
@@ -16,8 +15,6 @@ namespace ascprof::importers {
 namespace fs = std::filesystem;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // "step12" -> 12, "step" -> -1 (communication.json's rule); anything else -> -2 (bad).
 int32_t step_number(std::string_view s) {

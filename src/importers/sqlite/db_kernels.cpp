@@ -164,7 +164,9 @@ class KernelReader {
                         "COMMUNICATION_OP");
     if (!q.ok()) return q.status();
     // The text exports of schema 1.0's era name the core of these rows HCCL; later ones COMMUNICATION.
+    // Their other text cells (state, shapes, types, formats) are N/A there, so here too.
     const StrId core = pool_.intern(version_.rfind("1.0", 0) == 0 ? "HCCL" : "COMMUNICATION");
+    const StrId na = pool_.intern("N/A");
     while (q->step()) {
       Row r{};
       r.start = q->i64(0, -1);
@@ -184,6 +186,7 @@ class KernelReader {
       r.name = ids_.get(*q, 3);
       r.type = ids_.get(*q, 4);
       r.core = core;
+      r.op_state = r.hf32 = r.ishape = r.itype = r.iformat = r.oshape = r.otype = r.oformat = na;
       r.source = static_cast<uint8_t>(model::KernelSource::kCommunicationOp);
       rows_.push_back(r);
     }

@@ -86,9 +86,12 @@ int64_t Query::scaled_i64(int c, int64_t factor, int64_t absent) const {
     int64_t out = 0;
     return __builtin_mul_overflow(v, factor, &out) ? absent : out;
   }
-  const double d = f64(c) * static_cast<double>(factor);
-  if (!std::isfinite(d) || std::fabs(d) > 9.2e18) return absent;
-  return static_cast<int64_t>(std::llround(d));
+  // A REAL µs time near 1.7e15 is exact to 1/4 µs, but the product near 1.7e18 is not: scale the
+  // whole part in integers and only the fraction in floating point.
+  const double d = f64(c);
+  if (!std::isfinite(d) || std::fabs(d) * static_cast<double>(factor) > 9.2e18) return absent;
+  const double whole = std::floor(d);
+  return static_cast<int64_t>(whole) * factor + static_cast<int64_t>(std::llround((d - whole) * static_cast<double>(factor)));
 }
 
 std::string_view Query::text(int c) const {

@@ -292,7 +292,7 @@ class KernelReader {
       if (task != last_task) {
         last_task = task;
         const auto it = row_of_task_.find(task);
-        last_row = it == row_of_task_.end() ? -1 : it->second;
+        last_row = it == row_of_task_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);  // (not -1 as uint32)
       }
       const StrId name = ids_.get(*q, 1);
       if (last_row < 0 || name == 0) {

@@ -166,9 +166,12 @@ TEST(ProfilerDbBadInput, DanglingStringIdsAndBadRowsAreCountedNotFatal) {
   ScratchDir dir;
   const fs::path db = dir / "ascend_pytorch_profiler_0.db";
   testing::write_mini_db(db, 0, testing::mini_kernels(6));
-  // a kernel whose name id is not in STRING_IDS, and a task whose end is missing
+  // a kernel whose name id is not in STRING_IDS, a task whose end is missing, and PMU rows of a task
+  // that is no kernel row (between two rows of a real one: the lookup of the next row must not reuse it)
   testing::sql_exec(db, "UPDATE COMPUTE_TASK_INFO SET name = 999999 WHERE globalTaskId = 2;"
-                        "UPDATE TASK SET endNs = NULL WHERE globalTaskId = 3;");
+                        "UPDATE TASK SET endNs = NULL WHERE globalTaskId = 3;"
+                        "INSERT INTO TASK_PMU_INFO VALUES(777, 0, 5.0);"
+                        "INSERT INTO TASK_PMU_INFO SELECT globalTaskId, name, value FROM TASK_PMU_INFO WHERE globalTaskId = 2;");
   StringPool pool;
   Stats stats;
   model::KernelTable k;
@@ -177,6 +180,7 @@ TEST(ProfilerDbBadInput, DanglingStringIdsAndBadRowsAreCountedNotFatal) {
   EXPECT_EQ(pool.view(k.name[1]), "");
   EXPECT_GE(stats.count(Stat::db_dangling_string_id), 1u);  // the kernel row, and the device task it names
   EXPECT_GE(stats.count(Stat::db_bad_row), 1u);
+  EXPECT_EQ(stats.count(Stat::db_pmu_orphan), 1u);  // task 777
   EXPECT_NE(stats.to_json().find("id 999999"), std::string::npos);
 }
 

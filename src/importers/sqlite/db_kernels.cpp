@@ -119,6 +119,7 @@ class KernelReader {
         " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
     auto q = f_.prepare(sql, "COMPUTE_TASK_INFO");
     if (!q.ok()) return q.status();
+    rows_.reserve(f_.row_count("COMPUTE_TASK_INFO") + f_.row_count("COMMUNICATION_OP"));
     uint64_t n = 0;
     while (q->step()) {
       if (++n % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
@@ -157,6 +158,7 @@ class KernelReader {
   }
 
   Status communication_rows() {
+    compute_count_ = rows_.size();
     const std::vector<std::string> cols = f_.columns("COMMUNICATION_OP");
     if (cols.empty()) return {};  // no collectives (TP1, single card): normal
     auto q = f_.prepare("SELECT startNs, endNs, opId, opName, opType, " + db::column_or_null(cols, "deviceId") +
@@ -194,11 +196,17 @@ class KernelReader {
   }
 
   void order_and_fill() {
-    std::stable_sort(rows_.begin(), rows_.end(), [](const Row& a, const Row& b) {
+    // Compute rows come in start order (TASK's index on startNs is what SQLite scans), communication
+    // rows after them: each part is sorted only if it is not already, then the two are merged.
+    auto before = [](const Row& a, const Row& b) {
       if (a.start != b.start) return a.start < b.start;
       if (a.source != b.source) return a.source < b.source;
       return a.key < b.key;
-    });
+    };
+    const auto mid = rows_.begin() + static_cast<std::ptrdiff_t>(compute_count_);
+    if (!std::is_sorted(rows_.begin(), mid, before)) std::stable_sort(rows_.begin(), mid, before);
+    if (!std::is_sorted(mid, rows_.end(), before)) std::stable_sort(mid, rows_.end(), before);
+    std::inplace_merge(rows_.begin(), mid, rows_.end(), before);
     auto& k = out_;
     const size_t n = rows_.size();
     auto reserve = [n](auto&... v) { (v.reserve(n), ...); };
@@ -278,11 +286,9 @@ class KernelReader {
     auto q = f_.prepare("SELECT globalTaskId, name, value FROM TASK_PMU_INFO", "TASK_PMU_INFO");
     if (!q.ok()) return q.status();
     const size_t n = out_.size();
-    struct Metric {
-      int column;
-      bool ns;
-    };
-    std::unordered_map<StrId, Metric> by_name;
+    // metric name id (dense CANN string ids) -> column; -1 unseen. Names are resolved once per id.
+    std::vector<int32_t> column_of_id;
+    std::unordered_map<int64_t, int32_t> column_of_sparse_id;
     int64_t last_task = std::numeric_limits<int64_t>::min();
     int64_t last_row = -1;
     uint64_t seen = 0;
@@ -294,24 +300,40 @@ class KernelReader {
         const auto it = row_of_task_.find(task);
         last_row = it == row_of_task_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);  // (not -1 as uint32)
       }
-      const StrId name = ids_.get(*q, 1);
-      if (last_row < 0 || name == 0) {
-        stats_.note(Stat::db_pmu_orphan, f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) +
-                                             (last_row < 0 ? " is not a kernel row" : " has a metric without a name"));
+      if (last_row < 0) {
+        stats_.note(Stat::db_pmu_orphan,
+                    f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) + " is not a kernel row");
         continue;
       }
-      auto it = by_name.find(name);
-      if (it == by_name.end()) {
-        auto [header, ns] = metric_header(pool_.view(name));
-        model::MetricColumn col;
-        col.name = std::move(header);
-        col.values.assign(n, std::numeric_limits<double>::quiet_NaN());
-        out_.metrics.push_back(std::move(col));
-        it = by_name.emplace(name, Metric{static_cast<int>(out_.metrics.size() - 1), ns}).first;
+      const int64_t name_id = q->null(1) ? -1 : q->i64(1, -1);
+      int32_t* slot = nullptr;
+      if (name_id >= 0 && name_id < (int64_t{1} << 20)) {
+        if (static_cast<size_t>(name_id) >= column_of_id.size()) column_of_id.resize(static_cast<size_t>(name_id) + 1, -2);
+        slot = &column_of_id[static_cast<size_t>(name_id)];
+      } else {
+        slot = &column_of_sparse_id.try_emplace(name_id, -2).first->second;
+      }
+      if (*slot == -2) {  // first row of this metric name: its column (-1: no usable name)
+        const StrId name = name_id < 0 ? 0 : ids_.get_id(name_id);
+        *slot = -1;
+        if (name != 0) {
+          auto [header, ns] = metric_header(pool_.view(name));
+          model::MetricColumn col;
+          col.name = std::move(header);
+          col.values.assign(n, std::numeric_limits<double>::quiet_NaN());
+          out_.metrics.push_back(std::move(col));
+          metrics_ns_.push_back(ns);
+          *slot = static_cast<int32_t>(out_.metrics.size() - 1);
+        }
+      }
+      if (*slot < 0) {
+        stats_.note(Stat::db_pmu_orphan, f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) +
+                                             " has a metric without a name");
+        continue;
       }
       const double v = q->f64(2);
-      out_.metrics[static_cast<size_t>(it->second.column)].values[static_cast<size_t>(last_row)] =
-          it->second.ns ? v / 1000.0 : v;
+      out_.metrics[static_cast<size_t>(*slot)].values[static_cast<size_t>(last_row)] =
+          metrics_ns_[static_cast<size_t>(*slot)] ? v / 1000.0 : v;
     }
     ASCPROF_RETURN_IF_ERROR(q->status());
     auto rank = [](const std::string& name) {
@@ -335,8 +357,10 @@ class KernelReader {
   std::vector<std::string> cols_;
   int32_t device_ = kAbsentI32;
   std::vector<Row> rows_;
+  size_t compute_count_ = 0;  // rows_[0, compute_count_) are compute rows, the rest communication
   std::unordered_map<StrId, StrId> unquoted_;
   std::unordered_map<int64_t, uint32_t> row_of_task_;
+  std::vector<bool> metrics_ns_;  // per metric column: stored in ns, read in µs
 };
 
 }  // namespace

@@ -235,6 +235,26 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
   for (size_t r = 0; r < rank_ids.size() && r < stats.size(); ++r) {
     const auto& s = stats[r];
     if (s.device_wall_ns <= 0) continue;
+    if (s.tasks > 0 && s.tasks_with_launch == 0) {
+      // Not silence: a capture that links no device task to its launch cannot show host-bound time.
+      model::Finding f = new_finding("host_bound_untested", "cross_rank", "info", "high", {rank_ids[r]}, {});
+      f.summary = "rank " + rank_ids[r] + ": host-bound dispatch could not be tested: " + s.launch_links +
+                  " links none of its " + std::to_string(s.tasks) +
+                  " device tasks to a host launch (no HostToDevice or async_npu flow ends at them, no matching connection_id)";
+      f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
+      f.limitations.push_back("device idle time of this rank is not split into host-bound and other causes");
+      JsonWriter w;
+      w.begin_object();
+      w.kv("device_tasks", uint64_t{s.tasks});
+      w.kv("device_idle_ms", ms(s.idle_ns));
+      w.kv("device_wall_ms", ms(s.device_wall_ns));
+      w.end_object();
+      f.metrics_json = w.take();
+      f.magnitude_ms = 0;
+      set_claim_id(f);
+      out.push_back(std::move(f));
+      continue;
+    }
     const double share = static_cast<double>(s.host_bound_ns) / static_cast<double>(s.device_wall_ns);
     if (share < kb.diagnostics.host_bound_min_share || ms(s.host_bound_ns) < kb.diagnostics.host_bound_min_ms) continue;
     model::Finding f = new_finding("host_dispatch_bound", "cross_rank", share >= kb.diagnostics.host_bound_high_share ? "high" : "medium", "medium", {rank_ids[r]}, {rank_ids[r]});
@@ -243,8 +263,8 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
                     100.0 * share, ms(s.device_wall_ns)) +
                 " (" + std::to_string(s.host_bound_gaps) + " of " + std::to_string(s.gaps) + " idle gaps)";
     f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
-    f.limitations.push_back(s.launch_links + " matched " + std::to_string(s.tasks_with_launch) + " of " +
-                            std::to_string(s.tasks) + " device tasks to their launch");
+    f.limitations.push_back(s.launch_links + " linked " + std::to_string(s.tasks_with_launch) + " of " +
+                            std::to_string(s.tasks) + " device tasks to their launch (" + launch_links_text(s) + ")");
     JsonWriter w;
     w.begin_object();
     w.kv("host_bound_ms", ms(s.host_bound_ns));

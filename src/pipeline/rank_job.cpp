@@ -406,7 +406,7 @@ class RankJob {
     steps_ = std::move(tr.steps);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
     out_.host_bound = analysis::host_bound_stats(tr, pool_);
-    if (from_db()) out_.host_bound.launch_links = "CANN_API node launches (connectionId)";
+    if (from_db()) out_.host_bound.launch_links = "the database's CANN_API node launches (connectionId) and CONNECTION_IDS";
     return {};
   }
 

@@ -681,6 +681,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings)
       if (f.type == "slow_rank_suspected" || f.type == "slow_link_suspected" || f.type == "host_dispatch_bound" ||
+          f.type == "host_bound_untested" ||
           f.type == "communication_collective_slow" || f.type == "ep_load_imbalance_suspected")
         rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
     d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);

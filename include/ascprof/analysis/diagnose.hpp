@@ -110,7 +110,8 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
                                                  const std::vector<int64_t>& expert_ns, const knowledge::Knowledge& kb);
 
 /// host_dispatch_bound: a rank whose device waits for late kernel launches (host_bound.hpp) for at
-/// least the configured share of its device wall time.
+/// least the configured share of its device wall time. host_bound_untested (severity info): a rank
+/// with device tasks none of which the capture links to a launch, so the test could not be made.
 std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& rank_ids,
                                                const std::vector<HostBoundStats>& stats, const knowledge::Knowledge& kb);
 

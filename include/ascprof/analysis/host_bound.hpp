@@ -1,9 +1,18 @@
 #pragma once
-/// Host-bound dispatch from trace_view.json: the device sits idle between kernels, and the kernel
-/// that ends the idle gap was launched by the host only after the gap had begun (its HostToDevice
-/// flow starts late). That part of the idle time is host-bound; the rest has other causes
-/// (synchronisation, waiting for peers). Plain function over the rank's trace tables.
+/// Host-bound dispatch from the trace tables: the device sits idle between kernels, and the kernel
+/// that ends the idle gap was launched by the host only after the gap had begun. That part of the
+/// idle time is host-bound; the rest has other causes (synchronisation, waiting for peers). Plain
+/// function over the rank's trace tables.
+///
+/// A device task's launch is found through every link the capture has, bound as the trace format
+/// defines flows (../shared/spec/input-formats.md, "Binding flows to slices"): a HostToDevice flow
+/// (its 's' end at the CANN launch) or else an async_npu torch_to_npu flow (its 's' end at the torch
+/// op) whose 'f' end lies on the task's stream at the task's start; else a HostToDevice flow whose id
+/// equals the task's connection_id. Flow ids are opaque (real captures mix ids equal to a
+/// connection_id with 20-digit ids beyond 64 bits that equal none). A database rank's node launches
+/// (CANN_API ⋈ TASK on connectionId) come in as HostToDevice flows bound the same way.
 #include <cstdint>
+#include <string>
 
 #include "ascprof/common/string_pool.hpp"
 #include "ascprof/model/trace_tables.hpp"
@@ -15,17 +24,22 @@ struct HostBoundStats {
   int64_t idle_ns = 0;          ///< gaps of the union of device tasks (all streams)
   int64_t host_bound_ns = 0;    ///< the part of those gaps before the next task's host launch
   uint32_t gaps = 0, host_bound_gaps = 0;
-  uint32_t tasks_with_launch = 0, tasks = 0;  ///< device tasks whose HostToDevice flow was found
-  /// What linked tasks to launches, for the finding's limitations: "trace_view.json HostToDevice
-  /// flows" or, for a database rank, its CANN_API node launches (connectionId).
-  std::string launch_links = "trace_view.json HostToDevice flows";
+  uint32_t tasks_with_launch = 0, tasks = 0;  ///< device tasks whose launch was found
+  uint32_t by_host_to_device = 0, by_torch_to_npu = 0, by_connection_id = 0;  ///< ...and through which link
+  /// Where the launch links came from, for the finding's limitations: "trace_view.json" or, for a
+  /// database rank, "the database's CANN_API node launches (connectionId) and CONNECTION_IDS".
+  std::string launch_links = "trace_view.json";
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & device_wall_ns & idle_ns & host_bound_ns & gaps & host_bound_gaps & tasks_with_launch & tasks & launch_links;
+    ar & device_wall_ns & idle_ns & host_bound_ns & gaps & host_bound_gaps & tasks_with_launch & tasks & by_host_to_device &
+        by_torch_to_npu & by_connection_id & launch_links;
   }
 };
 
 HostBoundStats host_bound_stats(const model::TraceTables& trace, const StringPool& pool);
+
+/// "180 by HostToDevice flows, 6 by async_npu torch_to_npu flows" (or "none"): for limitations.
+std::string launch_links_text(const HostBoundStats& stats);
 
 }  // namespace ascprof::analysis

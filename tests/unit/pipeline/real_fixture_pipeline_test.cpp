@@ -24,6 +24,10 @@ struct Expect {
   bool has_trace;
   bool has_comm;
   const char* era;
+  /// Device tasks linked to their host launch per rank, at least (flows bound at the task, or the
+  /// database's node launches); the captures' device idles in gaps ended by late launches, so each
+  /// rank gets a host_dispatch_bound finding. 0 = a capture without a trace.
+  uint32_t min_launch_links = 0;
 };
 
 void PrintTo(const Expect& e, std::ostream* os) { *os << e.root; }
@@ -54,6 +58,7 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
     EXPECT_EQ(o.trace_events > 0, e.has_trace);
     EXPECT_EQ(o.comm_stat_rows > 0, e.has_comm);
     EXPECT_EQ(o.data_loss_records, 0u) << o.stats_json;
+    EXPECT_GE(o.host_bound.tasks_with_launch, e.min_launch_links);
     outcomes.push_back(o);
   }
   const auto summary = write_root_outputs(plan, outcomes, &*kb);
@@ -65,14 +70,27 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
   auto findings = read_file(std::filesystem::path(plan.out_dir) / "diagnosis_findings.json");
   ASSERT_TRUE(findings.ok());
   EXPECT_NE(findings->find("\"refused_without_evidence\": 0"), std::string::npos) << *findings;
+  // Before flows were bound at their task (issue 21), e2-cnn-level0 matched launches only where a
+  // HostToDevice id happened to equal a connection_id, and got no host_dispatch_bound finding.
+  if (e.min_launch_links > 0) {
+    size_t host_bound = 0;
+    for (size_t at = findings->find("\"finding_type\": \"host_dispatch_bound\""); at != std::string::npos;
+         at = findings->find("\"finding_type\": \"host_dispatch_bound\"", at + 1))
+      ++host_bound;
+    EXPECT_EQ(host_bound, plan.tasks.size()) << *findings;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Fixtures, RealFixturePipeline,
-    ::testing::Values(Expect{"e2-cnn-level0", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, false, "level0-E2"},
-                      Expect{"e2-cnn-level1", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
-                      Expect{"e2-cnn-level2", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2"},
-                      Expect{"e1-2023-two-rank", {"test_rank_0", "test_rank_1"}, 0, false, true, "E1"}),
+    ::testing::Values(Expect{"e2-cnn-level0", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, false, "level0-E2", 200},
+                      Expect{"e2-cnn-level1", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2", 200},
+                      Expect{"e2-cnn-level2", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "E2", 200},
+                      Expect{"e1-2023-two-rank", {"test_rank_0", "test_rank_1"}, 0, false, true, "E1", 0},
+                      // the same job captured as databases only (no CSV or JSON exports)
+                      Expect{"db-cnn-level0", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, false, "DB-1.0.0", 400},
+                      Expect{"db-cnn-level1", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "DB-1.0.0", 400},
+                      Expect{"db-cnn-level2", {"rank0_ascend_pt", "rank1_ascend_pt"}, 191, true, true, "DB-1.0.0", 400}),
     [](const ::testing::TestParamInfo<Expect>& param_info) {
       std::string name = param_info.param.root;
       for (char& c : name)

@@ -101,13 +101,7 @@ class RankJob {
       return file_error(ErrorCode::kSchema, task_.rank_path, "",
                         "no ascend_pytorch_profiler_N.db in this rank folder (--source db)");
     out_.source = task_.source;
-    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
-    store::WriterOptions wo;
-    wo.create_parent_dirs = true;
-    wo.deflate_level = task_.h5_deflate;
-    auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
-    if (!created.ok()) return created.status();
-    writer_.emplace(std::move(created).value());
+    ASCPROF_RETURN_IF_ERROR(open_rank_file());
     // Between sections a SIGTERM abandons the rank: the writer's temporary file goes with it.
     ASCPROF_RETURN_IF_ERROR(capture_info());
     ASCPROF_RETURN_IF_ERROR(keep_going());
@@ -122,14 +116,33 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(statistics());
     memory_probe("comm + step trace done");
     ASCPROF_RETURN_IF_ERROR(keep_going());
+    return close_rank_file(static_cast<Stage>(std::clamp(task_.last_stage, kStageNormalize, kStageSummarize)));
+  }
+
+  // ranks/<id>.h5, written under a temporary name until close_rank_file commits it.
+  Status open_rank_file() {
+    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
+    store::WriterOptions wo;
+    wo.create_parent_dirs = true;
+    wo.deflate_level = task_.h5_deflate;
+    auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
+    if (!created.ok()) return created.status();
+    writer_.emplace(std::move(created).value());
+    return {};
+  }
+
+  // The rank's attributes, input fingerprints, strings and counters, then the commit (rename).
+  Status close_rank_file(Stage stage) {
     Timer t(&out_.write_seconds);
     if (out_.device_id < 0) out_.device_id = task_.device_id;
     ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
+    if (out_.partial)
+      ASCPROF_RETURN_IF_ERROR(writer_->set_string_attr("/", "partial", "communication only: no kernel table"));
     ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
     ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
     ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
     ASCPROF_RETURN_IF_ERROR(keep_going());  // the last point where the rank can still be dropped whole
-    return writer_->commit(stage_name(static_cast<Stage>(std::clamp(task_.last_stage, kStageNormalize, kStageSummarize))));
+    return writer_->commit(stage_name(stage));
   }
 
   // A trimmed rank (communication.json or analysis.db, no kernel table): its capture facts,
@@ -138,13 +151,7 @@ class RankJob {
   Status communication_only() {
     out_.partial = true;
     out_.source = task_.analysis_db.empty() ? "text" : "db";
-    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
-    store::WriterOptions wo;
-    wo.create_parent_dirs = true;
-    wo.deflate_level = task_.h5_deflate;
-    auto created = store::H5Writer::create(fs::path(task_.root_out) / out_.h5_file, wo);
-    if (!created.ok()) return created.status();
-    writer_.emplace(std::move(created).value());
+    ASCPROF_RETURN_IF_ERROR(open_rank_file());
     ASCPROF_RETURN_IF_ERROR(capture_info());
     ASCPROF_RETURN_IF_ERROR(keep_going());
     ASCPROF_RETURN_IF_ERROR(communication());
@@ -156,15 +163,7 @@ class RankJob {
       if (!(task_.*field).empty()) ASCPROF_RETURN_IF_ERROR(source(field));
     out_.facts.rank_id = task_.rank_id;
     out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
-    Timer t(&out_.write_seconds);
-    if (out_.device_id < 0) out_.device_id = task_.device_id;
-    ASCPROF_RETURN_IF_ERROR(write_rank_attributes(*writer_, task_, out_.device_id, out_.profiler_level, out_.header_era));
-    ASCPROF_RETURN_IF_ERROR(writer_->set_string_attr("/", "partial", "communication only: no kernel table"));
-    ASCPROF_RETURN_IF_ERROR(writer_->write_fingerprints("/", fingerprints_));
-    ASCPROF_RETURN_IF_ERROR(writer_->write_string_table("/strings", pool_));
-    ASCPROF_RETURN_IF_ERROR(store::write_stats(*writer_, stats_));
-    ASCPROF_RETURN_IF_ERROR(keep_going());
-    return writer_->commit(stage_name(Stage::kNormalize));
+    return close_rank_file(Stage::kNormalize);
   }
 
   void finish_outcome() {

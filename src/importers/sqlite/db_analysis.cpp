@@ -16,26 +16,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// "step12" -> 12, "step" -> -1 (communication.json's rule); anything else -> -2 (bad).
-int32_t step_number(std::string_view s) {
-  if (s.rfind("step", 0) != 0) {
-    // StepTraceTime writes the bare number
-    if (s.empty()) return -2;
-    int64_t v = 0;
-    for (const char c : s) {
-      if (c < '0' || c > '9' || v > INT32_MAX / 10) return -2;
-      v = v * 10 + (c - '0');
-    }
-    return static_cast<int32_t>(v);
-  }
-  s.remove_prefix(4);
-  if (s.empty()) return -1;
+// Decimal digits as a non-negative int32; -2 when empty, not all digits or too large.
+int32_t digits_value(std::string_view s) {
+  if (s.empty()) return -2;
   int64_t v = 0;
   for (const char c : s) {
     if (c < '0' || c > '9' || v > INT32_MAX / 10) return -2;
     v = v * 10 + (c - '0');
   }
   return static_cast<int32_t>(v);
+}
+
+// "step12" -> 12, "step" -> -1 (communication.json's rule), "12" -> 12 (StepTraceTime writes the
+// bare number); anything else -> -2 (bad).
+int32_t step_number(std::string_view s) {
+  if (s.rfind("step", 0) != 0) return digits_value(s);
+  s.remove_prefix(4);
+  return s.empty() ? -1 : digits_value(s);
 }
 
 int transport_index(std::string_view name) {

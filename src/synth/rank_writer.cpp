@@ -30,6 +30,7 @@ const char* const kStepTraceHeaderE3 =
 namespace {
 
 constexpr int kComputeStream = 2;
+constexpr int kCommStream = 5;  ///< the stream of every HCCL plane task (Notify_Wait, Memcpy, ...)
 constexpr int64_t kNodeLaunchDurNs = 2000;
 
 // Proleptic Gregorian date from days since 1970-01-01 (H. Hinnant's civil_from_days).
@@ -522,6 +523,10 @@ class RankWriter {
 
   // Written after the X events on purpose: consumers must not assume metadata comes first.
   void write_tail_metadata() {
+    if (c_.plane_tasks > 0) {  // the stream of the plane tasks' Ascend Hardware events
+      meta("thread_name", pids_.hardware, kCommStream, "name", "Stream " + std::to_string(kCommStream), 0, true);
+      meta("thread_sort_index", pids_.hardware, kCommStream, "sort_index", {}, kCommStream, false);
+    }
     process_meta(pids_.comm, "Communication", npu_label_, 16);
     for (size_t g = 0; g < group_tid_.size(); ++g) {
       if (group_tid_[g] < 0) continue;
@@ -648,6 +653,12 @@ class RankWriter {
 
   void device_task(std::string_view name, std::string_view task_type, int64_t start, int64_t dur, uint32_t task_id,
                    uint64_t cid) {
+    hardware_task(kComputeStream, name, task_type, start, dur, task_id, static_cast<int64_t>(cid));
+  }
+
+  /// An "Ascend Hardware" X event on the thread of `stream`; `cid` < 0 writes no connection_id.
+  void hardware_task(int stream, std::string_view name, std::string_view task_type, int64_t start, int64_t dur,
+                     uint32_t task_id, int64_t cid) {
     ev(kX);
     ++c_.device_tasks;
     if (!text_) return;
@@ -656,7 +667,7 @@ class RankWriter {
     tv_.put("\", \"pid\": ");
     tv_.u64(pids_.hardware);
     tv_.put(", \"tid\": ");
-    tv_.u64(kComputeStream);
+    tv_.u64(static_cast<uint64_t>(stream));
     tv_.put(", \"ts\": ");
     ts(start);
     tv_.put(", \"dur\": ");
@@ -664,11 +675,14 @@ class RankWriter {
     tv_.put(", \"args\": {\"Model Id\": 4294967295, \"Task Type\": \"");
     tv_.put(task_type);
     tv_.put("\", \"Physic Stream Id\": ");
-    tv_.u64(kComputeStream);
+    tv_.u64(static_cast<uint64_t>(stream));
     tv_.put(", \"Task Id\": ");
     tv_.u64(task_id);
-    tv_.put(", \"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": ");
-    tv_.u64(cid);
+    tv_.put(", \"Batch Id\": 0, \"Subtask Id\": 4294967295");
+    if (cid >= 0) {
+      tv_.put(", \"connection_id\": ");
+      tv_.i64(cid);
+    }
     tv_.put("}, \"ph\": \"X\"}");
   }
 
@@ -729,13 +743,19 @@ class RankWriter {
     ++c_.plane_tasks;
     if (dbw_) {
       const int64_t tt = db_.str(task_type);
-      const int64_t g = db_.task(start + toff_, start + dur + toff_, static_cast<int64_t>(pd.cid), tt, 4294967295LL, 5,
-                                 task_id);
+      const int64_t g = db_.task(start + toff_, start + dur + toff_, static_cast<int64_t>(pd.cid), tt, 4294967295LL,
+                                 kCommStream, task_id);
       db_.comm_task({db_.str(name), g, tt, pd.plane, pd.group_id, static_cast<int64_t>(task_id % 64), src, dst,
                      db_enum::transport_type(transport), bytes, db_enum::data_type("BF16"), db_enum::link_type(link),
                      pd.op_id, bw});
     }
-    if (!text_) return;
+    if (text_) plane_event(tid, name, task_type, start, dur, src, dst, transport, bytes, link, bw, task_id);
+    // torch_npu also writes the task on its stream in Ascend Hardware, as the TASK row above: named by its
+    // task type (the database has no name for it), Subtask Id = the row's contextId, the op's connection id
+    hardware_task(kCommStream, task_type, task_type, start, dur, task_id, static_cast<int64_t>(pd.cid));
+  }
+  void plane_event(uint64_t tid, const char* name, const char* task_type, int64_t start, int64_t dur, int src, int dst,
+                   const char* transport, int64_t bytes, const char* link, double bw, uint32_t task_id) {
     tv_.put("{\"name\": \"");
     tv_.put(name);
     tv_.put("\", \"pid\": ");
@@ -750,7 +770,9 @@ class RankWriter {
     tv_.u64(task_id % 64);
     tv_.put("\", \"duration estimated(us)\": ");
     tv_.us_trim(dur);
-    tv_.put(", \"stream id\": 5, \"task id\": ");
+    tv_.put(", \"stream id\": ");
+    tv_.i64(kCommStream);
+    tv_.put(", \"task id\": ");
     tv_.u64(task_id);
     tv_.put(", \"context id\": 4294967295, \"task type\": \"");
     tv_.put(task_type);
@@ -1355,10 +1377,15 @@ class RankWriter {
         if (dbw_) {
           db_.pytorch_api(op.host_start + toff_, op.host_start + op.host_dur + toff_, db_.fwk(comm_torch_op(kind)), -1, 0,
                           -1, -1, db_enum::kApiOp, static_cast<int64_t>(dev_cid));
-          db_.cann_api(acl_start + toff_, op.launch + 2500 + toff_, db_enum::kApiAcl, static_cast<int64_t>(dev_cid),
-                       db_.str(type));
+          db_.cann_api(acl_start + toff_, op.launch + 2500 + toff_, db_enum::kApiAcl, op.cid, db_.str(type));
+          db_.cann_api(acl_start + toff_, op.launch + 2500 + toff_, db_enum::kApiNode, static_cast<int64_t>(dev_cid),
+                       id_launch_);
         }
-        cann_op("AscendCL@", type, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", type, "0", dev_cid);
+        // As torch_npu writes an HCCL op: the AscendCL call (cid) and a Node@launch over the same span that
+        // owns the op's device tasks (cid + 1: the group op and its plane tasks), where its HostToDevice
+        // flow starts.
+        cann_op("AscendCL@", type, acl_start, op.launch + 2500 - acl_start, "ACL_OP", "acl", type, "0", op.cid);
+        cann_op("Node@launch", "", acl_start, op.launch + 2500 - acl_start, "launch", "node", "0", type, dev_cid);
         h2d_flow(true, dev_cid, acl_start, pids_.cann, htid);
         npu_flow(true, op.start, op.host_start, pids_.python, htid);
         const auto gtid = static_cast<uint64_t>(group_tid_[static_cast<size_t>(op.group)]);

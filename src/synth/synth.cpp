@@ -192,7 +192,8 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   w.value("kernel_details rows = compute rows + COMMUNICATION rows; every compute row has an Ascend Hardware X event "
           "with identical Name, ts and dur text, every COMMUNICATION row a Group-thread X event in the Communication "
           "process");
-  w.value("device_tasks also include one EVENT_RECORD task per step that has no kernel_details row");
+  w.value("device_tasks also include one EVENT_RECORD task per step that has no kernel_details row, and every "
+          "plane task again (plane_tasks of them): an Ascend Hardware X event on Stream 5 named by its task type");
   w.value("host_ops = python_ops (ProfilerStep#N + aten/c10d ops) + cann_ops (AscendCL@*, Node@launch)");
   w.value("layer_first_row / layer_anchor_row are 0-based kernel_details data rows, given for the first 8 steps; -1 = none");
   w.value("steps[].layers[].blocks: expected block kinds (reference classify, attention/ffn/moe/aicpu) of the layer on "

@@ -24,8 +24,9 @@
 ///    taskType = its trace Task Type) + COMPUTE_TASK_INFO (shapes in one pair of double quotes) +
 ///    TASK_PMU_INFO (one row per metric cell that is not N/A; "(us)" columns in ns, others the printed
 ///    number; aicore_time / aiv_time as aic_total_time / aiv_total_time);
-///  - COMMUNICATION row -> COMMUNICATION_OP (opId in row order); Plane k tasks -> TASK +
-///    COMMUNICATION_TASK_INFO (with bandwidth GB/s); other device tasks (EVENT_RECORD) -> TASK;
+///  - COMMUNICATION row -> COMMUNICATION_OP (opId in row order); Plane k tasks -> TASK (streamId 5,
+///    contextId 4294967295, connectionId = the op's) + COMMUNICATION_TASK_INFO (with bandwidth GB/s);
+///    other device tasks (EVENT_RECORD) -> TASK;
 ///  - Python cpu_op events -> PYTORCH_API (type 50001; ns as TEXT) with CONNECTION_IDS rows for the
 ///    torch_to_npu flows; CANN events -> CANN_API (AscendCL 20000, Node@launch 10000 with the device
 ///    task's connection id; events without a connection id get fresh ids above the largest);
@@ -36,6 +37,19 @@
 ///    events, op_statistic and api_statistic have no table.
 /// The .db files are a pure function of the options as well (byte-identical for the same seed).
 /// ground_truth.json names the "export_format" and, with the databases, their sizes per rank.
+///
+/// trace_view.json writes each HCCL plane task (Notify_Wait, Memcpy / Reduce_Inline, Notify_Record of a
+/// collective or P2P op) twice, as real captures do: on its "Plane k" thread of the Communication
+/// process (with the link args) and as an "Ascend Hardware" X event on the thread "Stream 5" (the
+/// stream all plane tasks run on), named by its task type, with args Model Id, Task Type (= the
+/// plane task type, the TASK row's taskType), Physic Stream Id 5, Task Id, Batch Id 0, Subtask Id
+/// 4294967295 and connection_id (the op's, as the TASK row's connectionId) and the same start and
+/// duration. So both exports hold the same device tasks: the compute kernels, the EVENT_RECORD tasks and
+/// the plane tasks. ground_truth's device_tasks counts all of them (plane_tasks counts the Plane k events).
+/// Like a kernel, an HCCL op is launched by an AscendCL call (connection id cid) and a Node@launch
+/// (item_id = the op type, cid + 1, over the same span as the AscendCL call, as torch_npu writes it) where
+/// its HostToDevice flow to the Group-thread op starts; cid + 1 is the connection id of the op and of
+/// its plane tasks (the database: CANN_API rows 20000 and 10000 "launch").
 ///
 /// The ranks are simulated together (collectives complete when the last member arrives, so early
 /// arrivers wait), then written one rank at a time, streaming in large buffered chunks: memory stays

@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "ascprof/synth/synth.hpp"
@@ -205,6 +207,82 @@ TEST(SynthDb, BothExportsHoldTheSameKernelRows) {
       for (size_t k = 0; k < st_csv[i].size(); ++k) EXPECT_EQ(std::stod(st_db[i][k]), std::stod(st_csv[i][k])) << i << "," << k;
     EXPECT_GT(ana.number("SELECT count(*) FROM CommAnalyzerTime"), 0.0);
     EXPECT_EQ(ana.number("SELECT count(*) FROM CommAnalyzerMatrix"), 0.0);
+  }
+}
+
+// Both exports describe the same device tasks: the Ascend Hardware X events of trace_view.json (compute
+// kernels, EVENT_RECORD and, as in real captures, every HCCL plane task on its stream) are the TASK rows,
+// field for field; each plane task is on its Plane thread too, with the same times, and its op has a
+// Node@launch (CANN_API type 10000) with the tasks' connection id.
+TEST(SynthDb, AscendHardwareEventsAreTheTaskRows) {
+  const std::pair<const char*, int> kCases[] = {{"glm5_mtp", 0}, {"training", 2}};  // (scenario, pp)
+  for (const auto& [scenario, pp] : kCases) {
+    SCOPED_TRACE(scenario);
+    testing::ScratchDir dir("synth_db_tasks");
+    SynthOptions o = options(scenario, dir.path(), "both");
+    o.pp = pp;
+    if (std::string(scenario) == "glm5_mtp") o.layers = 8;
+    o.faults = {"clock_offset:1"};
+    const SynthSummary s = generate(o);
+    ASSERT_EQ(s.ranks.size(), 4u);
+    for (const RankSummary& r : s.ranks) {
+      SCOPED_TRACE("rank " + std::to_string(r.rank_id));
+      const fs::path out = r.folder / "ASCEND_PROFILER_OUTPUT";
+      Json tv;
+      std::string err;
+      ASSERT_TRUE(testutil::parse_json(testutil::slurp(out / "trace_view.json"), tv, err)) << err;
+      std::map<double, std::string> process;
+      std::map<std::pair<double, double>, std::string> thread;
+      for (const Json& e : tv.items) {
+        if (e.at("ph").text != "M") continue;
+        if (e.at("name").text == "process_name") process[e.at("pid").num] = e.at("args").at("name").text;
+        if (e.at("name").text == "thread_name") thread[{e.at("pid").num, e.at("tid").num}] = e.at("args").at("name").text;
+      }
+      // (stream, task id, start ns, dur ns, task type, connection id or "<null>")
+      using Task = std::tuple<std::string, std::string, int64_t, int64_t, std::string, std::string>;
+      std::multiset<Task> hw, planes, hw_on_plane_stream;
+      for (const Json& e : tv.items) {
+        if (e.at("ph").text != "X") continue;
+        const std::string& p = process[e.at("pid").num];
+        const int64_t start = us_to_ns(e.at("ts").text), dur = us_to_ns(e.at("dur").text);
+        const Json& a = e.at("args");
+        if (p == "Ascend Hardware") {
+          const std::string stream = a.at("Physic Stream Id").text;
+          EXPECT_EQ(thread[std::make_pair(e.at("pid").num, e.at("tid").num)], "Stream " + stream);
+          const Json* cid = a.find("connection_id");
+          const Task t{stream, a.at("Task Id").text, start, dur, a.at("Task Type").text,
+                       cid != nullptr ? cid->text : "<null>"};
+          hw.insert(t);
+          if (stream == "5") {
+            EXPECT_EQ(e.at("name").text, a.at("Task Type").text);
+            EXPECT_EQ(a.at("Subtask Id").text, "4294967295");
+            hw_on_plane_stream.insert(t);
+          }
+        } else if (p == "Communication" && thread[{e.at("pid").num, e.at("tid").num}].rfind("Plane ", 0) == 0) {
+          planes.insert({a.at("stream id").text, a.at("task id").text, start, dur, a.at("task type").text, ""});
+        }
+      }
+      Db db(out / ("ascend_pytorch_profiler_" + std::to_string(r.rank_id) + ".db"));
+      std::multiset<Task> rows;
+      for (const auto& t : db.rows("SELECT t.streamId, t.taskId, t.startNs, t.endNs - t.startNs, s.value, t.connectionId "
+                                   "FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType"))
+        rows.insert({t[0], t[1], std::stoll(t[2]), std::stoll(t[3]), t[4], t[5]});
+      EXPECT_EQ(hw.size(), rows.size());
+      EXPECT_TRUE(hw == rows) << "the Ascend Hardware events differ from the TASK rows";
+      // the plane tasks: on stream 5 in Ascend Hardware, one for one (the connection id aside)
+      ASSERT_GT(planes.size(), 0u);
+      EXPECT_EQ(db.number("SELECT count(*) FROM COMMUNICATION_TASK_INFO"), static_cast<double>(planes.size()));
+      std::multiset<Task> stripped;
+      for (Task t : hw_on_plane_stream) {
+        std::get<5>(t).clear();
+        stripped.insert(t);
+      }
+      EXPECT_TRUE(stripped == planes) << "every plane task once on Stream 5";
+      // an HCCL op's Node@launch owns its plane tasks, as a kernel's owns its task
+      EXPECT_EQ(db.number("SELECT count(*) FROM TASK t JOIN COMMUNICATION_TASK_INFO USING (globalTaskId) WHERE NOT EXISTS "
+                          "(SELECT 1 FROM CANN_API a WHERE a.connectionId = t.connectionId AND a.type = 10000)"),
+                0.0);
+    }
   }
 }
 

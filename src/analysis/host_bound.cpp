@@ -17,7 +17,8 @@ struct TaskKey {
 };
 struct TaskKeyHash {
   size_t operator()(const TaskKey& k) const {
-    return std::hash<int64_t>()(k.ts * 1000003 + k.stream);
+    // unsigned: the product of an epoch-ns time wraps, which is fine for a hash (and defined)
+    return std::hash<uint64_t>()(static_cast<uint64_t>(k.ts) * 1000003u + static_cast<uint64_t>(k.stream));
   }
 };
 

@@ -227,7 +227,7 @@ class TraceReader {
       d.start_ns.push_back(a);
       d.dur_ns.push_back(b - a);
       d.source_offset.push_back(static_cast<uint64_t>(rowid));
-      threads_.emplace((kDbPidHardware << 40) ^ stream);
+      if (stream >= 0 && stream < (int64_t{1} << 40)) threads_.emplace((kDbPidHardware << 40) ^ stream);
       if (conn < 0) continue;
       if (const auto it = launches_.find(conn); it != launches_.end()) {
         if (launched_.insert(conn).second)  // one 's' per launch, as trace_view.json writes it

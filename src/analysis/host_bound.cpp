@@ -81,6 +81,16 @@ HostBoundStats host_bound_stats(const model::TraceTables& tr, const StringPool& 
     (is_h2d ? l.h2d : l.npu) = std::max(is_h2d ? l.h2d : l.npu, s->second);
   }
 
+  // CANN events carrying the task's connection_id (AscendCL@ call and its Node@launch): the latest
+  // of them, the node launch inside the call, is when the task was handed to the device.
+  std::unordered_map<int64_t, int64_t> cann_launch;
+  const auto& h = tr.host_ops;
+  for (size_t i = 0; i < h.size() && i < h.connection_id.size(); ++i)
+    if (h.is_cann[i] != 0 && h.connection_id[i] >= 0) {
+      auto [it, fresh] = cann_launch.emplace(h.connection_id[i], h.start_ns[i]);
+      if (!fresh) it->second = std::max(it->second, h.start_ns[i]);
+    }
+
   std::vector<int64_t> launch(d.size(), kNone);
   for (size_t i = 0; i < d.size(); ++i) {
     if (const auto b = bound.find(TaskKey{d.stream_id[i], d.start_ns[i]}); b != bound.end()) {
@@ -91,9 +101,12 @@ HostBoundStats host_bound_stats(const model::TraceTables& tr, const StringPool& 
         launch[i] = b->second.npu;
         ++st.by_torch_to_npu;
       }
-    } else if (d.connection_id[i] >= 0) {  // no flow end at the task: its connection id, as older code did
-      if (const auto c = h2d_start.find(d.connection_id[i]); c != h2d_start.end()) {
+    } else if (d.connection_id[i] >= 0) {  // no flow end at the task: the launch sharing its connection id
+      if (const auto c = cann_launch.find(d.connection_id[i]); c != cann_launch.end()) {
         launch[i] = c->second;
+        ++st.by_cann_launch;
+      } else if (const auto f2 = h2d_start.find(d.connection_id[i]); f2 != h2d_start.end()) {
+        launch[i] = f2->second;
         ++st.by_connection_id;
       }
     }
@@ -131,7 +144,8 @@ std::string launch_links_text(const HostBoundStats& s) {
   };
   add(s.by_host_to_device, "HostToDevice flows");
   add(s.by_torch_to_npu, "async_npu torch_to_npu flows");
-  add(s.by_connection_id, "connection_id");
+  add(s.by_cann_launch, "CANN launch events with the task's connection_id");
+  add(s.by_connection_id, "a HostToDevice id equal to the task's connection_id");
   return out.empty() ? "none" : out;
 }
 

@@ -181,6 +181,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
     t.column("start_ns", h.start_ns);
     t.column("dur_ns", h.dur_ns);
     t.column("source_offset", h.source_offset);
+    t.column("connection_id", h.connection_id);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {

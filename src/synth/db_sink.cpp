@@ -321,12 +321,11 @@ int64_t DbSink::task(int64_t start_ns, int64_t end_ns, int64_t connection_id, in
                      int64_t stream_id, int64_t task_id) {
   const int64_t g = next_task_++;
   see_time(end_ns);
-  if (error_.ok())
-    check(s_task_.i(start_ns)
-              .i(end_ns)
-              .i(id_.device)
-              .i(connection_id)
-              .i(g)
+  if (error_.ok()) {
+    s_task_.i(start_ns).i(end_ns).i(id_.device);
+    if (connection_id < 0) s_task_.null();  // a task no host call launched: no connection id
+    else s_task_.i(connection_id);
+    check(s_task_.i(g)
               .i(id_.host_pid)
               .i(task_type_id)
               .i(context_id)
@@ -335,6 +334,7 @@ int64_t DbSink::task(int64_t start_ns, int64_t end_ns, int64_t connection_id, in
               .i(4294967295LL)
               .run(),
           "TASK");
+  }
   return g;
 }
 

@@ -97,7 +97,8 @@ class DbSink {
 
   // ---- ascend_pytorch_profiler_{rank}.db ----
   void meta(std::string_view name, std::string_view value);
-  /// TASK row; returns its globalTaskId (assigned in call order from 0).
+  /// TASK row (connection_id < 0: NULL, a task no host call launched); returns its globalTaskId
+  /// (assigned in call order from 0).
   int64_t task(int64_t start_ns, int64_t end_ns, int64_t connection_id, int64_t task_type_id, int64_t context_id,
                int64_t stream_id, int64_t task_id);
   struct ComputeInfo {

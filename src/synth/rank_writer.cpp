@@ -652,8 +652,8 @@ class RankWriter {
   }
 
   void device_task(std::string_view name, std::string_view task_type, int64_t start, int64_t dur, uint32_t task_id,
-                   uint64_t cid) {
-    hardware_task(kComputeStream, name, task_type, start, dur, task_id, static_cast<int64_t>(cid));
+                   int64_t cid) {
+    hardware_task(kComputeStream, name, task_type, start, dur, task_id, cid);
   }
 
   /// An "Ascend Hardware" X event on the thread of `stream`; `cid` < 0 writes no connection_id.
@@ -1339,9 +1339,11 @@ class RankWriter {
     for (size_t oi = 0; oi < rec.ops.size(); ++oi) {
       const OpRec& op = rec.ops[oi];
       if (op.kind == OpRec::Kind::kAux) {
-        device_task("EVENT_RECORD", "EVENT_RECORD_SQE", op.start, op.dur, op.task_id, 0);
+        // No connection_id: 0 is also what the step's aclrtSynchronizeStream carries, and a task that
+        // shares a connection_id with a CANN call counts as launched by it (host-bound analysis).
+        device_task("EVENT_RECORD", "EVENT_RECORD_SQE", op.start, op.dur, op.task_id, -1);
         if (dbw_)
-          db_.task(op.start + toff_, op.start + toff_ + op.dur, 0, db_.str("EVENT_RECORD_SQE"), 4294967295LL,
+          db_.task(op.start + toff_, op.start + toff_ + op.dur, -1, db_.str("EVENT_RECORD_SQE"), 4294967295LL,
                    kComputeStream, op.task_id);
         continue;
       }
@@ -1365,7 +1367,7 @@ class RankWriter {
         cann_op("Node@launch", "", op.launch, kNodeLaunchDurNs, "launch", "node", "0", k.name, dev_cid);
         h2d_flow(true, dev_cid, op.launch, pids_.cann, htid);
         npu_flow(true, op.start, op.host_start, pids_.python, htid);
-        device_task(k.name, core_name(k.core), op.start, op.dur, op.task_id, dev_cid);
+        device_task(k.name, core_name(k.core), op.start, op.dur, op.task_id, static_cast<int64_t>(dev_cid));
         ++c_.device_tasks_kernels;
         h2d_flow(false, dev_cid, op.start, pids_.hardware, kComputeStream);
         npu_flow(false, op.start, op.start, pids_.hardware, kComputeStream);

@@ -7,8 +7,9 @@
 /// A device task's launch is found through every link the capture has, bound as the trace format
 /// defines flows (../shared/spec/input-formats.md, "Binding flows to slices"): a HostToDevice flow
 /// (its 's' end at the CANN launch) or else an async_npu torch_to_npu flow (its 's' end at the torch
-/// op) whose 'f' end lies on the task's stream at the task's start; else a HostToDevice flow whose id
-/// equals the task's connection_id. Flow ids are opaque (real captures mix ids equal to a
+/// op) whose 'f' end lies on the task's stream at the task's start; else the CANN events (AscendCL
+/// call, Node@launch) that carry the task's connection_id, the latest of them; else a HostToDevice flow
+/// whose id equals the task's connection_id. Flow ids are opaque (real captures mix ids equal to a
 /// connection_id with 20-digit ids beyond 64 bits that equal none). A database rank's node launches
 /// (CANN_API ⋈ TASK on connectionId) come in as HostToDevice flows bound the same way.
 #include <cstdint>
@@ -25,7 +26,7 @@ struct HostBoundStats {
   int64_t host_bound_ns = 0;    ///< the part of those gaps before the next task's host launch
   uint32_t gaps = 0, host_bound_gaps = 0;
   uint32_t tasks_with_launch = 0, tasks = 0;  ///< device tasks whose launch was found
-  uint32_t by_host_to_device = 0, by_torch_to_npu = 0, by_connection_id = 0;  ///< ...and through which link
+  uint32_t by_host_to_device = 0, by_torch_to_npu = 0, by_cann_launch = 0, by_connection_id = 0;  ///< ...and how
   /// Where the launch links came from, for the finding's limitations: "trace_view.json" or, for a
   /// database rank, "the database's CANN_API node launches (connectionId) and CONNECTION_IDS".
   std::string launch_links = "trace_view.json";
@@ -33,7 +34,7 @@ struct HostBoundStats {
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & device_wall_ns & idle_ns & host_bound_ns & gaps & host_bound_gaps & tasks_with_launch & tasks & by_host_to_device &
-        by_torch_to_npu & by_connection_id & launch_links;
+        by_torch_to_npu & by_cann_launch & by_connection_id & launch_links;
   }
 };
 

@@ -48,6 +48,9 @@ struct HostOpTable {
   std::vector<int64_t> start_ns;
   std::vector<int64_t> dur_ns;
   std::vector<uint64_t> source_offset;
+  /// CANN events: args "connection_id", which the device tasks they launched carry too (-1 absent,
+  /// and for Python events)
+  std::vector<int64_t> connection_id;
   size_t size() const { return start_ns.size(); }
 };
 

@@ -83,7 +83,8 @@ class TraceReader {
     return {};
   }
 
-  void add_host(StrId name, StrId cat, uint8_t is_cann, int64_t tid, int64_t start, int64_t end, uint64_t rowid) {
+  void add_host(StrId name, StrId cat, uint8_t is_cann, int64_t tid, int64_t start, int64_t end, uint64_t rowid,
+                int64_t connection_id = -1) {
     auto& h = out_.host_ops;
     h.name.push_back(name);
     h.cat.push_back(cat);
@@ -93,6 +94,7 @@ class TraceReader {
     h.start_ns.push_back(start);
     h.dur_ns.push_back(end - start);
     h.source_offset.push_back(rowid);
+    h.connection_id.push_back(connection_id);
     threads_.emplace(((is_cann ? kDbPidCann : kDbPidPython) << 40) ^ tid);
   }
 
@@ -183,7 +185,7 @@ class TraceReader {
         it = names.emplace(key, pool_.intern(full)).first;
       }
       const int64_t tid = q->i64(4, 0) & 0xffffffffLL;
-      add_host(it->second, 0, 1, tid, a, b, static_cast<uint64_t>(rowid));
+      add_host(it->second, 0, 1, tid, a, b, static_cast<uint64_t>(rowid), q->i64(5, -1));
       if (type == kApiNode && pool_.view(raw) == "launch" && !q->null(5)) {
         const int64_t conn = q->i64(5, -1);
         launches_.emplace(conn, HostEnd{a, tid});
@@ -360,7 +362,7 @@ class TraceReader {
 
   void sort() {
     auto& h = out_.host_ops;
-    db::sort_columns_by(h.start_ns, h.name, h.cat, h.is_cann, h.pid, h.tid, h.dur_ns, h.source_offset);
+    db::sort_columns_by(h.start_ns, h.name, h.cat, h.is_cann, h.pid, h.tid, h.dur_ns, h.source_offset, h.connection_id);
     auto& s = out_.steps;
     db::sort_columns_by(s.start_ns, s.step, s.end_ns, s.source_offset);
     auto& d = out_.device_tasks;

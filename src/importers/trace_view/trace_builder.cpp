@@ -237,7 +237,7 @@ void TraceBuilder::reserve_for(size_t file_bytes) {
   // turn out larger still grow normally.
   auto rows = [file_bytes](size_t bytes_per_row) { return std::min(file_bytes / bytes_per_row, size_t{1} << 28) + 16; };
   model::HostOpTable& h = out_.host_ops;
-  reserve_huge(rows(300), h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset);
+  reserve_huge(rows(300), h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset, h.connection_id);
   model::DeviceTaskTable& d = out_.device_tasks;
   reserve_huge(rows(800), d.name, d.task_type, d.stream_id, d.task_id, d.connection_id, d.start_ns, d.dur_ns,
                d.source_offset, dev_track_);
@@ -376,7 +376,6 @@ void TraceBuilder::add_complete(const EventFields& ev, uint64_t offset) {
   if ((ev.args.present & kXArgMask) != 0) {
     switch (p.kind) {
       case ProcessKind::kPython:
-      case ProcessKind::kCann:
       case ProcessKind::kOverlapAnalysis:
       case ProcessKind::kCounter: break;
       default:
@@ -451,6 +450,7 @@ void TraceBuilder::append_host(const XRow& row, uint8_t is_cann) {
   h.start_ns.push_back(row.start);
   h.dur_ns.push_back(row.dur);
   h.source_offset.push_back(row.offset);
+  h.connection_id.push_back(is_cann != 0 && row.args != nullptr ? row.args->connection_id : -1);
 }
 
 void TraceBuilder::append_device(const XRow& row) {
@@ -615,11 +615,12 @@ void TraceBuilder::settle_tentative_host() {
       h.start_ns[w] = h.start_ns[r];
       h.dur_ns[w] = h.dur_ns[r];
       h.source_offset[w] = h.source_offset[r];
+      h.connection_id[w] = h.connection_id[r];
     }
     ++w;
   }
   auto shrink = [w](auto&... cols) { (cols.resize(w), ...); };
-  shrink(h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset);
+  shrink(h.name, h.cat, h.is_cann, h.pid, h.tid, h.start_ns, h.dur_ns, h.source_offset, h.connection_id);
 }
 
 // Staged rows now that every name is known (same rules as place(), without tentative placement).
@@ -674,7 +675,7 @@ void TraceBuilder::derive_steps() {
 
 void TraceBuilder::sort_tables() {
   auto& h = out_.host_ops;
-  sort_by_time(h.start_ns, h.name, h.cat, h.is_cann, h.pid, h.tid, h.dur_ns, h.source_offset);
+  sort_by_time(h.start_ns, h.name, h.cat, h.is_cann, h.pid, h.tid, h.dur_ns, h.source_offset, h.connection_id);
   auto& s = out_.steps;
   sort_by_time(s.start_ns, s.step, s.end_ns, s.source_offset);
   auto& d = out_.device_tasks;

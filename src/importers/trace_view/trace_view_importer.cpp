@@ -685,7 +685,8 @@ bool is_metadata_name(std::string_view n) {
 }
 
 // Whether the args object must be read: metadata always; X args only for processes whose tables use
-// them or whose kind is not known yet. torch_npu events (they carry "cat", written before "args") of a
+// them (device tasks, communication, CANN: its connection_id links a launch to its device tasks) or
+// whose kind is not known yet. torch_npu events (they carry "cat", written before "args") of a
 // pid not named yet are taken as the Python process: their args are re-read by reread_args() only if
 // the guess turns out wrong.
 Importer::ArgsAction Importer::args_action() {
@@ -701,7 +702,6 @@ Importer::ArgsAction Importer::args_action() {
   bool named = false;
   switch (builder_.known_kind(ev.pid, &named)) {
     case model::ProcessKind::kPython:
-    case model::ProcessKind::kCann:
     case model::ProcessKind::kOverlapAnalysis:
     case model::ProcessKind::kCounter: return ArgsAction::kSkip;
     case model::ProcessKind::kUnknown:

@@ -115,7 +115,35 @@ TEST_F(FlowBinding, FlowsBindAtTheTaskNotByConnectionId) {
   EXPECT_EQ(st.gaps, 3u);
   EXPECT_EQ(st.host_bound_gaps, 2u);
   EXPECT_EQ(st.host_bound_ns, 850 + 890);
-  EXPECT_EQ(launch_links_text(st), "2 by HostToDevice flows, 1 by async_npu torch_to_npu flows, 1 by connection_id");
+  EXPECT_EQ(launch_links_text(st),
+            "2 by HostToDevice flows, 1 by async_npu torch_to_npu flows, 1 by a HostToDevice id equal to the task's "
+            "connection_id");
+}
+
+// A task no flow ends at is launched by the CANN events carrying its connection_id: the latest of
+// them (the Node@launch inside the AscendCL call).
+TEST_F(FlowBinding, CannEventsWithTheTaskConnectionIdAreItsLaunch) {
+  task(0, 100, 10);
+  task(1000, 100, 11);  // AscendCL@ call at 300, its Node@launch at 960: host-bound from 100 to 960
+  auto host = [this](int64_t start, int64_t conn) {
+    auto& h = tr.host_ops;
+    h.name.push_back(0);
+    h.cat.push_back(0);
+    h.is_cann.push_back(1);
+    h.pid.push_back(kHostPid);
+    h.tid.push_back(9);
+    h.start_ns.push_back(start);
+    h.dur_ns.push_back(10);
+    h.source_offset.push_back(0);
+    h.connection_id.push_back(conn);
+  };
+  host(-50, 10);
+  host(300, 11);
+  host(960, 11);
+  const auto st = host_bound_stats(tr, pool);
+  EXPECT_EQ(st.tasks_with_launch, 2u);
+  EXPECT_EQ(st.by_cann_launch, 2u);
+  EXPECT_EQ(st.host_bound_ns, 860);
 }
 
 TEST_F(FlowBinding, NoLinkAtAllLeavesEveryTaskUnlaunched) {

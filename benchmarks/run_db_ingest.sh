@@ -24,6 +24,10 @@ cat "$apo"/* > /dev/null  # warm page cache: figures are for parsing (CPU), not 
   "$build/benchmarks/ingest_driver" csv "$apo/kernel_details.csv"
   "$build/benchmarks/ingest_driver" json "$apo/trace_view.json"
   "$build/benchmarks/ingest_driver" db "$db"
+  # the same database without TASK_PMU_INFO (a capture without aic_metrics): the kernel join alone
+  cp "$db" "$work/no_pmu.db" && sqlite3 "$work/no_pmu.db" "DROP TABLE TASK_PMU_INFO;"
+  "$build/benchmarks/ingest_driver" db "$work/no_pmu.db" | sed 's/"profiler_db_/"no_pmu_db_/'
+  rm -f "$work/no_pmu.db"
   rm -rf "$work/out_text" "$work/out_db"
   "$build/benchmarks/ingest_driver" rank "$rank_dir" "$work/out_text" text
   "$build/benchmarks/ingest_driver" rank "$rank_dir" "$work/out_db" db

@@ -135,8 +135,8 @@ def main():
             if not (rout / f).is_file() or (rout / f).stat().st_size == 0:
                 fail("%s: %s missing or empty" % (lvl, f))
         sources = json.loads((rout / "source_index.json").read_text())
-        kinds = {s["kind"] for s in sources["sources"]} if isinstance(sources.get("sources"), list) else set()
-        if kinds and "profiler_db" not in kinds:
+        kinds = {s["kind"] for s in sources["sources"]}
+        if "profiler_db" not in kinds or "kernel_details_csv" in kinds:
             fail("%s: source_index.json kinds %r lack profiler_db" % (lvl, kinds))
         total_cited += check_evidence_resolves(rout, cap)
     if total_cited == 0:

@@ -168,7 +168,6 @@ Status import_analysis_db_step_trace(const fs::path& path, model::StepTraceTable
     out = model::StepTraceTable{};
     return q->status();
   }
-  (void)stats;
   return {};
 }
 

@@ -87,9 +87,8 @@ class KernelReader {
     return unquoted_.emplace(s, pool_.intern(v)).first->second;
   }
 
-  Status bad_row(const char* table, int64_t key, const char* what) {
+  void bad_row(const char* table, int64_t key, const char* what) {
     stats_.note(Stat::db_bad_row, f_.path() + ":table " + table + ": key " + std::to_string(key) + ": " + what);
-    return {};
   }
 
   Status compute_rows() {
@@ -128,7 +127,7 @@ class KernelReader {
       r.end = q->i64(1, -1);
       r.key = q->i64(2, -1);
       if (r.start < 0 || r.end < r.start) {
-        ASCPROF_RETURN_IF_ERROR(bad_row("TASK", r.key, "startNs/endNs missing or end before start; kernel row skipped"));
+        bad_row("TASK", r.key, "startNs/endNs missing or end before start; kernel row skipped");
         continue;
       }
       const int32_t dev = narrow(q->i64(3, kAbsentI64));
@@ -175,8 +174,7 @@ class KernelReader {
       r.end = q->i64(1, -1);
       r.key = q->i64(2, -1);
       if (r.start < 0 || r.end < r.start) {
-        ASCPROF_RETURN_IF_ERROR(
-            bad_row("COMMUNICATION_OP", r.key, "startNs/endNs missing or end before start; kernel row skipped"));
+        bad_row("COMMUNICATION_OP", r.key, "startNs/endNs missing or end before start; kernel row skipped");
         continue;
       }
       const int32_t dev = narrow(q->i64(5, kAbsentI64));

@@ -77,10 +77,14 @@ class TraceReader {
     return {};
   }
 
-  Status bad_row(const db::Query& q, const char* table, int64_t rowid, const char* what) {
-    (void)q;
+  void bad_row(const char* table, int64_t rowid, const char* what) {
     stats_.note(Stat::db_bad_row, f_.path() + ":table " + table + ": rowid " + std::to_string(rowid) + ": " + what);
-    return {};
+  }
+  // A row's [start, end] in ns is usable; a row without one is counted and skipped.
+  bool usable_span(const char* table, int64_t rowid, int64_t start, int64_t end) {
+    if (start >= 0 && end >= start) return true;
+    bad_row(table, rowid, "startNs/endNs missing or end before start");
+    return false;
   }
 
   void add_host(StrId name, StrId cat, uint8_t is_cann, int64_t tid, int64_t start, int64_t end, uint64_t rowid,
@@ -106,7 +110,7 @@ class TraceReader {
     while (q->step()) {
       const int64_t rowid = q->i64(0, -1), step = q->i64(1, -1), a = q->i64(2, -1), b = q->i64(3, -1);
       if (step < 0 || a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "STEP_TIME", rowid, "step id or time missing or negative"));
+        bad_row("STEP_TIME", rowid, "step id or time missing or negative");
         continue;
       }
       s.step.push_back(step);
@@ -128,10 +132,7 @@ class TraceReader {
     while (q->step()) {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1);
-      if (a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "PYTORCH_API", rowid, "startNs/endNs missing or end before start"));
-        continue;
-      }
+      if (!usable_span("PYTORCH_API", rowid, a, b)) continue;
       const StrId name = ids_.get(*q, 4);
       const int64_t type = q->i64(5, -1);
       const std::string_view nv = pool_.view(name);
@@ -169,10 +170,7 @@ class TraceReader {
     while (q->step()) {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1), type = q->i64(3, -1);
-      if (a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "CANN_API", rowid, "startNs/endNs missing or end before start"));
-        continue;
-      }
+      if (!usable_span("CANN_API", rowid, a, b)) continue;
       const StrId raw = ids_.get(*q, 6);
       const uint64_t key = (static_cast<uint64_t>(type) << 32) ^ raw;
       auto it = names.find(key);
@@ -204,8 +202,9 @@ class TraceReader {
     if (cti) sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId";
     auto q = f_.prepare(sql, "TASK");
     if (!q.ok()) return q.status();
+    // (trace_view.json names these flows by their category too: "HostToDevice", "torch_to_npu")
     const StrId h2d = pool_.intern("HostToDevice"), async = pool_.intern("async_npu");
-    const StrId h2d_name = pool_.intern("HostToDevice"), torch_to_npu = pool_.intern("torch_to_npu");
+    const StrId torch_to_npu = pool_.intern("torch_to_npu");
     std::unordered_set<int64_t> async_ids;
     ASCPROF_RETURN_IF_ERROR(torch_flows(async_ids));
     auto& d = out_.device_tasks;
@@ -213,10 +212,7 @@ class TraceReader {
     while (q->step()) {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1);
-      if (a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "TASK", rowid, "startNs/endNs missing or end before start"));
-        continue;
-      }
+      if (!usable_span("TASK", rowid, a, b)) continue;
       const StrId type = ids_.get(*q, 6);
       StrId name = ids_.get(*q, 7);
       if (name == 0) name = type;
@@ -233,8 +229,8 @@ class TraceReader {
       if (conn < 0) continue;
       if (const auto it = launches_.find(conn); it != launches_.end()) {
         if (launched_.insert(conn).second)  // one 's' per launch, as trace_view.json writes it
-          flow(h2d, h2d_name, conn, 's', kDbPidCann, it->second.tid, it->second.ts, 0);
-        flow(h2d, h2d_name, conn, 'f', kDbPidHardware, stream, a, static_cast<uint64_t>(rowid));
+          flow(h2d, h2d, conn, 's', kDbPidCann, it->second.tid, it->second.ts, 0);
+        flow(h2d, h2d, conn, 'f', kDbPidHardware, stream, a, static_cast<uint64_t>(rowid));
       }
       if (async_ids.count(conn) != 0) flow(async, torch_to_npu, conn, 'f', kDbPidHardware, stream, a, static_cast<uint64_t>(rowid));
     }
@@ -283,10 +279,7 @@ class TraceReader {
     auto& c = out_.comm_ops;
     while (q->step()) {
       const int64_t rowid = q->i64(0, -1), a = q->i64(2, -1), b = q->i64(3, -1);
-      if (a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "COMMUNICATION_OP", rowid, "startNs/endNs missing or end before start"));
-        continue;
-      }
+      if (!usable_span("COMMUNICATION_OP", rowid, a, b)) continue;
       c.name.push_back(ids_.get(*q, 1));
       c.group.push_back(ids_.get(*q, 4));
       c.data_type.push_back(enum_name(data_types_, *q, 5));
@@ -317,10 +310,7 @@ class TraceReader {
     while (q->step()) {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1);
-      if (a < 0 || b < a) {
-        ASCPROF_RETURN_IF_ERROR(bad_row(*q, "COMMUNICATION_TASK_INFO", rowid, "its TASK has no usable start/end"));
-        continue;
-      }
+      if (!usable_span("COMMUNICATION_TASK_INFO", rowid, a, b)) continue;  // (its TASK row's times)
       const int64_t plane = q->i64(4, -1);
       p.name.push_back(ids_.get(*q, 3));
       p.plane.push_back(plane >= 0 && plane <= INT32_MAX ? static_cast<int32_t>(plane) : -1);

@@ -60,6 +60,18 @@ def run_and_signal(exe, cap, out, env, np_, after_ranks, sig, targets):
     "self"), and returns (returncode, stdout JSON or None, seconds from signal to exit)."""
     p = subprocess.Popen(command(exe, cap, out, np_), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, start_new_session=True)
+    # the job's processes are looked up before the ranks are counted, so the signal follows the
+    # counted rank at once: a pgrep after it took long enough on a loaded CI machine for every
+    # rank to finish first (the signal then found the run past its rank phase)
+    procs = []
+    if targets != "self":
+        deadline = time.time() + 60
+        while len(procs) < np_ and time.time() < deadline and p.poll() is None:
+            procs = job_pids(p.pid, exe)
+            time.sleep(0.01)
+        if len(procs) < np_:
+            p.kill()
+            fail("found %d of %d ascprof-mpi processes under mpirun %d" % (len(procs), np_, p.pid))
     done = 0
     deadline = time.time() + 300
     while done < after_ranks and time.time() < deadline:
@@ -72,13 +84,9 @@ def run_and_signal(exe, cap, out, env, np_, after_ranks, sig, targets):
         p.kill()
         fail("the run ended or stalled after %d of %d ranks before the signal" % (done, after_ranks))
     if targets == "self":
-        victims = [p.pid]
+        victims = procs = [p.pid]
     else:
-        procs = job_pids(p.pid, exe)
-        if not procs:
-            fail("no ascprof-mpi process found under mpirun %d" % p.pid)
         victims = procs + [p.pid] if targets == "all" else [sorted(procs)[-1]]
-    procs = [p.pid] if targets == "self" else job_pids(p.pid, exe)
     t0 = time.time()
     for v in victims:
         try:
@@ -203,7 +211,7 @@ def main():
 
     # 4. one process of two is signalled: the other stops too
     out = work / "mpi_one"
-    rc, result, took = run_and_signal(exe, cap, out, env, 2, 2, signal.SIGTERM, "one")
+    rc, result, took = run_and_signal(exe, cap, out, env, 2, 1, signal.SIGTERM, "one")
     done = check_interrupted("mpirun -np 2, SIGTERM to one process", rc, result, took, out, 2, "SIGTERM")
     if done == RANKS:
         fail("mpirun -np 2, SIGTERM to one process: every rank finished, the other process did not stop")

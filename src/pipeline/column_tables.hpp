@@ -1,11 +1,13 @@
 #pragma once
-// The compact-JSON cells of the column tables, and reading a column table of a rank's HDF5 file (the store's layout: a group of equal-length 1-D
-// columns with `row_count`) with every damage reported as kSchema naming file, dataset and row.
+// The compact-JSON cells of the column tables, and reading a table of a rank's HDF5 file (the
+// store's layout: one compound dataset per table, read whole; or an older group of equal-length
+// 1-D columns with `row_count`) with every damage reported as kSchema naming file, table and row.
 // Private to the pipeline module; used by structure_store.cpp and summary_store.cpp.
 #include <simdjson.h>
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -58,9 +60,17 @@ inline bool parse_enum(std::string_view name, const char* (*to_name)(E), int cou
 class TableReader {
  public:
   TableReader(const store::H5Reader& r, std::string group) : r_(r), group_(std::move(group)) {
-    if (r_.kind(group_) != store::ObjectKind::kGroup) {
+    if (!r_.is_table(group_)) {
       fail("missing table");
       return;
+    }
+    if (r_.kind(group_) == store::ObjectKind::kDataset) {  // TableWriter's compound table: one read
+      auto d = r_.read_table(group_);
+      if (!d.ok()) {
+        st_ = d.status();
+        return;
+      }
+      data_.emplace(std::move(d).value());
     }
     auto rows = r_.uint_attr(group_, "row_count");
     if (!rows.ok()) {
@@ -78,7 +88,7 @@ class TableReader {
   template <class T>
   std::vector<T> num(const std::string& name) {
     if (!present(name)) return {};
-    auto v = r_.read_column<T>(group_ + "/" + name);
+    auto v = data_ ? data_->column<T>(name) : r_.read_column<T>(group_ + "/" + name);
     if (!v.ok()) {
       st_ = v.status();
       return {};
@@ -89,7 +99,7 @@ class TableReader {
 
   std::vector<std::string> str(const std::string& name) {
     if (!present(name)) return {};
-    auto v = r_.read_strings(group_ + "/" + name);
+    auto v = data_ ? data_->strings(name) : r_.read_strings(group_ + "/" + name);
     if (!v.ok()) {
       st_ = v.status();
       return {};
@@ -181,7 +191,7 @@ class TableReader {
   // The store's reader reports a missing dataset as kIo; here it is a damaged (kSchema) table.
   bool present(const std::string& name) {
     if (!st_.ok()) return false;
-    if (r_.kind(group_ + "/" + name) == store::ObjectKind::kDataset) return true;
+    if (data_ ? data_->has(name) : r_.kind(group_ + "/" + name) == store::ObjectKind::kDataset) return true;
     st_ = file_error(ErrorCode::kSchema, r_.path().string(), group_ + "/" + name, "missing column");
     return false;
   }
@@ -194,6 +204,7 @@ class TableReader {
 
   const store::H5Reader& r_;
   std::string group_;
+  std::optional<store::TableData> data_;  // a compound table, read whole
   uint64_t rows_ = 0;
   Status st_;
   simdjson::dom::parser parser_;

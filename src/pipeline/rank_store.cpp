@@ -1,5 +1,6 @@
-// Layout of OUT/<root-slug>/ranks/<rank_id>.h5 (readable with h5py/h5dump; string columns are
-// uint32 ids into the vlen UTF-8 dataset /strings, named by their `strings` attribute):
+// Layout of OUT/<root-slug>/ranks/<rank_id>.h5 (readable with h5py/h5dump; each table is one
+// compound dataset, store::TableWriter; string-id columns are uint32 ids into the vlen UTF-8
+// dataset /strings, listed in the table's `id_columns` / `id_tables` attributes):
 //   /            attrs: tool_version, stage, schema_version, complete, rank_id, rank_dir, source (text|db), rank_path,
 //                rank_id_source, device_id, profiler_level, header_era, input fingerprints
 //   /strings     interned strings (index = id; 0 is "")

@@ -2,6 +2,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <system_error>
@@ -59,11 +60,34 @@ Result<std::vector<std::string>> read_string_values(hid_t type, hid_t space, con
 
 struct OpenColumn {
   H5Handle ds;
-  H5Handle type;
+  H5Handle type;   ///< the column's element type (a member's type for a table column)
   H5Handle space;
   ColumnType ctype = ColumnType::kUInt8;
   uint64_t n = 0;
+  std::string member;  ///< non-empty: the column is this member of the compound dataset `ds`
 };
+
+/// `table/column` as a member of the compound dataset `table` (what TableWriter writes), or an
+/// error naming why not.
+Status open_member(hid_t file, const fs::path& path, const std::string& name, OpenColumn* c) {
+  const size_t slash = name.rfind('/');
+  const std::string table = slash == 0 ? "/" : name.substr(0, slash);
+  const std::string member = name.substr(slash + 1);
+  const std::string place = "read column " + name;
+  c->ds = H5Handle(H5Dopen2(file, table.c_str(), H5P_DEFAULT), H5Kind::kDataset);
+  if (!c->ds.valid()) return h5_error(path.string(), place);
+  H5Handle record(H5Dget_type(c->ds.get()), H5Kind::kDatatype);
+  if (!record.valid()) return h5_error(path.string(), place);
+  if (H5Tget_class(record.get()) != H5T_COMPOUND) return schema_error(path, place, table + " is not a table");
+  const int index = H5Tget_member_index(record.get(), member.c_str());
+  if (index < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    return schema_error(path, place, "table " + table + " has no column '" + member + "'");
+  }
+  c->type = H5Handle(H5Tget_member_type(record.get(), static_cast<unsigned>(index)), H5Kind::kDatatype);
+  c->member = member;
+  return {};
+}
 
 Result<OpenColumn> open_column(hid_t file, const fs::path& path, std::string_view dataset) {
   silence_hdf5_errors();
@@ -71,8 +95,13 @@ Result<OpenColumn> open_column(hid_t file, const fs::path& path, std::string_vie
   const std::string place = "read dataset " + name;
   OpenColumn c;
   c.ds = H5Handle(H5Dopen2(file, name.c_str(), H5P_DEFAULT), H5Kind::kDataset);
-  if (!c.ds.valid()) return h5_error(path.string(), place);
-  c.type = H5Handle(H5Dget_type(c.ds.get()), H5Kind::kDatatype);
+  if (c.ds.valid()) {
+    c.type = H5Handle(H5Dget_type(c.ds.get()), H5Kind::kDatatype);
+  } else {
+    const Status not_dataset = h5_error(path.string(), place);
+    if (name == "/") return not_dataset;
+    if (Status s = open_member(file, path, name, &c); !s.ok()) return s.code() == ErrorCode::kSchema ? s : not_dataset;
+  }
   c.space = H5Handle(H5Dget_space(c.ds.get()), H5Kind::kDataspace);
   if (!c.type.valid() || !c.space.valid()) return h5_error(path.string(), place);
   if (H5Sget_simple_extent_ndims(c.space.get()) != 1) return schema_error(path, place, "not a 1-D dataset");
@@ -82,6 +111,15 @@ Result<OpenColumn> open_column(hid_t file, const fs::path& path, std::string_vie
   if (!detail::classify_type(c.type.get(), &c.ctype))
     return schema_error(path, place, "element type is not one the store writes");
   return c;
+}
+
+/// Reads the column into `buf` as `mem` elements: the whole dataset, or only its member.
+herr_t read_into(const OpenColumn& c, hid_t mem, hid_t xfer, void* buf) {
+  if (c.member.empty()) return H5Dread(c.ds.get(), mem, H5S_ALL, H5S_ALL, xfer, buf);
+  // a one-member record type: HDF5 reads just that field of every record
+  H5Handle one(H5Tcreate(H5T_COMPOUND, H5Tget_size(mem)), H5Kind::kDatatype);
+  if (!one.valid() || H5Tinsert(one.get(), c.member.c_str(), 0, mem) < 0) return -1;
+  return H5Dread(c.ds.get(), one.get(), H5S_ALL, H5S_ALL, xfer, buf);
 }
 
 }  // namespace
@@ -119,6 +157,10 @@ ObjectKind H5Reader::kind(std::string_view object) const {
       const std::string prefix = name.substr(0, pos);
       if (H5Lexists(file_.get(), prefix.c_str(), H5P_DEFAULT) <= 0) {
         H5Eclear2(H5E_DEFAULT);
+        // the last step may be a column of a table (a member of its compound dataset)
+        OpenColumn c;
+        if (pos == std::string::npos && open_member(file_.get(), path_, name, &c).ok()) return ObjectKind::kDataset;
+        H5Eclear2(H5E_DEFAULT);
         return ObjectKind::kMissing;
       }
     }
@@ -140,10 +182,39 @@ herr_t collect_name(hid_t /*group*/, const char* name, const H5L_info_t* /*info*
 }
 }  // namespace
 
+bool H5Reader::is_table(std::string_view object) const {
+  const ObjectKind k = kind(object);
+  if (k == ObjectKind::kGroup) return has_attr(object, "row_count");
+  if (k != ObjectKind::kDataset) return false;
+  const std::string name = detail::object_path(object);
+  H5Handle ds(H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT), H5Kind::kDataset);
+  if (!ds.valid()) {
+    H5Eclear2(H5E_DEFAULT);
+    return false;  // a column of a table
+  }
+  H5Handle type(H5Dget_type(ds.get()), H5Kind::kDatatype);
+  return type.valid() && H5Tget_class(type.get()) == H5T_COMPOUND;
+}
+
 Result<std::vector<std::string>> H5Reader::list(std::string_view group) const {
   silence_hdf5_errors();
   const std::string name = detail::object_path(group);
   const std::string place = "list group " + name;
+  if (kind(name) == ObjectKind::kDataset) {
+    // a table: its columns
+    H5Handle ds(H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT), H5Kind::kDataset);
+    H5Handle type(ds.valid() ? H5Dget_type(ds.get()) : -1, H5Kind::kDatatype);
+    if (!type.valid() || H5Tget_class(type.get()) != H5T_COMPOUND) return h5_error(path_.string(), place);
+    std::vector<std::string> names;
+    for (int i = 0, n = H5Tget_nmembers(type.get()); i < n; ++i) {
+      char* m = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+      if (m == nullptr) return h5_error(path_.string(), place);
+      names.emplace_back(m);
+      H5free_memory(m);
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
   H5Handle g(H5Gopen2(file_.get(), name.c_str(), H5P_DEFAULT), H5Kind::kGroup);
   if (!g.valid()) return h5_error(path_.string(), place);
   std::vector<std::string> names;
@@ -173,9 +244,130 @@ Result<std::vector<T>> H5Reader::read_column(std::string_view dataset) const {
                         std::string("element type is ") + column_type_name(c.ctype) + ", expected " +
                             column_type_name(want));
   std::vector<T> out(c.n);
-  if (c.n > 0 && H5Dread(c.ds.get(), detail::native_type(want), H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data()) < 0)
+  if (c.n > 0 && read_into(c, detail::native_type(want), H5P_DEFAULT, out.data()) < 0)
     return h5_error(path_.string(), place);
   return out;
+}
+
+// ---- whole tables ---------------------------------------------------------------------------------
+
+TableData::TableData(TableData&& o) noexcept
+    : file_(std::move(o.file_)),
+      table_(std::move(o.table_)),
+      rows_(o.rows_),
+      record_(o.record_),
+      records_(std::move(o.records_)),
+      members_(std::move(o.members_)),
+      mem_type_(std::move(o.mem_type_)),
+      space_(std::move(o.space_)) {
+  o.records_.clear();
+}
+
+TableData::~TableData() {
+  const bool any_vlen = std::any_of(members_.begin(), members_.end(), [](const Member& m) { return m.vlen; });
+  if (any_vlen && !records_.empty() && mem_type_.valid() && space_.valid())
+    H5Dvlen_reclaim(mem_type_.get(), space_.get(), H5P_DEFAULT, records_.data());  // frees HDF5's strings
+}
+
+const TableData::Member* TableData::find(std::string_view name) const {
+  for (const Member& m : members_)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
+Status TableData::member_error(std::string_view name, const std::string& reason) const {
+  return schema_error(file_, "read column " + table_ + "/" + std::string(name), reason);
+}
+
+template <class T>
+  requires kIsColumnElement<T>
+Result<std::vector<T>> TableData::column(std::string_view name) const {
+  const Member* m = find(name);
+  if (m == nullptr) return member_error(name, "missing column");
+  const ColumnType want = column_type_of<T>();
+  if (m->type != want)
+    return member_error(name, std::string("element type is ") + column_type_name(m->type) + ", expected " +
+                                  column_type_name(want));
+  std::vector<T> out(rows_);
+  for (uint64_t r = 0; r < rows_; ++r) std::memcpy(&out[r], records_.data() + r * record_ + m->offset, sizeof(T));
+  return out;
+}
+
+template Result<std::vector<uint8_t>> TableData::column<uint8_t>(std::string_view) const;
+template Result<std::vector<int32_t>> TableData::column<int32_t>(std::string_view) const;
+template Result<std::vector<uint32_t>> TableData::column<uint32_t>(std::string_view) const;
+template Result<std::vector<int64_t>> TableData::column<int64_t>(std::string_view) const;
+template Result<std::vector<uint64_t>> TableData::column<uint64_t>(std::string_view) const;
+template Result<std::vector<float>> TableData::column<float>(std::string_view) const;
+template Result<std::vector<double>> TableData::column<double>(std::string_view) const;
+
+Result<std::vector<std::string>> TableData::strings(std::string_view name) const {
+  const Member* m = find(name);
+  if (m == nullptr) return member_error(name, "missing column");
+  if (m->type != ColumnType::kString)
+    return member_error(name, std::string("element type is ") + column_type_name(m->type) + ", expected string");
+  std::vector<std::string> out;
+  out.reserve(rows_);
+  for (uint64_t r = 0; r < rows_; ++r) {
+    const unsigned char* cell = records_.data() + r * record_ + m->offset;
+    if (m->vlen) {
+      const char* p = nullptr;
+      std::memcpy(&p, cell, sizeof p);
+      out.emplace_back(p != nullptr ? p : "");
+    } else {
+      const char* s = reinterpret_cast<const char*>(cell);
+      out.emplace_back(s, strnlen(s, m->width));
+    }
+  }
+  return out;
+}
+
+Result<TableData> H5Reader::read_table(std::string_view table) const {
+  silence_hdf5_errors();
+  const std::string name = detail::object_path(table);
+  const std::string place = "read table " + name;
+  H5Handle ds(H5Dopen2(file_.get(), name.c_str(), H5P_DEFAULT), H5Kind::kDataset);
+  if (!ds.valid()) return h5_error(path_.string(), place);
+  H5Handle ftype(H5Dget_type(ds.get()), H5Kind::kDatatype);
+  if (!ftype.valid()) return h5_error(path_.string(), place);
+  if (H5Tget_class(ftype.get()) != H5T_COMPOUND) return schema_error(path_, place, "not a table (compound dataset)");
+  TableData t;
+  t.file_ = path_;
+  t.table_ = name;
+  t.space_ = H5Handle(H5Dget_space(ds.get()), H5Kind::kDataspace);
+  t.mem_type_ = H5Handle(H5Tget_native_type(ftype.get(), H5T_DIR_ASCEND), H5Kind::kDatatype);
+  if (!t.space_.valid() || !t.mem_type_.valid()) return h5_error(path_.string(), place);
+  if (H5Sget_simple_extent_ndims(t.space_.get()) != 1) return schema_error(path_, place, "not a 1-D dataset");
+  hsize_t dims = 0;
+  if (H5Sget_simple_extent_dims(t.space_.get(), &dims, nullptr) < 0) return h5_error(path_.string(), place);
+  t.rows_ = dims;
+  t.record_ = H5Tget_size(t.mem_type_.get());
+  const int n = H5Tget_nmembers(t.mem_type_.get());
+  if (n < 0 || t.record_ == 0) return h5_error(path_.string(), place);
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<unsigned>(i);
+    char* mname = H5Tget_member_name(t.mem_type_.get(), u);
+    H5Handle mtype(H5Tget_member_type(t.mem_type_.get(), u), H5Kind::kDatatype);
+    if (mname == nullptr || !mtype.valid()) return h5_error(path_.string(), place);
+    TableData::Member m;
+    m.name = mname;
+    H5free_memory(mname);
+    if (!detail::classify_type(mtype.get(), &m.type))
+      return schema_error(path_, place, "column '" + m.name + "' has a type the store does not write");
+    m.offset = H5Tget_member_offset(t.mem_type_.get(), u);
+    m.width = H5Tget_size(mtype.get());
+    m.vlen = m.type == ColumnType::kString && H5Tis_variable_str(mtype.get()) > 0;
+    t.members_.push_back(std::move(m));
+  }
+  t.records_.resize(static_cast<size_t>(t.rows_) * t.record_);
+  if (t.rows_ > 0) {
+    H5Handle dxpl = detail::transfer_plist(static_cast<size_t>(t.rows_), t.record_);
+    if (!dxpl.valid() || H5Dread(ds.get(), t.mem_type_.get(), H5S_ALL, H5S_ALL, dxpl.get(), t.records_.data()) < 0) {
+      t.records_.clear();  // nothing of HDF5's to free
+      return h5_error(path_.string(), place);
+    }
+  }
+  return t;
 }
 
 template Result<std::vector<uint8_t>> H5Reader::read_column<uint8_t>(std::string_view) const;
@@ -191,13 +383,11 @@ Result<std::vector<std::string>> H5Reader::read_strings(std::string_view dataset
   const std::string place = "read dataset " + detail::object_path(dataset);
   if (c.ctype != ColumnType::kString)
     return schema_error(path_, place, std::string("element type is ") + column_type_name(c.ctype) + ", expected string");
-  const hid_t ds = c.ds.get();
   H5Handle dxpl = detail::transfer_plist(c.n, sizeof(hvl_t));
   if (!dxpl.valid()) return h5_error(path_.string(), place);
   const hid_t xfer = dxpl.get();
-  return read_string_values(c.type.get(), c.space.get(), path_, place, [ds, xfer](hid_t mem, void* buf) {
-    return H5Dread(ds, mem, H5S_ALL, H5S_ALL, xfer, buf);
-  });
+  return read_string_values(c.type.get(), c.space.get(), path_, place,
+                            [&c, xfer](hid_t mem, void* buf) { return read_into(c, mem, xfer, buf); });
 }
 
 Status H5Reader::read_string_pool(std::string_view dataset, StringPool* pool) const {

@@ -100,7 +100,7 @@ Result<H5Writer> H5Writer::open_temp(const fs::path& path, const WriterOptions& 
   // Format bounds 1.8..1.8: readable by every HDF5 >= 1.8 (old h5py wheels, h5dump, MATLAB) while
   // still allowing dense attribute storage. SEMI close degree turns a leaked handle into an
   // error at commit instead of a file silently left open.
-  if (!fapl.valid() || H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V18, H5F_LIBVER_V18) < 0 ||
+  if (!fapl.valid() || H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110) < 0 ||
       H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI) < 0)
     return h5_error(p, "file access properties");
 
@@ -112,6 +112,10 @@ Result<H5Writer> H5Writer::open_temp(const fs::path& path, const WriterOptions& 
     return s;
   }
   w.file_ = H5Handle(f, H5Kind::kFile);
+  // Dataset object headers sized to their messages instead of HDF5's 256-byte minimum: ~190 unused
+  // bytes per column otherwise (h5stat), 90 KB of a 470 KB rank file. An attribute added later
+  // (e.g. `strings` on an id column) still fits, in a continuation block.
+  if (H5Fset_dset_no_attrs_hint(f, 1) < 0) return h5_error(p, op);
   return w;
 }
 
@@ -254,10 +258,23 @@ Status H5Writer::create_group(std::string_view group) {
     return {};
   }
   H5Eclear2(H5E_DEFAULT);  // H5Lexists fails when a parent is missing; that is fine here
+  // Links stay in the group's object header up to 128 members. HDF5's default (8) moves a table
+  // group's column links into a fractal heap indexed by a B-tree, which measured a third of a
+  // small rank file's write time (creating the links) and ~30 KB of its metadata.
+  H5Handle gcpl(H5Pcreate(H5P_GROUP_CREATE), H5Kind::kPropList);
   H5Handle lcpl = detail::lcpl_with_parents();
-  H5Handle g(H5Gcreate2(file_.get(), name.c_str(), lcpl.get(), H5P_DEFAULT, H5P_DEFAULT), H5Kind::kGroup);
-  if (!g.valid()) return note(h5_error(path_.string(), op));
-  return note(g.close(path_.string(), op));
+  if (!gcpl.valid() || !lcpl.valid() || H5Pset_link_phase_change(gcpl.get(), 128, 96) < 0)
+    return note(h5_error(path_.string(), op));
+  // each missing level is made here (not as an intermediate group) so that it gets gcpl too
+  for (size_t slash = name.find('/', 1);; slash = name.find('/', slash + 1)) {
+    const std::string level = name.substr(0, slash);
+    if (slash != std::string::npos && H5Lexists(file_.get(), level.c_str(), H5P_DEFAULT) > 0) continue;
+    H5Eclear2(H5E_DEFAULT);
+    H5Handle g(H5Gcreate2(file_.get(), level.c_str(), lcpl.get(), gcpl.get(), H5P_DEFAULT), H5Kind::kGroup);
+    if (!g.valid()) return note(h5_error(path_.string(), op));
+    ASCPROF_RETURN_IF_ERROR(note(g.close(path_.string(), op)));
+    if (slash == std::string::npos) return {};
+  }
 }
 
 Status H5Writer::create_external_link(std::string_view link, std::string_view target_file,
@@ -308,6 +325,30 @@ H5Handle make_dcpl(const WriterOptions& o, size_t n, bool vlen, Filters filters)
   return dcpl;
 }
 
+/// Numeric columns of at most this many bytes are stored compact: their values live in the
+/// dataset's object header, with no chunk index and no filter. A rank file holds hundreds of small
+/// columns, and as chunked, deflated datasets each one cost a B-tree, a chunk record and a zlib
+/// stream set-up, which made the file larger than its data several times over and its write mostly
+/// HDF5 bookkeeping (issue 17: a 64-rank decode capture, 1.36 MB per rank file holding ~90 KB of
+/// data). 16 KiB keeps every header well under HDF5's 64 KiB object-header message limit.
+constexpr size_t kCompactMaxBytes = 2u << 10;
+
+/// A string column holding at least this much text is written as fixed-width, NUL-padded UTF-8
+/// strings in deflated chunks instead of vlen strings, whose text sits uncompressed in the global
+/// heap. The summary tables' JSON cells (a block's top operators, its pipeline times) are tens of MB
+/// per GB-class rank and deflate ~15x. h5py reads both kinds alike (`.asstr()[:]`).
+constexpr size_t kDeflatedTextMinBytes = 4u << 10;
+/// ...as long as padding every row to the longest does not inflate the text more than this.
+constexpr size_t kMaxPaddingFactor = 4;
+
+/// Compact, fixed-size layout for a small numeric column (see kCompactMaxBytes).
+H5Handle make_compact_dcpl(bool vlen = false) {
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
+  if (!dcpl.valid() || H5Pset_layout(dcpl.get(), H5D_COMPACT) < 0) return {};
+  if (!vlen && H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0) return {};  // see make_dcpl
+  return dcpl;
+}
+
 /// Stored bytes of `n` elements written as `chunk`-element chunks through `filters`, measured by
 /// writing them to an in-memory (core driver) HDF5 file: the exact filter code, no extra library.
 /// Returns SIZE_MAX if HDF5 fails (the caller then keeps its default).
@@ -336,7 +377,7 @@ Filters choose_filters(const WriterOptions& o, ColumnType type, const void* data
   if (o.deflate_level == 0) return Filters::kNone;
   const size_t width = column_type_size(type);
   const Filters fixed = o.shuffle && width > 1 ? Filters::kShuffleDeflate : Filters::kDeflate;
-  constexpr size_t kSlice = 8192;  // elements: several deflate windows, cheap to compress
+  constexpr size_t kSlice = 2048;  // elements: 16 KiB of int64, half a deflate window; cheap to compress
   if (!o.adaptive_filters || n * width < (64u << 10)) return fixed;
   const auto* bytes = static_cast<const unsigned char*>(data);
   const size_t slice = std::min(kSlice, n / 3);
@@ -365,9 +406,9 @@ Status H5Writer::write_numeric(std::string_view dataset, ColumnType type, const 
   ASCPROF_RETURN_IF_ERROR(check_open(op));
   const std::string p = path_.string();
   const hsize_t dims = n;
-  const hsize_t maxdims = H5S_UNLIMITED;
-  H5Handle space(H5Screate_simple(1, &dims, &maxdims), H5Kind::kDataspace);
-  H5Handle dcpl = make_dcpl(options_, n, false, choose_filters(options_, type, data, n));
+  const bool compact = n * column_type_size(type) <= kCompactMaxBytes;
+  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
+  H5Handle dcpl = compact ? make_compact_dcpl() : make_dcpl(options_, n, false, choose_filters(options_, type, data, n));
   H5Handle lcpl = detail::lcpl_with_parents();
   if (!space.valid() || !dcpl.valid() || !lcpl.valid()) return note(h5_error(p, op));
   H5Handle ds(H5Dcreate2(file_.get(), name.c_str(), detail::file_type(type), space.get(), lcpl.get(), dcpl.get(),
@@ -385,12 +426,21 @@ Status H5Writer::write_vlen(std::string_view dataset, std::span<const std::strin
   ASCPROF_RETURN_IF_ERROR(check_open(op));
   const std::string p = path_.string();
   const CStrings strs(values);
+  if (!is_table && options_.deflate_level > 0) {
+    size_t longest = 0;
+    for (const char* c : strs.ptrs) longest = std::max(longest, std::strlen(c));
+    const size_t text = strs.buf.size() - strs.ptrs.size();  // without the terminators
+    if (text >= kDeflatedTextMinBytes && longest * strs.ptrs.size() <= kMaxPaddingFactor * text)
+      return write_fixed_text(name, strs.ptrs, strs.repaired, longest);
+  }
   const hsize_t dims = values.size();
-  const hsize_t maxdims = H5S_UNLIMITED;
-  H5Handle space(H5Screate_simple(1, &dims, &maxdims), H5Kind::kDataspace);
+  // Each element is a 16-byte global-heap id in the dataset; the strings are in the global heap.
+  const bool compact = values.size() * sizeof(hvl_t) <= kCompactMaxBytes;
+  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
   // Filters only see the 16-byte global-heap ids of vlen elements; shuffle+deflate still halves them.
-  H5Handle dcpl = make_dcpl(options_, values.size(), true,
-                            options_.deflate_level > 0 ? Filters::kShuffleDeflate : Filters::kNone);
+  H5Handle dcpl = compact ? make_compact_dcpl(true)
+                          : make_dcpl(options_, values.size(), true,
+                                      options_.deflate_level > 0 ? Filters::kShuffleDeflate : Filters::kNone);
   H5Handle lcpl = detail::lcpl_with_parents();
   H5Handle type = detail::vlen_utf8_type();
   if (!space.valid() || !dcpl.valid() || !lcpl.valid() || !type.valid()) return note(h5_error(p, op));
@@ -404,6 +454,36 @@ Status H5Writer::write_vlen(std::string_view dataset, std::span<const std::strin
   ASCPROF_RETURN_IF_ERROR(note(ds.close(p, "write dataset " + name)));
   if (strs.repaired > 0) ASCPROF_RETURN_IF_ERROR(set_int_attr(name, "repaired_strings", strs.repaired));
   if (is_table) table_sizes_[name] = values.size();
+  return {};
+}
+
+Status H5Writer::write_fixed_text(const std::string& name, std::span<const char* const> rows, int64_t repaired,
+                                  size_t width) {
+  const std::string op = "create dataset " + name;
+  const std::string p = path_.string();
+  const size_t n = rows.size();
+  std::vector<char> padded(n * width, '\0');
+  for (size_t i = 0; i < n; ++i) std::memcpy(padded.data() + i * width, rows[i], std::strlen(rows[i]));
+  const hsize_t dims = n;
+  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
+  // chunks of about 1 MiB of text: deflate's window sees many rows, a reader decompresses little
+  const hsize_t chunk = std::clamp<hsize_t>((hsize_t{1} << 20) / width, 1, dims);
+  H5Handle type(H5Tcopy(H5T_C_S1), H5Kind::kDatatype);
+  H5Handle lcpl = detail::lcpl_with_parents();
+  if (!space.valid() || !dcpl.valid() || !type.valid() || !lcpl.valid() || H5Pset_chunk(dcpl.get(), 1, &chunk) < 0 ||
+      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0 ||
+      H5Pset_deflate(dcpl.get(), static_cast<unsigned>(options_.deflate_level)) < 0 ||
+      H5Tset_size(type.get(), width) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0 ||
+      H5Tset_strpad(type.get(), H5T_STR_NULLPAD) < 0)
+    return note(h5_error(p, op));
+  H5Handle ds(H5Dcreate2(file_.get(), name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+              H5Kind::kDataset);
+  if (!ds.valid()) return note(h5_error(p, op));
+  if (H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()) < 0)
+    return note(h5_error(p, "write dataset " + name));
+  ASCPROF_RETURN_IF_ERROR(note(ds.close(p, "write dataset " + name)));
+  if (repaired > 0) ASCPROF_RETURN_IF_ERROR(set_int_attr(name, "repaired_strings", repaired));
   return {};
 }
 
@@ -520,66 +600,6 @@ Status H5Writer::write_fingerprints(std::string_view object, std::span<const Fin
   ASCPROF_RETURN_IF_ERROR(set_int_array_attr(object, "input_sizes", sizes));
   ASCPROF_RETURN_IF_ERROR(set_int_array_attr(object, "input_mtimes_ns", mtimes));
   return set_uint_array_attr(object, "input_prefix_hashes", hashes);
-}
-
-// ---- TableWriter --------------------------------------------------------------------------------
-
-TableWriter::TableWriter(H5Writer& writer, std::string_view group, uint64_t rows)
-    : writer_(writer), group_(detail::object_path(group)), rows_(rows) {
-  first_error_ = writer_.create_group(group_);
-}
-
-std::string TableWriter::column_path(std::string_view name) const {
-  std::string p = group_;
-  if (p != "/") p += '/';
-  p += name;
-  return p;
-}
-
-void TableWriter::keep(const Status& s) {
-  if (!s.ok() && first_error_.ok()) first_error_ = s;
-}
-
-bool TableWriter::begin_column(std::string_view name, uint64_t n) {
-  if (!first_error_.ok()) return false;  // after an error the table is abandoned
-  const std::string place = "table " + group_;
-  Status s;
-  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
-    s = file_error(ErrorCode::kInternal, writer_.path().string(), place, "bad column name '" + std::string(name) + "'");
-  else if (std::find(columns_.begin(), columns_.end(), name) != columns_.end())
-    s = file_error(ErrorCode::kInternal, writer_.path().string(), place, "column '" + std::string(name) + "' written twice");
-  else if (n != rows_)
-    s = file_error(ErrorCode::kInternal, writer_.path().string(), place,
-                   "column '" + std::string(name) + "' has " + std::to_string(n) + " rows, expected " +
-                       std::to_string(rows_));
-  if (!s.ok()) {
-    keep(writer_.note(std::move(s)));
-    return false;
-  }
-  columns_.emplace_back(name);
-  return true;
-}
-
-TableWriter& TableWriter::id_column(std::string_view name, std::span<const StrId> ids, std::string_view table) {
-  if (begin_column(name, ids.size())) keep(writer_.write_id_column(column_path(name), ids, table));
-  return *this;
-}
-
-TableWriter& TableWriter::string_column(std::string_view name, std::span<const std::string> values) {
-  if (begin_column(name, values.size())) keep(writer_.write_string_column(column_path(name), values));
-  return *this;
-}
-
-TableWriter& TableWriter::string_column(std::string_view name, std::span<const std::string_view> values) {
-  if (begin_column(name, values.size())) keep(writer_.write_string_column(column_path(name), values));
-  return *this;
-}
-
-Status TableWriter::finish() {
-  if (!first_error_.ok()) return first_error_;
-  keep(writer_.set_string_array_attr(group_, "columns", columns_));
-  if (first_error_.ok()) keep(writer_.set_int_attr(group_, "row_count", static_cast<int64_t>(rows_)));
-  return first_error_;
 }
 
 // ---- link files ---------------------------------------------------------------------------------

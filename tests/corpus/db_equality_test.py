@@ -96,22 +96,35 @@ def compare_root_files(case, t, d):
     return len(files)
 
 
-def datasets(h5):
+def as_str(x):
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
+def columns(h5):
+    """Every column of the file as name -> values: a table (one compound dataset) gives one entry
+    per member, `<table>/<column>`, with string-id columns resolved through their string table; a
+    standalone dataset is itself."""
     out = {}
 
+    def resolve(ids, table_name):
+        table = h5[table_name][()]
+        return [table[int(i)] for i in ids]
+
     def visit(name, obj):
-        if isinstance(obj, h5py.Dataset):
-            out[name] = obj
+        if not isinstance(obj, h5py.Dataset):
+            return
+        if obj.dtype.names:
+            records = obj[()]
+            id_tables = dict(zip((as_str(c) for c in obj.attrs.get("id_columns", [])),
+                                 (as_str(t) for t in obj.attrs.get("id_tables", []))))
+            for c in obj.dtype.names:
+                v = records[c]
+                out[name + "/" + c] = resolve(v, id_tables[c]) if c in id_tables else v
+        else:
+            v = obj[()]
+            out[name] = resolve(v, obj.attrs["strings"]) if obj.attrs.get("strings") is not None else v
     h5.visititems(visit)
     return out
-
-
-def values(h5, ds):
-    v = ds[()]
-    if ds.attrs.get("strings") is not None:  # uint32 ids into a string table
-        table = h5[ds.attrs["strings"]]
-        return [table[int(i)] for i in v]
-    return v
 
 
 def skipped(name):
@@ -132,7 +145,7 @@ def compare_rank(case, rank, t, d):
     with h5py.File(t, "r") as ht, h5py.File(d, "r") as hd:
         if hd.attrs["source"] != "db" or ht.attrs["source"] != "text":
             fail("%s rank %s: sources %r / %r" % (case, rank, ht.attrs["source"], hd.attrs["source"]))
-        dt, dd = datasets(ht), datasets(hd)
+        dt, dd = columns(ht), columns(hd)
         names = sorted(n for n in dt if not skipped(n))
         missing = [n for n in names if n not in dd]
         if missing:
@@ -142,10 +155,10 @@ def compare_rank(case, rank, t, d):
             fail("%s rank %s: datasets only in the database run: %r" % (case, rank, extra[:10]))
         keep_t = keep_d = None
         if "communication/is_total" in dt:
-            keep_t = dt["communication/is_total"][()] == 0
-            keep_d = dd["communication/is_total"][()] == 0
+            keep_t = np.asarray(dt["communication/is_total"]) == 0
+            keep_d = np.asarray(dd["communication/is_total"]) == 0
         for n in names:
-            a, b = values(ht, dt[n]), values(hd, dd[n])
+            a, b = dt[n], dd[n]
             if n.startswith("communication/") and keep_t is not None:
                 a = np.asarray(a)[keep_t] if len(a) == len(keep_t) else a
                 b = np.asarray(b)[keep_d] if len(b) == len(keep_d) else b

@@ -342,17 +342,18 @@ def check_failed_run(c, r, out, where, reason):
     c.check(j is not None, "stdout is not one JSON object: %r" % r.out[:400])
     texts = error_texts(j)
     located = [(t, place_of(t, E.slug)) for t in texts]
-    # (a) is sized so that a rank's HDF5 file (closed last, when most of its data is flushed) is
-    # what no longer fits: a failed rank naming ranks/<id>.h5
+    # (a) is sized so that a rank's own files no longer fit: a failed rank naming ranks/<id>.h5 or
+    # one of its ranks/<id>.summary/ parts (since the HDF5 tables became compound datasets the
+    # parts are the larger share; the fsize case (b) still fails the HDF5 file itself)
     hits = [t for t, (pl, rel) in located if pl == where and reason in t
-            and (where != "ranks" or re.fullmatch(r"ranks/[^/]+\.h5", rel))]
+            and (where != "ranks" or re.fullmatch(r"ranks/[^/]+\.(h5|summary/[^/]+)", rel))]
     if j is None:
         pass  # no JSON: nothing to locate (reported above)
     elif not hits:
         at_place = [t for t, (pl, _) in located if pl == where]
         if at_place:
             c.check(False, "no %s write failure that names %s and says '%s': %s"
-                    % (where, "a rank's HDF5 file" if where == "ranks" else "the file", reason, at_place[:3]))
+                    % (where, "a rank's file" if where == "ranks" else "the file", reason, at_place[:3]))
         else:
             c.check(False, "no error names a %s file with '%s' (the failure was not where intended?); "
                            "errors: %s" % (where, reason, texts[:4]))

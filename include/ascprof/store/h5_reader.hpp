@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ascprof/common/status.hpp"
@@ -17,6 +18,63 @@ namespace ascprof::store {
 
 /// What a path inside a file names.
 enum class ObjectKind : uint8_t { kMissing, kGroup, kDataset, kOther };
+
+/// A whole table (TableWriter's compound dataset) read in one call: its records in memory and
+/// its columns extracted by name. Reading a table column by column would decompress every chunk
+/// once per column. Move-only.
+class TableData {
+ public:
+  TableData(TableData&& o) noexcept;
+  TableData& operator=(TableData&&) = delete;
+  TableData(const TableData&) = delete;
+  TableData& operator=(const TableData&) = delete;
+  ~TableData();
+
+  uint64_t rows() const { return rows_; }
+  bool has(std::string_view column) const { return find(column) != nullptr; }
+  /// The columns in record order with their element types.
+  std::vector<std::pair<std::string, ColumnType>> columns() const {
+    std::vector<std::pair<std::string, ColumnType>> out;
+    for (const Member& m : members_) out.emplace_back(m.name, m.type);
+    return out;
+  }
+  /// A numeric column; kSchema error if missing or its element type is not exactly T.
+  template <class T>
+    requires kIsColumnElement<T>
+  Result<std::vector<T>> column(std::string_view name) const;
+  /// A string column; kSchema error if missing or not strings.
+  Result<std::vector<std::string>> strings(std::string_view name) const;
+
+ private:
+  friend class H5Reader;
+  TableData() = default;
+  struct Member {
+    std::string name;
+    ColumnType type = ColumnType::kUInt8;
+    size_t offset = 0;
+    size_t width = 0;  ///< bytes in the record (a fixed string's width; a vlen string's char*)
+    bool vlen = false;
+  };
+  const Member* find(std::string_view name) const;
+  Status member_error(std::string_view name, const std::string& reason) const;
+
+  std::filesystem::path file_;
+  std::string table_;
+  uint64_t rows_ = 0;
+  size_t record_ = 0;
+  std::vector<unsigned char> records_;
+  std::vector<Member> members_;
+  H5Handle mem_type_;  ///< the records' memory type, to free vlen strings
+  H5Handle space_;
+};
+
+extern template Result<std::vector<uint8_t>> TableData::column<uint8_t>(std::string_view) const;
+extern template Result<std::vector<int32_t>> TableData::column<int32_t>(std::string_view) const;
+extern template Result<std::vector<uint32_t>> TableData::column<uint32_t>(std::string_view) const;
+extern template Result<std::vector<int64_t>> TableData::column<int64_t>(std::string_view) const;
+extern template Result<std::vector<uint64_t>> TableData::column<uint64_t>(std::string_view) const;
+extern template Result<std::vector<float>> TableData::column<float>(std::string_view) const;
+extern template Result<std::vector<double>> TableData::column<double>(std::string_view) const;
 
 /// A read-only open HDF5 file. Move-only. Paths may cross external links.
 class H5Reader {
@@ -32,10 +90,16 @@ class H5Reader {
 
   const std::filesystem::path& path() const { return path_; }
 
-  /// Kind of object at `object` (kMissing also when a link on the way is dangling).
+  /// Kind of object at `object` (kMissing also when a link on the way is dangling). A table's
+  /// column `table/column` is a kDataset: every column call below reads it like a 1-D dataset.
   ObjectKind kind(std::string_view object) const;
   bool exists(std::string_view object) const { return kind(object) != ObjectKind::kMissing; }
-  /// Names of the members of `group`, sorted by name.
+  /// Reads a whole table written by TableWriter (a compound dataset). kSchema error if `table`
+  /// is not one.
+  Result<TableData> read_table(std::string_view table) const;
+  /// A table: a compound dataset (TableWriter's layout) or a group of columns with `row_count`.
+  bool is_table(std::string_view object) const;
+  /// Names of the members of `group` (of a table: its columns), sorted by name.
   Result<std::vector<std::string>> list(std::string_view group) const;
 
   /// Element type of a 1-D column dataset (kSchema error for types the store does not write).

@@ -2,22 +2,27 @@
 /// Writing HDF5 files that h5py, pandas and h5dump read without our code.
 ///
 /// Layout conventions (every file the tool writes):
-/// - Tables are groups of equal-length 1-D column datasets (`/kernels/start_ns`, ...). The group
-///   carries `columns` (column names in order, string array) and `row_count` (int64).
-/// - Numeric columns are chunked (64Ki elements) and deflated at level 1, with or without
-///   byte-shuffle as a per-column sample shows best (WriterOptions::adaptive_filters); columns
-///   that do not compress are stored chunked but unfiltered. Deflate is the only compression every
-///   HDF5 reader has built in (no plugins needed).
+/// - A table is ONE compound dataset (TableWriter; layout and reasons there): `f["/kernels"][:]`
+///   in h5py is the whole table, `pd.DataFrame(f["/kernels"][:])` a data frame. Its attributes:
+///   `columns` (names in order), `row_count`, `id_columns`/`id_tables` for string-id columns.
+///   Until schema version 2 a table was a group of 1-D column datasets; H5Reader reads both.
+/// - Standalone 1-D columns (write_column) of at most 2 KiB are compact; larger ones are chunked
+///   (64Ki elements) and deflated at level 1, with or without byte-shuffle as a per-column sample
+///   shows best (WriterOptions::adaptive_filters); columns that do not compress are stored
+///   unfiltered. Deflate is the only compression every HDF5 reader has built in (no plugins).
+/// - Format: HDF5 1.10 (libver bounds v110), dataset object headers without room reserved for
+///   attributes, groups keeping up to 128 links in their header: readable by HDF5 >= 1.10 (h5py
+///   wheels since 2018, Debian 12's h5dump).
 /// - Strings: a rank's StringPool is written once as `/strings`, a 1-D dataset of variable-length
-///   UTF-8 strings where row i is StrId i (row 0 is ""). String columns of big tables are uint32 id
-///   datasets with the attribute `strings = "/strings"`; a reader resolves them with one numpy
-///   fancy-index: `names = f["/strings"].asstr()[:][f["/kernels/name"][:]]`. Why not vlen strings
-///   per row: HDF5 stores each vlen element as a separate global-heap object (a 16-byte heap id in
-///   the chunk plus an uncompressed heap record). For 1M rows of profiler names that measured ~3x
-///   the CPU time and ~7x the file size of uint32 ids plus the whole 100k-entry table
-///   (hdf5_write_benchmark BM_StringColumnIds vs BM_StringColumnVlen), and ids keep the dedup the
-///   pool already paid for. Small tables (e.g. `/stats`) use vlen string columns directly since
-///   there the convenience wins.
+///   UTF-8 strings where row i is StrId i (row 0 is ""). String columns of big tables are uint32
+///   ids into it; a reader resolves them with one numpy fancy-index:
+///   `names = f["/strings"].asstr()[:][f["/kernels"]["name"]]`. Why not strings per row: HDF5
+///   stores each vlen element as a separate global-heap object (a 16-byte heap id plus an
+///   uncompressed heap record). For 1M rows of profiler names that measured ~3x the CPU time and
+///   ~7x the file size of uint32 ids plus the whole 100k-entry table (hdf5_write_benchmark
+///   BM_StringColumnIds vs BM_StringColumnVlen), and ids keep the dedup the pool already paid for.
+///   Text columns of small tables (JSON cells of the summaries) are fixed-width strings inside the
+///   record, deflated with it.
 /// - Strings must be valid UTF-8 without NUL: invalid sequences and NUL bytes are written as U+FFFD
 ///   and the dataset gets an int64 attribute `repaired_strings` (count) so nothing changes silently.
 /// - The root carries `tool_version`, `stage`, `schema_version`, optional input fingerprints
@@ -51,7 +56,7 @@
 namespace ascprof::store {
 
 /// Version of the on-disk layout; bump when a reader of the previous layout would misread a file.
-inline constexpr int64_t kSchemaVersion = 1;
+inline constexpr int64_t kSchemaVersion = 2;  // 2: a table is one compound dataset
 
 /// The tool version written into every file (the project version, e.g. "0.1.0").
 const char* tool_version();
@@ -153,6 +158,8 @@ class H5Writer {
   static Result<H5Writer> open_temp(const std::filesystem::path& path, const WriterOptions& options, bool copy);
   Status write_numeric(std::string_view dataset, ColumnType type, const void* data, size_t n);
   Status write_vlen(std::string_view dataset, std::span<const std::string_view> values, bool is_table);
+  /// A long-text string column as `width`-byte NUL-padded UTF-8 strings in deflated chunks.
+  Status write_fixed_text(const std::string& name, std::span<const char* const> rows, int64_t repaired, size_t width);
   Status write_attr(std::string_view object, std::string_view name, ColumnType type, const void* data,
                     size_t n, bool scalar);
   Status check_open(std::string_view op);
@@ -173,26 +180,35 @@ class H5Writer {
   std::unordered_map<std::string, uint64_t> table_sizes_;  ///< string tables written, by dataset path
 };
 
-/// Writes one table (a group of equal-length columns) through an H5Writer:
-///   TableWriter t(writer, "/kernels", rows);
+/// Writes one table through an H5Writer as ONE compound dataset at `table` (issue 17): each column
+/// is a member, rows are records. Per column datasets cost HDF5 an object header, a link and a
+/// chunk index each; at ~460 columns per rank that bookkeeping was most of a small rank's file and
+/// write time. A compound table is what h5py and pandas read in one call:
+///   df = pd.DataFrame(f["/kernels"][:])          # string-id columns: f["/strings"].asstr()[:][df.name]
 ///   t.column("start_ns", start).id_column("name", names);   // or one statement per column
 ///   ASCPROF_RETURN_IF_ERROR(t.finish());
-/// Column calls return *this; the first error of any call is kept (status()) and returned by
-/// finish(), and later column calls are skipped. Each column must have exactly `rows` entries, a
-/// unique name without '/' (kInternal error otherwise, which also makes the writer refuse to
-/// commit). finish() writes the group attributes `columns` (names in call order) and `row_count`.
+/// Members in call order, numeric columns as their little-endian standard types, id columns uint32
+/// (the table attributes `id_columns` and `id_tables` say which and into which string table),
+/// string columns fixed-width NUL-padded UTF-8 (variable-length when padding every row to the
+/// longest would more than quadruple the text). Tables of at most 2 KiB are stored compact (in the
+/// object header); larger ones in ~1 MiB chunks of whole records, byte-shuffled and deflated (HDF5's
+/// shuffle of a record is a per-byte transpose, so columns still compress as columns). Attributes:
+/// `columns` (names in order), `row_count`. H5Reader reads `<table>/<column>` as a column.
+/// Column calls copy their values (callers often render a column into a temporary) and return
+/// *this; the first error of any call is kept (status()) and returned by finish(), and later column
+/// calls are skipped. Each column must have exactly `rows` entries and a unique name without '/'
+/// (kInternal error otherwise, which also makes the writer refuse to commit).
 class TableWriter {
  public:
-  /// Creates `group` (and missing parents).
-  TableWriter(H5Writer& writer, std::string_view group, uint64_t rows);
+  TableWriter(H5Writer& writer, std::string_view table, uint64_t rows);
   TableWriter(const TableWriter&) = delete;
   TableWriter& operator=(const TableWriter&) = delete;
 
-  /// A numeric column (see H5Writer::write_column).
+  /// A numeric column.
   template <class T>
     requires kIsColumnElement<T>
   TableWriter& column(std::string_view name, std::span<const T> values) {
-    if (begin_column(name, values.size())) keep(writer_.write_column(column_path(name), values));
+    if (begin_column(name, values.size())) add_numeric(name, column_type_of<T>(), values.data(), sizeof(T));
     return *this;
   }
   template <class T>
@@ -200,29 +216,44 @@ class TableWriter {
   TableWriter& column(std::string_view name, const std::vector<T>& values) {
     return column(name, std::span<const T>(values));
   }
-  /// A uint32 string-id column (see H5Writer::write_id_column).
+  /// A uint32 string-id column into the string table `table` (every id is checked to be < its
+  /// size when this writer wrote that table).
   TableWriter& id_column(std::string_view name, std::span<const StrId> ids, std::string_view table = "/strings");
-  /// A vlen UTF-8 string column (small tables).
+  /// A UTF-8 string column (invalid sequences and NUL become U+FFFD; the table's
+  /// `repaired_strings` attribute counts them).
   TableWriter& string_column(std::string_view name, std::span<const std::string> values);
   TableWriter& string_column(std::string_view name, std::span<const std::string_view> values);
-  /// Writes `columns` and `row_count` on the group (unless an error happened); returns status().
+  /// Writes the dataset and its attributes (unless an error happened); returns status().
   Status finish();
 
   /// The first error of any call on this table (ok if none).
   const Status& status() const { return first_error_; }
-  const std::string& group() const { return group_; }
+  const std::string& group() const { return table_; }
   uint64_t rows() const { return rows_; }
 
  private:
+  /// One column's values until finish(): numeric bytes, or cleaned text with end offsets.
+  struct Column {
+    std::string name;
+    ColumnType type = ColumnType::kUInt8;  ///< kString for text columns
+    std::vector<unsigned char> bytes;      ///< numeric: rows x element size; text: the cleaned strings
+    std::vector<uint64_t> ends;            ///< text: end offset of row i in bytes
+    size_t longest = 0;                    ///< text: longest row in bytes
+    std::string id_table;                  ///< id columns: the string table
+  };
   /// Validates name and length; false (error kept) if the column must not be written.
   bool begin_column(std::string_view name, uint64_t n);
-  std::string column_path(std::string_view name) const;
+  void add_numeric(std::string_view name, ColumnType type, const void* data, size_t width);
+  template <class Range>
+  void add_text(std::string_view name, const Range& values);
+  Status write_dataset();
   void keep(const Status& s);
 
   H5Writer& writer_;
-  std::string group_;
+  std::string table_;
   uint64_t rows_;
-  std::vector<std::string> columns_;
+  std::vector<Column> columns_;
+  int64_t repaired_ = 0;
   Status first_error_;
 };
 

@@ -10,6 +10,7 @@
 #include "ascprof/store/h5_reader.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "pipeline/structure_store.hpp"
+#include "support/table_edit.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -325,9 +326,8 @@ TEST(StructureStore, DamagedTablesAreSchemaErrorsNamingTheDataset) {
   };
   {
     auto r = damage("enum.h5", [](store::H5Writer& w) {
-      ASCPROF_RETURN_IF_ERROR(w.remove("/structure/segments/segment_type"));
       const std::vector<std::string> v = {"head", "step", "bogus", "step"};
-      return w.write_string_column("/structure/segments/segment_type", v);
+      return ascprof::testing::rewrite_table(w, "/structure/segments", "segment_type", [&](store::TableWriter& t) { t.string_column("segment_type", v); });
     });
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), ErrorCode::kSchema);
@@ -337,9 +337,8 @@ TEST(StructureStore, DamagedTablesAreSchemaErrorsNamingTheDataset) {
   }
   {
     auto r = damage("json.h5", [](store::H5Writer& w) {
-      ASCPROF_RETURN_IF_ERROR(w.remove("/classes/layer_classes/members"));
       const std::vector<std::string> v = {"[0]", "[1,\"x\"]"};
-      return w.write_string_column("/classes/layer_classes/members", v);
+      return ascprof::testing::rewrite_table(w, "/classes/layer_classes", "members", [&](store::TableWriter& t) { t.string_column("members", v); });
     });
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.status().message().find("/classes/layer_classes/members: row 1: JSON array element is not a row index"),
@@ -347,12 +346,13 @@ TEST(StructureStore, DamagedTablesAreSchemaErrorsNamingTheDataset) {
         << r.status().message();
   }
   {
-    auto r = damage("short.h5", [](store::H5Writer& w) {
-      ASCPROF_RETURN_IF_ERROR(w.remove("/structure/layers/row_end"));
-      return w.write_column("/structure/layers/row_end", std::vector<uint32_t>{1, 2});
+    auto r = damage("type.h5", [](store::H5Writer& w) {
+      return ascprof::testing::rewrite_table(w, "/structure/layers", "row_end", [&](store::TableWriter& t) {
+        t.column("row_end", std::vector<int64_t>{1, 2, 3, 4});
+      });
     });
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("/structure/layers/row_end: 2 rows, the table has 4"), std::string::npos)
+    EXPECT_NE(r.status().message().find("/structure/layers/row_end: element type is int64, expected uint32"), std::string::npos)
         << r.status().message();
   }
   {

@@ -162,25 +162,31 @@ TEST(H5Columns, MillionRowColumnsAreChunkedCompressedAndExact) {
   EXPECT_EQ(*cols, (std::vector<std::string>{"start_ns", "stream_id", "metric", "flag"}));
 
   // The contract says "chunked and compressed": check the layout and filter pipeline directly.
+  // A table is one compound dataset of 21-byte records in ~1 MiB chunks of whole records.
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
-  const hid_t ds = H5Dopen2(f, "/kernels/start_ns", H5P_DEFAULT);
+  const hid_t ds = H5Dopen2(f, "/kernels", H5P_DEFAULT);
+  const hid_t type = H5Dget_type(ds);
+  EXPECT_EQ(H5Tget_class(type), H5T_COMPOUND);
+  EXPECT_EQ(H5Tget_size(type), 21u);
+  EXPECT_EQ(H5Tget_nmembers(type), 4);
+  H5Tclose(type);
   const hid_t dcpl = H5Dget_create_plist(ds);
   EXPECT_EQ(H5Pget_layout(dcpl), H5D_CHUNKED);
   hsize_t chunk = 0;
   EXPECT_EQ(H5Pget_chunk(dcpl, 1, &chunk), 1);
-  EXPECT_EQ(chunk, 65536u);
-  ASSERT_EQ(H5Pget_nfilters(dcpl), 2);
+  EXPECT_EQ(chunk, (1u << 20) / 21);
+  const int nfilters = H5Pget_nfilters(dcpl);
+  ASSERT_GE(nfilters, 1);
   unsigned flags = 0;
   unsigned cd[4] = {0, 0, 0, 0};
   size_t nelem = 4;
   char fname[64];
-  EXPECT_EQ(H5Pget_filter2(dcpl, 0, &flags, &nelem, cd, sizeof(fname), fname, nullptr), H5Z_FILTER_SHUFFLE);
-  nelem = 4;
-  EXPECT_EQ(H5Pget_filter2(dcpl, 1, &flags, &nelem, cd, sizeof(fname), fname, nullptr), H5Z_FILTER_DEFLATE);
+  EXPECT_EQ(H5Pget_filter2(dcpl, static_cast<unsigned>(nfilters - 1), &flags, &nelem, cd, sizeof(fname), fname, nullptr),
+            H5Z_FILTER_DEFLATE);
   EXPECT_EQ(cd[0], 1u);  // deflate level
-  // Sorted timestamps with small deltas must compress well below their raw 8 MB.
-  EXPECT_LT(H5Dget_storage_size(ds), kRows * sizeof(int64_t) / 2);
+  // Sorted timestamps with small deltas and 3-bit stream ids compress: well below the raw 21 MB.
+  EXPECT_LT(H5Dget_storage_size(ds), kRows * 21 * 3 / 4);
   H5Pclose(dcpl);
   H5Dclose(ds);
   H5Fclose(f);
@@ -233,7 +239,7 @@ TEST(H5Columns, AdaptiveFiltersPickWhatTheSampleCompressesBest) {
   EXPECT_EQ(filters_of(adaptive, "/random"), std::vector<int>{});  // incompressible: stored raw
   EXPECT_EQ(filters_of(adaptive, "/metric"), std::vector<int>{H5Z_FILTER_DEFLATE});  // shuffle would hurt
   EXPECT_EQ(filters_of(adaptive, "/start_ns"), (std::vector<int>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}));
-  EXPECT_EQ(filters_of(adaptive, "/small"), (std::vector<int>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}));  // < 64 KiB
+  EXPECT_EQ(filters_of(adaptive, "/small"), std::vector<int>{});  // <= 2 KiB: compact, in its object header
   auto r = H5Reader::open(adaptive);
   ASCPROF_ASSERT_OK(r);
   EXPECT_EQ(r->read_column<uint64_t>("/random").value(), random);
@@ -251,6 +257,100 @@ TEST(H5Columns, AdaptiveFiltersPickWhatTheSampleCompressesBest) {
   const fs::path raw_file = dir / "raw.h5";
   write(raw_file, none);
   EXPECT_EQ(filters_of(raw_file, "/start_ns"), std::vector<int>{});
+}
+
+/// Storage layout of a dataset (H5D_COMPACT, H5D_CHUNKED, ...).
+H5D_layout_t layout_of(const fs::path& file, const char* dataset) {
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t ds = H5Dopen2(f, dataset, H5P_DEFAULT);
+  const hid_t dcpl = H5Dget_create_plist(ds);
+  const H5D_layout_t l = H5Pget_layout(dcpl);
+  H5Pclose(dcpl);
+  H5Dclose(ds);
+  H5Fclose(f);
+  return l;
+}
+
+// A table's filters come from its first chunk: shuffle where it helps (integers with small
+// deltas), plain deflate where shuffle scatters the repeats (doubles with few distinct values),
+// none where nothing compresses; a table of at most 2 KiB is compact. Every value reads back.
+TEST(H5Columns, TablesPickFiltersFromTheirFirstChunk) {
+  ScratchDir dir("store");
+  constexpr size_t kRows = 200'000;
+  std::vector<uint64_t> random(kRows);
+  std::vector<double> three_decimals(kRows);
+  std::vector<int64_t> sorted(kRows);
+  uint64_t x = 0x9E3779B97F4A7C15ull;
+  for (size_t i = 0; i < kRows; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    random[i] = x;
+    three_decimals[i] = static_cast<double>(x % 3000) / 1000.0;
+    sorted[i] = 1736408883704643000 + static_cast<int64_t>(i) * 1000 + static_cast<int64_t>(x % 500);
+  }
+  const fs::path file = dir / "tables.h5";
+  {
+    H5Writer w = make_writer(file);
+    ASCPROF_ASSERT_OK(TableWriter(w, "/random", kRows).column("v", random).finish());
+    ASCPROF_ASSERT_OK(TableWriter(w, "/metric", kRows).column("v", three_decimals).finish());
+    ASCPROF_ASSERT_OK(TableWriter(w, "/start", kRows).column("v", sorted).finish());
+    const std::vector<uint64_t> few(random.begin(), random.begin() + 100);
+    ASCPROF_ASSERT_OK(TableWriter(w, "/small", few.size()).column("v", few).finish());
+    ASCPROF_ASSERT_OK(w.commit("test"));
+  }
+  EXPECT_EQ(filters_of(file, "/random"), std::vector<int>{});
+  EXPECT_EQ(filters_of(file, "/metric"), std::vector<int>{H5Z_FILTER_DEFLATE});
+  EXPECT_EQ(filters_of(file, "/start"), (std::vector<int>{H5Z_FILTER_SHUFFLE, H5Z_FILTER_DEFLATE}));
+  EXPECT_EQ(layout_of(file, "/small"), H5D_COMPACT);
+  EXPECT_EQ(layout_of(file, "/start"), H5D_CHUNKED);
+  H5Reader r = open_reader(file);
+  EXPECT_EQ(r.read_column<uint64_t>("/random/v").value(), random);
+  EXPECT_EQ(r.read_column<double>("/metric/v").value(), three_decimals);
+  EXPECT_EQ(r.read_column<int64_t>("/start/v").value(), sorted);
+  EXPECT_EQ(r.read_column<uint64_t>("/small/v").value(), std::vector<uint64_t>(random.begin(), random.begin() + 100));
+}
+
+// String columns: fixed-width (deflated with the record) unless padding to the longest row would
+// more than quadruple a large column; then variable-length. Both read back exactly, also through
+// read_table, and invalid UTF-8 is repaired and counted.
+TEST(H5Columns, StringColumnsAreFixedWidthUnlessPaddingWouldBalloon) {
+  ScratchDir dir("store");
+  const fs::path file = dir / "text.h5";
+  std::vector<std::string> even, skewed;
+  for (size_t i = 0; i < 5000; ++i) {
+    even.push_back("{\"op\":\"MatMul\",\"n\":" + std::to_string(i) + "}");
+    skewed.push_back(i == 7 ? std::string(100'000, 'x') : "r" + std::to_string(i));
+  }
+  even[3] = std::string("bad \xff byte");
+  {
+    H5Writer w = make_writer(file);
+    ASCPROF_ASSERT_OK(TableWriter(w, "/t", even.size()).string_column("even", even).string_column("skewed", skewed).finish());
+    ASCPROF_ASSERT_OK(w.commit("test"));
+  }
+  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  const hid_t ds = H5Dopen2(f, "/t", H5P_DEFAULT);
+  const hid_t type = H5Dget_type(ds);
+  const hid_t even_type = H5Tget_member_type(type, 0), skewed_type = H5Tget_member_type(type, 1);
+  EXPECT_EQ(H5Tis_variable_str(even_type), 0);
+  EXPECT_GT(H5Tis_variable_str(skewed_type), 0);
+  H5Tclose(even_type);
+  H5Tclose(skewed_type);
+  H5Tclose(type);
+  H5Dclose(ds);
+  H5Fclose(f);
+  H5Reader r = open_reader(file);
+  std::vector<std::string> want = even;
+  want[3] = "bad \xEF\xBF\xBD byte";  // U+FFFD
+  EXPECT_EQ(r.read_strings("/t/even").value(), want);
+  EXPECT_EQ(r.read_strings("/t/skewed").value(), skewed);
+  EXPECT_EQ(r.int_attr("/t", "repaired_strings").value(), 1);
+  auto whole = r.read_table("/t");
+  ASCPROF_ASSERT_OK(whole);
+  EXPECT_EQ(whole->strings("even").value(), want);
+  EXPECT_EQ(whole->strings("skewed").value(), skewed);
+  EXPECT_EQ(whole->column<int64_t>("even").status().code(), ErrorCode::kSchema);
+  EXPECT_EQ(whole->strings("nope").status().code(), ErrorCode::kSchema);
 }
 
 TEST(H5Columns, ReadingWithTheWrongTypeIsASchemaError) {

@@ -34,7 +34,12 @@ void write_sample(const fs::path& file) {
   ASCPROF_ASSERT_OK(t.column("start_ns", std::vector<int64_t>{1736408883704643212, 1736408883704644000, 1736408883704645000}).status());
   ASCPROF_ASSERT_OK(t.column("dur_us", std::vector<double>{1.5, 2.25, 0.0}).status());
   ASCPROF_ASSERT_OK(t.id_column("name", names).status());
+  ASCPROF_ASSERT_OK(t.string_column("op_type", std::vector<std::string>{"MatMul", "转置", ""}).status());
   ASCPROF_ASSERT_OK(t.finish());
+  // a table large enough to be chunked and filtered
+  std::vector<int64_t> ts(100'000);
+  for (size_t i = 0; i < ts.size(); ++i) ts[i] = 1736408883704643212 + static_cast<int64_t>(i * 1000 + i % 7);
+  ASCPROF_ASSERT_OK(TableWriter(*w, "/trace/host_ops", ts.size()).column("start_ns", ts).finish());
   Stats stats;
   stats.note(Stat::csv_blank_line, "kernel_details.csv:3: blank");
   ASCPROF_ASSERT_OK(write_stats(*w, stats));
@@ -50,7 +55,9 @@ TEST(H5Interop, H5dumpReadsHeadersAndData) {
   const std::string cmd = "/usr/bin/h5dump -H -p '" + file.string() + "' > '" + out.string() + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(out);
   const std::string header = slurp(out);
-  EXPECT_NE(header.find("DATASET \"start_ns\""), std::string::npos) << header;
+  EXPECT_NE(header.find("DATASET \"kernels\""), std::string::npos) << header;
+  EXPECT_NE(header.find("H5T_COMPOUND"), std::string::npos) << header;
+  EXPECT_NE(header.find("\"start_ns\""), std::string::npos) << header;
   EXPECT_NE(header.find("H5T_STD_I64LE"), std::string::npos);
   EXPECT_NE(header.find("H5T_IEEE_F64LE"), std::string::npos);
   EXPECT_NE(header.find("CSET H5T_CSET_UTF8"), std::string::npos);
@@ -59,7 +66,7 @@ TEST(H5Interop, H5dumpReadsHeadersAndData) {
   EXPECT_NE(header.find("ATTRIBUTE \"complete\""), std::string::npos);
   EXPECT_NE(header.find("ATTRIBUTE \"row_count\""), std::string::npos);
 
-  const std::string cmd2 = "/usr/bin/h5dump -d /kernels/start_ns -d /strings '" + file.string() + "' > '" +
+  const std::string cmd2 = "/usr/bin/h5dump -d /kernels -d /strings '" + file.string() + "' > '" +
                            out.string() + "' 2>&1";
   ASSERT_EQ(std::system(cmd2.c_str()), 0) << slurp(out);
   const std::string data = slurp(out);
@@ -77,11 +84,23 @@ TEST(H5Interop, H5pyReadsTablesWhenInstalled) {
                                "import sys, h5py\n"
                                "f = h5py.File(sys.argv[1], 'r')\n"
                                "strings = f['/strings'].asstr()[:]\n"
-                               "names = [strings[i] for i in f['/kernels/name'][:]]\n"
+                               "k = f['/kernels'][:]\n"
+                               "names = list(strings[k['name']])\n"
                                "assert names == ['MatMul', '矩阵乘法', 'a \"b\"'], names\n"
-                               "assert list(f['/kernels'].attrs['columns']) == ['start_ns', 'dur_us', 'name']\n"
-                               "assert int(f['/kernels/start_ns'][0]) == 1736408883704643212\n"
-                               "assert int(f.attrs['complete']) == 1 and f.attrs['stage'] == 'normalize'\n");
+                               "ops = [b.decode() for b in k['op_type']]\n"
+                               "assert ops == ['MatMul', '转置', ''], ops\n"
+                               "assert list(f['/kernels'].attrs['columns']) == ['start_ns', 'dur_us', 'name', 'op_type']\n"
+                               "assert list(f['/kernels'].attrs['id_columns']) == ['name']\n"
+                               "assert list(f['/kernels'].attrs['id_tables']) == ['/strings']\n"
+                               "assert int(k['start_ns'][0]) == 1736408883704643212\n"
+                               "assert int(f['/trace/host_ops']['start_ns'][99999]) == 1736408883704643212 + 99999 * 1000 + 99999 % 7\n"
+                               "assert int(f.attrs['complete']) == 1 and f.attrs['stage'] == 'normalize'\n"
+                               "try:\n"
+                               "    import pandas as pd\n"
+                               "except ImportError:\n"
+                               "    sys.exit(0)\n"
+                               "df = pd.DataFrame(f['/kernels'][:])\n"
+                               "assert list(df.columns) == ['start_ns', 'dur_us', 'name', 'op_type'] and len(df) == 3\n");
   const std::string cmd = "/usr/bin/python3 '" + script.string() + "' '" + file.string() + "'";
   EXPECT_EQ(std::system(cmd.c_str()), 0);
 }

@@ -1,0 +1,335 @@
+// TableWriter: a table as one compound dataset (see h5_writer.hpp for the layout and why).
+#include <hdf5.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ascprof/store/h5_detail.hpp"
+#include "ascprof/store/h5_writer.hpp"
+
+namespace ascprof::store {
+
+namespace {
+
+/// Tables of at most this many bytes are stored compact, inside their object header.
+constexpr size_t kCompactTableBytes = 2u << 10;
+/// Bytes of records per chunk: deflate sees many rows, a reader of a slice decompresses little.
+constexpr size_t kChunkBytes = 1u << 20;
+/// Chunks packed and handed to HDF5 per H5Dwrite (bounds the packing buffer).
+constexpr size_t kChunksPerWrite = 4;
+/// A string column is fixed-width unless padding each row to the longest inflates it beyond this
+/// factor (and beyond kFixedTextAlways bytes): then it is variable-length (global heap, no padding).
+constexpr size_t kMaxPaddingFactor = 4;
+constexpr size_t kFixedTextAlways = 64u << 10;
+
+/// Tables smaller than this are not probed (see choose_record_filters).
+constexpr size_t kProbeMinBytes = 64u << 10;
+
+enum class RecordFilters { kNone, kDeflate, kShuffleDeflate };
+
+/// Deflated size of `n` bytes at `level`, as HDF5's deflate filter would store them (SIZE_MAX on
+/// a zlib failure).
+size_t deflated_size(const unsigned char* data, size_t n, int level, std::vector<unsigned char>& scratch) {
+  uLongf out = compressBound(static_cast<uLong>(n));
+  scratch.resize(out);
+  if (compress2(scratch.data(), &out, data, static_cast<uLong>(n), level) != Z_OK) return SIZE_MAX;
+  return out;
+}
+
+/// Picks the filters of a chunked table from its first packed chunk: deflate with or without
+/// HDF5's byte shuffle (shuffle wins on integer columns; on doubles with few distinct values and
+/// on text, plain deflate finds the repeats shuffle scatters, measured 2x smaller on
+/// kernel_metrics), or none when neither saves 15 % (random mantissas: deflate is CPU for nothing).
+RecordFilters choose_record_filters(const unsigned char* chunk, size_t records, size_t record, int level) {
+  if (level <= 0) return RecordFilters::kNone;
+  const size_t n = records * record;
+  // a small table is one chunk: probing would deflate it twice more than storing it does
+  if (n < kProbeMinBytes) return RecordFilters::kShuffleDeflate;
+  std::vector<unsigned char> shuffled(n), scratch;
+  for (size_t r = 0; r < records; ++r)
+    for (size_t b = 0; b < record; ++b) shuffled[b * records + r] = chunk[r * record + b];
+  const size_t plain = deflated_size(chunk, n, level, scratch);
+  const size_t shuf = deflated_size(shuffled.data(), n, level, scratch);
+  const size_t best = std::min(plain, shuf);
+  if (best == SIZE_MAX) return RecordFilters::kShuffleDeflate;
+  if (static_cast<double>(best) > 0.85 * static_cast<double>(n)) return RecordFilters::kNone;
+  return shuf < plain ? RecordFilters::kShuffleDeflate : RecordFilters::kDeflate;
+}
+
+/// How one column is laid out inside the record.
+struct Member {
+  H5Handle file_type;  ///< owned copies (string types are made here; numeric ones copied)
+  H5Handle mem_type;
+  size_t offset = 0;
+  size_t size = 0;
+  bool vlen = false;
+};
+
+H5Handle copy_type(Hid t) { return H5Handle(H5Tcopy(t), H5Kind::kDatatype); }
+
+H5Handle fixed_utf8_type(size_t width) {
+  H5Handle t(H5Tcopy(H5T_C_S1), H5Kind::kDatatype);
+  if (!t.valid() || H5Tset_size(t.get(), std::max<size_t>(width, 1)) < 0 || H5Tset_cset(t.get(), H5T_CSET_UTF8) < 0 ||
+      H5Tset_strpad(t.get(), H5T_STR_NULLPAD) < 0)
+    return {};
+  return t;
+}
+
+/// Copies `rows` elements of `width` bytes into every `stride`-th slot of `dst`.
+template <size_t W>
+void scatter_fixed(unsigned char* dst, size_t stride, const unsigned char* src, size_t rows) {
+  for (size_t r = 0; r < rows; ++r) std::memcpy(dst + r * stride, src + r * W, W);
+}
+
+void scatter(unsigned char* dst, size_t stride, const unsigned char* src, size_t rows, size_t width) {
+  switch (width) {
+    case 1: scatter_fixed<1>(dst, stride, src, rows); break;
+    case 4: scatter_fixed<4>(dst, stride, src, rows); break;
+    case 8: scatter_fixed<8>(dst, stride, src, rows); break;
+    default:
+      for (size_t r = 0; r < rows; ++r) std::memcpy(dst + r * stride, src + r * width, width);
+  }
+}
+
+}  // namespace
+
+TableWriter::TableWriter(H5Writer& writer, std::string_view table, uint64_t rows)
+    : writer_(writer), table_(detail::object_path(table)), rows_(rows) {
+  if (table_ == "/")
+    first_error_ = writer_.note(file_error(ErrorCode::kInternal, writer_.path().string(), "table /", "a table needs a name"));
+}
+
+void TableWriter::keep(const Status& s) {
+  if (!s.ok() && first_error_.ok()) first_error_ = s;
+}
+
+bool TableWriter::begin_column(std::string_view name, uint64_t n) {
+  if (!first_error_.ok()) return false;  // after an error the table is abandoned
+  const std::string place = "table " + table_;
+  Status s;
+  const auto same = [name](const Column& c) { return c.name == name; };
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == "..")
+    s = file_error(ErrorCode::kInternal, writer_.path().string(), place, "bad column name '" + std::string(name) + "'");
+  else if (std::any_of(columns_.begin(), columns_.end(), same))
+    s = file_error(ErrorCode::kInternal, writer_.path().string(), place, "column '" + std::string(name) + "' written twice");
+  else if (n != rows_)
+    s = file_error(ErrorCode::kInternal, writer_.path().string(), place,
+                   "column '" + std::string(name) + "' has " + std::to_string(n) + " rows, expected " +
+                       std::to_string(rows_));
+  if (!s.ok()) {
+    keep(writer_.note(std::move(s)));
+    return false;
+  }
+  return true;
+}
+
+void TableWriter::add_numeric(std::string_view name, ColumnType type, const void* data, size_t width) {
+  Column c;
+  c.name = std::string(name);
+  c.type = type;
+  const auto* b = static_cast<const unsigned char*>(data);
+  c.bytes.assign(b, b + rows_ * width);
+  columns_.push_back(std::move(c));
+}
+
+TableWriter& TableWriter::id_column(std::string_view name, std::span<const StrId> ids, std::string_view table) {
+  if (!begin_column(name, ids.size())) return *this;
+  const std::string tab = detail::object_path(table);
+  if (auto it = writer_.table_sizes_.find(tab); it != writer_.table_sizes_.end() && !ids.empty()) {
+    const StrId max_id = *std::max_element(ids.begin(), ids.end());
+    if (max_id >= it->second) {
+      keep(writer_.note(file_error(ErrorCode::kInternal, writer_.path().string(), "table " + table_,
+                                   "column '" + std::string(name) + "': string id " + std::to_string(max_id) +
+                                       " is not in " + tab + " (" + std::to_string(it->second) + " strings)")));
+      return *this;
+    }
+  }
+  add_numeric(name, ColumnType::kUInt32, ids.data(), sizeof(StrId));
+  columns_.back().id_table = tab;
+  return *this;
+}
+
+template <class Range>
+void TableWriter::add_text(std::string_view name, const Range& values) {
+  Column c;
+  c.name = std::string(name);
+  c.type = ColumnType::kString;
+  std::string buf;
+  size_t total = 0;
+  for (const auto& v : values) total += v.size();
+  buf.reserve(total);
+  c.ends.reserve(rows_);
+  for (const auto& v : values) {
+    const size_t begin = buf.size();
+    if (detail::append_clean_utf8(buf, std::string_view(v))) ++repaired_;
+    c.longest = std::max(c.longest, buf.size() - begin);
+    c.ends.push_back(buf.size());
+  }
+  c.bytes.assign(buf.begin(), buf.end());
+  columns_.push_back(std::move(c));
+}
+
+TableWriter& TableWriter::string_column(std::string_view name, std::span<const std::string> values) {
+  if (begin_column(name, values.size())) add_text(name, values);
+  return *this;
+}
+
+TableWriter& TableWriter::string_column(std::string_view name, std::span<const std::string_view> values) {
+  if (begin_column(name, values.size())) add_text(name, values);
+  return *this;
+}
+
+Status TableWriter::finish() {
+  if (!first_error_.ok()) return first_error_;
+  keep(write_dataset());
+  if (!first_error_.ok()) return first_error_;
+  std::vector<std::string> names, id_columns, id_tables;
+  for (const Column& c : columns_) {
+    names.push_back(c.name);
+    if (!c.id_table.empty()) {
+      id_columns.push_back(c.name);
+      id_tables.push_back(c.id_table);
+    }
+  }
+  keep(writer_.set_string_array_attr(table_, "columns", names));
+  if (first_error_.ok()) keep(writer_.set_int_attr(table_, "row_count", static_cast<int64_t>(rows_)));
+  if (first_error_.ok() && !id_columns.empty()) {
+    keep(writer_.set_string_array_attr(table_, "id_columns", id_columns));
+    if (first_error_.ok()) keep(writer_.set_string_array_attr(table_, "id_tables", id_tables));
+  }
+  if (first_error_.ok() && repaired_ > 0) keep(writer_.set_int_attr(table_, "repaired_strings", repaired_));
+  columns_.clear();
+  columns_.shrink_to_fit();
+  return first_error_;
+}
+
+Status TableWriter::write_dataset() {
+  const std::string op = "write table " + table_;
+  ASCPROF_RETURN_IF_ERROR(writer_.check_open(op));
+  const std::string p = writer_.path().string();
+  if (const size_t slash = table_.rfind('/'); slash > 0) ASCPROF_RETURN_IF_ERROR(writer_.create_group(table_.substr(0, slash)));
+  if (columns_.empty()) {
+    // nothing to hold a record: an empty group keeps the table's name and attributes
+    return writer_.create_group(table_);
+  }
+
+  // ---- the record: one member per column, packed in call order
+  std::vector<Member> members(columns_.size());
+  size_t record = 0;
+  for (size_t i = 0; i < columns_.size(); ++i) {
+    const Column& c = columns_[i];
+    Member& m = members[i];
+    if (c.type != ColumnType::kString) {
+      m.file_type = copy_type(detail::file_type(c.type));
+      m.mem_type = copy_type(detail::native_type(c.type));
+      m.size = column_type_size(c.type);
+    } else {
+      const size_t text = c.bytes.size();
+      const size_t padded = c.longest * rows_;
+      m.vlen = padded > kFixedTextAlways && padded > kMaxPaddingFactor * text;
+      m.file_type = m.vlen ? detail::vlen_utf8_type() : fixed_utf8_type(c.longest);
+      m.mem_type = m.vlen ? detail::vlen_utf8_type() : fixed_utf8_type(c.longest);
+      m.size = m.vlen ? sizeof(char*) : std::max<size_t>(c.longest, 1);
+    }
+    if (!m.file_type.valid() || !m.mem_type.valid()) return writer_.note(h5_error(p, op));
+    m.offset = record;
+    record += m.size;
+  }
+  // The packing buffer's record (native types, a vlen string as its char*) and the stored one
+  // (little-endian standard types); HDF5 converts between them on write.
+  H5Handle mem(H5Tcreate(H5T_COMPOUND, record), H5Kind::kDatatype);
+  if (!mem.valid()) return writer_.note(h5_error(p, op));
+  for (size_t i = 0; i < columns_.size(); ++i)
+    if (H5Tinsert(mem.get(), columns_[i].name.c_str(), members[i].offset, members[i].mem_type.get()) < 0)
+      return writer_.note(h5_error(p, op + ": column " + columns_[i].name));
+  size_t file_record = 0;
+  for (size_t i = 0; i < columns_.size(); ++i) file_record += H5Tget_size(members[i].file_type.get());
+  H5Handle file(H5Tcreate(H5T_COMPOUND, file_record), H5Kind::kDatatype);
+  if (!file.valid()) return writer_.note(h5_error(p, op));
+  for (size_t i = 0, off = 0; i < columns_.size(); ++i) {
+    if (H5Tinsert(file.get(), columns_[i].name.c_str(), off, members[i].file_type.get()) < 0)
+      return writer_.note(h5_error(p, op + ": column " + columns_[i].name));
+    off += H5Tget_size(members[i].file_type.get());
+  }
+
+  // ---- packing records into a buffer, a few chunks at a time
+  const hsize_t dims = rows_;
+  const bool compact = rows_ * file_record <= kCompactTableBytes;
+  const hsize_t chunk_rows = std::clamp<hsize_t>(kChunkBytes / std::max<size_t>(file_record, 1), 1, std::max<hsize_t>(dims, 1));
+  const hsize_t block = compact ? std::max<hsize_t>(dims, 1) : chunk_rows * kChunksPerWrite;
+  const size_t buf_rows = static_cast<size_t>(std::min<hsize_t>(block, std::max<hsize_t>(dims, 1)));
+  std::vector<unsigned char> buf(buf_rows * record);
+  std::vector<std::string> terminated(columns_.size());  // vlen members: NUL-terminated copies
+  for (size_t i = 0; i < columns_.size(); ++i)
+    if (members[i].vlen) {
+      const Column& c = columns_[i];
+      std::string& t = terminated[i];
+      t.reserve(c.bytes.size() + rows_);
+      for (size_t r = 0, begin = 0; r < rows_; begin = c.ends[r++]) {
+        t.append(reinterpret_cast<const char*>(c.bytes.data()) + begin, c.ends[r] - begin);
+        t.push_back('\0');
+      }
+    }
+  const auto pack = [&](hsize_t first, hsize_t count) {
+    std::fill(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(count * record), static_cast<unsigned char>(0));
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      const Column& c = columns_[i];
+      const Member& m = members[i];
+      unsigned char* dst = buf.data() + m.offset;
+      if (c.type != ColumnType::kString) {
+        scatter(dst, record, c.bytes.data() + first * m.size, count, m.size);
+      } else if (!m.vlen) {
+        for (hsize_t r = first; r < first + count; ++r) {
+          const size_t begin = r == 0 ? 0 : c.ends[r - 1];
+          std::memcpy(dst + (r - first) * record, c.bytes.data() + begin, c.ends[r] - begin);
+        }
+      } else {
+        const char* base = terminated[i].data();
+        for (hsize_t r = first; r < first + count; ++r) {
+          const char* ptr = base + (r == 0 ? 0 : c.ends[r - 1]) + r;  // + r terminators before row r
+          std::memcpy(dst + (r - first) * record, &ptr, sizeof ptr);
+        }
+      }
+    }
+  };
+
+  // ---- storage: compact when tiny, else chunks of whole records with the filters the first
+  // chunk compresses best with
+  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
+  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
+  if (!space.valid() || !dcpl.valid()) return writer_.note(h5_error(p, op));
+  if (compact) {
+    if (H5Pset_layout(dcpl.get(), H5D_COMPACT) < 0) return writer_.note(h5_error(p, op));
+  } else {
+    if (H5Pset_chunk(dcpl.get(), 1, &chunk_rows) < 0) return writer_.note(h5_error(p, op));
+    const hsize_t probe_rows = std::min(chunk_rows, dims);
+    pack(0, probe_rows);
+    const RecordFilters f = choose_record_filters(buf.data(), static_cast<size_t>(probe_rows), record,
+                                                  writer_.options_.deflate_level);
+    if ((f == RecordFilters::kShuffleDeflate && H5Pset_shuffle(dcpl.get()) < 0) ||
+        (f != RecordFilters::kNone && H5Pset_deflate(dcpl.get(), static_cast<unsigned>(writer_.options_.deflate_level)) < 0))
+      return writer_.note(h5_error(p, op));
+  }
+  H5Handle lcpl = detail::lcpl_with_parents();
+  if (!lcpl.valid()) return writer_.note(h5_error(p, op));
+  H5Handle ds(H5Dcreate2(writer_.file_.get(), table_.c_str(), file.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
+              H5Kind::kDataset);
+  if (!ds.valid()) return writer_.note(h5_error(p, op));
+
+  H5Handle dxpl = detail::transfer_plist(buf_rows, record);
+  if (!dxpl.valid()) return writer_.note(h5_error(p, op));
+  for (hsize_t first = 0; first < dims; first += block) {
+    const hsize_t count = std::min(block, dims - first);
+    pack(first, count);
+    H5Handle fspace(H5Dget_space(ds.get()), H5Kind::kDataspace);
+    H5Handle mspace(H5Screate_simple(1, &count, nullptr), H5Kind::kDataspace);
+    if (!fspace.valid() || !mspace.valid() ||
+        H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &first, nullptr, &count, nullptr) < 0 ||
+        H5Dwrite(ds.get(), mem.get(), mspace.get(), fspace.get(), dxpl.get(), buf.data()) < 0)
+      return writer_.note(h5_error(p, "write table " + table_));
+  }
+  return writer_.note(ds.close(p, "write table " + table_));
+}
+
+}  // namespace ascprof::store

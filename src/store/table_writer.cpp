@@ -23,8 +23,10 @@ constexpr size_t kChunksPerWrite = 4;
 constexpr size_t kMaxPaddingFactor = 4;
 constexpr size_t kFixedTextAlways = 64u << 10;
 
-/// Tables smaller than this are not probed (see choose_record_filters).
+/// Tables smaller than this are not probed (see choose_record_filters); the probe looks at the
+/// first kProbeBytes of records.
 constexpr size_t kProbeMinBytes = 64u << 10;
+constexpr size_t kProbeBytes = 256u << 10;
 
 enum class RecordFilters { kNone, kDeflate, kShuffleDeflate };
 
@@ -303,7 +305,8 @@ Status TableWriter::write_dataset() {
     if (H5Pset_layout(dcpl.get(), H5D_COMPACT) < 0) return writer_.note(h5_error(p, op));
   } else {
     if (H5Pset_chunk(dcpl.get(), 1, &chunk_rows) < 0) return writer_.note(h5_error(p, op));
-    const hsize_t probe_rows = std::min(chunk_rows, dims);
+    // the probe deflates (twice) at most kProbeBytes of records: enough to tell, cheap to try
+    const hsize_t probe_rows = std::clamp<hsize_t>(kProbeBytes / record, 1, std::min(chunk_rows, dims));
     pack(0, probe_rows);
     const RecordFilters f = choose_record_filters(buf.data(), static_cast<size_t>(probe_rows), record,
                                                   writer_.options_.deflate_level);

@@ -284,7 +284,8 @@ Status TableWriter::write_dataset() {
       } else if (!m.vlen) {
         for (hsize_t r = first; r < first + count; ++r) {
           const size_t begin = r == 0 ? 0 : c.ends[r - 1];
-          std::memcpy(dst + (r - first) * record, c.bytes.data() + begin, c.ends[r] - begin);
+          // (a column of empty strings has no bytes at all: data() may be null)
+          if (c.ends[r] > begin) std::memcpy(dst + (r - first) * record, c.bytes.data() + begin, c.ends[r] - begin);
         }
       } else {
         const char* base = terminated[i].data();

@@ -325,7 +325,11 @@ TEST(H5Columns, StringColumnsAreFixedWidthUnlessPaddingWouldBalloon) {
   even[3] = std::string("bad \xff byte");
   {
     H5Writer w = make_writer(file);
-    ASCPROF_ASSERT_OK(TableWriter(w, "/t", even.size()).string_column("even", even).string_column("skewed", skewed).finish());
+    ASCPROF_ASSERT_OK(TableWriter(w, "/t", even.size())
+                          .string_column("even", even)
+                          .string_column("skewed", skewed)
+                          .string_column("blank", std::vector<std::string>(even.size()))
+                          .finish());
     ASCPROF_ASSERT_OK(w.commit("test"));
   }
   const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -344,6 +348,7 @@ TEST(H5Columns, StringColumnsAreFixedWidthUnlessPaddingWouldBalloon) {
   want[3] = "bad \xEF\xBF\xBD byte";  // U+FFFD
   EXPECT_EQ(r.read_strings("/t/even").value(), want);
   EXPECT_EQ(r.read_strings("/t/skewed").value(), skewed);
+  EXPECT_EQ(r.read_strings("/t/blank").value(), std::vector<std::string>(even.size()));
   EXPECT_EQ(r.int_attr("/t", "repaired_strings").value(), 1);
   auto whole = r.read_table("/t");
   ASCPROF_ASSERT_OK(whole);

@@ -38,7 +38,7 @@ po::options_description make_options(CliOptions& o) {
       ("reuse-existing", po::bool_switch(&o.reuse_existing), "skip roots whose outputs are complete")
       ("force", po::bool_switch(&o.force), "redo everything; allow writing into a non-empty OUT")
       ("skip-html", po::bool_switch(&o.skip_html), "do not write report.html")
-      ("report-mode", po::value(&o.report_mode), "full-raw (default) | summary (no report.html)")
+      ("report-mode", po::value(&o.report_mode), "bounded (default: xlsx sheets hold each table's 10,000 costliest rows) | full-raw (every row) | summary (no report.html, 50,000 rows)")
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
       ("max-field-mb", po::value(&o.max_field_mb), "largest CSV field or row accepted, MiB (default 16); larger fails the rank")
       ("max-event-mb", po::value(&o.max_event_mb), "largest trace_view.json event accepted, MiB (default 64); larger fails the rank")
@@ -71,7 +71,8 @@ std::string check(const CliOptions& o) {
       return "unknown stage '" + *s + "' (stages: " + pipeline::stage_name_list() + ")";
   if (!o.only_stage.empty() && (!o.from_stage.empty() || !o.to_stage.empty()))
     return "--only-stage cannot be combined with --from-stage/--to-stage";
-  if (o.report_mode != "summary" && o.report_mode != "full-raw") return "--report-mode must be summary or full-raw";
+  if (o.report_mode != "bounded" && o.report_mode != "summary" && o.report_mode != "full-raw")
+    return "--report-mode must be bounded, full-raw or summary";
   if (o.progress != "auto" && o.progress != "bar" && o.progress != "lines" && o.progress != "json" && o.progress != "none")
     return "--progress must be auto, bar, lines, json or none";
   if (o.limit < 0) return "--limit must be >= 0";

@@ -18,7 +18,7 @@ struct CliOptions {
   bool reuse_existing = false;
   bool force = false;
   bool skip_html = false;
-  std::string report_mode = "full-raw";
+  std::string report_mode = "bounded";
   uint32_t max_field_mb = 16;          // CSV: largest field / raw row (MiB) before a kLimit error
   std::string source = "auto";         // --source: which export ranks are read from (auto | text | db)
   int32_t h5_deflate = 1;              // deflate level of the ranks' HDF5 files (0 = none, fastest)

@@ -16,8 +16,11 @@ namespace ascprof::report {
 
 namespace fs = std::filesystem;
 
-// Data rows per sheet in report_mode summary.
+// Data rows per sheet in report_mode summary, and in bounded (the default): a sheet of a big root
+// holds its costliest rows (a person reads the top of a table; the CSVs and HDF5 hold every row),
+// so the workbook's size and write time follow what is read, not the kernel count (issue 17).
 constexpr uint64_t kSummarySheetRows = 50'000;
+constexpr uint64_t kBoundedSheetRows = 10'000;
 
 namespace {
 
@@ -60,6 +63,9 @@ Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart 
       if (options.mode == "summary") {  // the light version: every sheet capped (all rows stay in the CSVs)
         xlsx.max_sheet_rows = kSummarySheetRows + 2;  // + header and the truncation note
         xlsx.raw_kernel_index_rows = kSummarySheetRows;
+      } else if (options.mode == "bounded") {
+        xlsx.max_sheet_rows = kBoundedSheetRows + 2;
+        xlsx.raw_kernel_index_rows = std::min<uint64_t>(xlsx.raw_kernel_index_rows, kBoundedSheetRows);
       }
       const fs::path path = root_out / "report" / "report.xlsx";
       ASCPROF_ASSIGN_OR_RETURN(r.sheets, write_report_xlsx(root_out, path, xlsx));

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -43,6 +44,9 @@ struct SheetSpec {
   /// Comma-separated columns that are always text, besides *_id / *_ids (codes, signatures and lists
   /// that could look like a number in a small table).
   const char* text_columns = "";
+  /// When the sheet is capped: the column whose largest values choose the rows kept (the first of
+  /// a comma-separated list that a row fills); "" keeps the first rows of the file.
+  const char* rank_by = "";
 };
 
 // The reference's sheet order (reference-analysis.md §2.9).
@@ -52,26 +56,26 @@ constexpr SheetSpec kSheets[] = {
      "normalize_manifest.json, segment_manifest.json, classify_manifest.json, summary_manifest.json, "
      "cross_rank_manifest.json, diagnosis_findings.json",
      "root-level counts and statuses from the stage manifests, one key per row"},
-    {"rank_summary", "rank_summary.csv", "one row per rank: steps, segments, layer inventory and window metrics"},
-    {"step_summary", "step_summary.csv", "one row per segment (steps and other segment types) with window metrics"},
-    {"step_anatomy", "step_anatomy.csv", "head / main / tail / bubble anatomy of each step"},
-    {"step_class_summary", "step_class_summary.csv", "step classes (shape-strict) with member counts and statistics"},
-    {"layer_summary", "layer_summary.csv", "one row per layer with window metrics and its class"},
-    {"layer_class_summary", "layer_class_summary.csv", "layer classes with member counts and statistics"},
-    {"block_summary", "block_summary.csv", "one row per block (attention, ffn, moe, ...) with bound family and comm share"},
-    {"block_class_summary", "block_class_summary.csv", "block classes with member counts and statistics"},
-    {"operator_summary", "operator_summary.csv", "per rank and kernel name: calls, duration, wait, bound family"},
-    {"operator_class_summary", "operator_class_summary.csv", "per kernel across ranks: rank skew, bound stage and family"},
+    {"rank_summary", "rank_summary.csv", "one row per rank: steps, segments, layer inventory and window metrics", "", "wall_ms"},
+    {"step_summary", "step_summary.csv", "one row per segment (steps and other segment types) with window metrics", "", "wall_ms"},
+    {"step_anatomy", "step_anatomy.csv", "head / main / tail / bubble anatomy of each step", "", "step_wall_ms"},
+    {"step_class_summary", "step_class_summary.csv", "step classes (shape-strict) with member counts and statistics", "", "wall_ms_sum"},
+    {"layer_summary", "layer_summary.csv", "one row per layer with window metrics and its class", "", "wall_ms"},
+    {"layer_class_summary", "layer_class_summary.csv", "layer classes with member counts and statistics", "", "wall_ms_sum"},
+    {"block_summary", "block_summary.csv", "one row per block (attention, ffn, moe, ...) with bound family and comm share", "", "wall_ms"},
+    {"block_class_summary", "block_class_summary.csv", "block classes with member counts and statistics", "", "wall_ms_sum"},
+    {"operator_summary", "operator_summary.csv", "per rank and kernel name: calls, duration, wait, bound family", "", "total_cost_sum_us"},
+    {"operator_class_summary", "operator_class_summary.csv", "per kernel across ranks: rank skew, bound stage and family", "", "total_cost_sum_us"},
     {"operator_deep_dive", "operator_deep_dive.csv",
      "hot operators per root and per rank: per-call metrics, efficiency, host API, rule classifications with verdict, "
      "evidence ids and gaps (rule details in operator_deep_dive.json)",
-     "deep_dive_id,rank_id,evidence_ids,classifications,shape_class,input_shapes,input_dtypes,slowest_rank_id,gaps"},
-    {"hccl_op_summary", "hccl_op_summary.csv", "per HCCL operation kind and rank: calls, duration, wait"},
-    {"hccl_class_summary", "hccl_class_summary.csv", "per HCCL operation kind across ranks, with rank skew"},
+     "deep_dive_id,rank_id,evidence_ids,classifications,shape_class,input_shapes,input_dtypes,slowest_rank_id,gaps", "total_us"},
+    {"hccl_op_summary", "hccl_op_summary.csv", "per HCCL operation kind and rank: calls, duration, wait", "", "duration_sum_us"},
+    {"hccl_class_summary", "hccl_class_summary.csv", "per HCCL operation kind across ranks, with rank skew", "", "duration_sum_us"},
     {"bubble_windows", "evidence/bubble_windows.jsonl", "the largest device-idle bubbles of each step, with evidence ids"},
-    {"wait_anchor_ops", "wait_anchor_ops.csv", "operators whose cost is mostly waiting (false hotspot risk)"},
+    {"wait_anchor_ops", "wait_anchor_ops.csv", "operators whose cost is mostly waiting (false hotspot risk)", "", "total_cost_avg_us"},
     {"aicpu_summary", "aicpu_summary.csv", "AI_CPU kernels and how much of them is exposed"},
-    {"cross_rank_alignment", "cross_rank_alignment.csv", "step and operator alignments across ranks"},
+    {"cross_rank_alignment", "cross_rank_alignment.csv", "step and operator alignments across ranks", "", "duration_skew_us,wall_skew_us"},
     {"diagnosis_findings", "diagnosis_findings.json", "findings that passed the evidence gate, one per row"},
     {"evidence_index", "evidence_index.csv", "evidence ids: step, layer and bubble windows with source row ranges"},
     {"raw_kernel_index", "raw_kernel_index.csv", "kernel rows with event ids (capped; the CSV holds every row)"},
@@ -221,6 +225,13 @@ class SheetWriter {
     for (size_t c = 0; c < header_.size() && st_.ok(); ++c) put_string(0, c, header_[c], bold_);
   }
 
+  /// Data rows this sheet may hold.
+  uint64_t cap() const { return cap_; }
+  /// Counts a source row the sheet leaves out (chosen by the caller, see write_csv_sheet).
+  void skip() { ++total_; }
+  /// How the kept rows were chosen, for the note row of a capped sheet (default: the first rows).
+  void kept_rows_are(std::string how) { kept_how_ = std::move(how); }
+
   /// Adds a data row (cells beyond the header's width are dropped). False after a write error.
   bool row(const std::vector<Cell>& cells) {
     if (!st_.ok()) return false;
@@ -256,8 +267,8 @@ class SheetWriter {
       if (total_ == 0) put_string(1, 0, "no rows in " + source_, nullptr);
       if (total_ > written_)
         put_string(last + 1, 0,
-                   "truncated: " + std::to_string(written_) + " of " + std::to_string(total_) + " rows; all rows in " +
-                       source_,
+                   "truncated: " + std::to_string(written_) + " of " + std::to_string(total_) + " rows" +
+                       (kept_how_.empty() ? "" : ", " + kept_how_) + "; all rows in " + source_,
                    nullptr);
     }
     out.rows_written = written_;
@@ -339,6 +350,7 @@ class SheetWriter {
   std::vector<std::vector<std::string>> sample_;
   std::vector<std::vector<char>> sample_flags_;
   uint64_t written_ = 0, total_ = 0;
+  std::string kept_how_;
   std::string scratch_;
   Status st_;
 };
@@ -411,14 +423,83 @@ Status json_parse_error(const fs::path& path, std::string_view place, simdjson::
   return file_error(ErrorCode::kParse, path.string(), place, simdjson::error_message(e));
 }
 
-Status write_csv_sheet(SheetWriter& w, const fs::path& path, XlsxSheet& out) {
+/// The data rows (0-based, source order) a capped sheet keeps: the w.cap() rows with the largest
+/// value in the first column of `rank_by` the row fills (ties: the earlier row; empty or non-numeric
+/// cells rank last). Empty when every row fits or the table has none of those columns.
+Result<std::vector<bool>> rows_to_keep(SheetWriter& w, const fs::path& path, std::string_view rank_by,
+                                       std::string* column_used) {
+  std::vector<size_t> cols;
+  std::vector<std::string> names;
+  using Ranked = std::pair<double, uint64_t>;  // (value, ~row: larger for an earlier row)
+  const auto better = [](const Ranked& a, const Ranked& b) {
+    return a.first != b.first ? a.first > b.first : a.second > b.second;
+  };
+  // with `better` as the heap order, the front is the worst row kept so far
+  std::vector<Ranked> heap;
+  uint64_t row = 0;
+  const uint64_t cap = w.cap();
+  const Status st = for_each_row(path, [&](const std::vector<std::string_view>& f, bool is_header) {
+    if (is_header) {
+      for (std::string_view want = rank_by; !want.empty();) {
+        const size_t comma = want.find(',');
+        const std::string_view name = want.substr(0, comma);
+        for (size_t c = 0; c < f.size(); ++c)
+          if (f[c] == name) {
+            cols.push_back(c);
+            names.emplace_back(name);
+          }
+        want = comma == std::string_view::npos ? std::string_view() : want.substr(comma + 1);
+      }
+      return !cols.empty();  // nothing to rank by: stop reading
+    }
+    double v = -std::numeric_limits<double>::infinity();
+    for (const size_t c : cols)
+      if (c < f.size() && !f[c].empty()) {
+        double x = 0;
+        const auto [end, ec] = std::from_chars(f[c].data(), f[c].data() + f[c].size(), x);
+        if (ec == std::errc() && end == f[c].data() + f[c].size() && std::isfinite(x)) v = x;
+        break;
+      }
+    const Ranked r{v, ~row};
+    ++row;
+    if (heap.size() < cap) {
+      heap.push_back(r);
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (better(r, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = r;
+      std::push_heap(heap.begin(), heap.end(), better);
+    }
+    return true;
+  });
+  ASCPROF_RETURN_IF_ERROR(st);
+  if (cols.empty() || row <= cap) return std::vector<bool>{};
+  std::vector<bool> keep(row, false);
+  for (const Ranked& r : heap) keep[~r.second] = true;
+  *column_used = names.front();
+  for (size_t i = 1; i < names.size(); ++i) *column_used += " (else " + names[i] + ")";
+  return keep;
+}
+
+Status write_csv_sheet(SheetWriter& w, const fs::path& path, XlsxSheet& out, std::string_view rank_by = {}) {
   std::error_code ec;
   const bool absent = !fs::exists(path, ec);
+  std::vector<bool> keep;
+  if (!rank_by.empty() && !absent) {
+    std::string column;
+    ASCPROF_ASSIGN_OR_RETURN(keep, rows_to_keep(w, path, rank_by, &column));
+    if (!keep.empty()) w.kept_rows_are("those with the largest " + column + ", in source order");
+  }
   std::vector<Cell> cells;
+  uint64_t row = 0;
   const Status st = for_each_row(path, [&](const std::vector<std::string_view>& f, bool is_header) {
     if (is_header) {
       w.header(f);
       return w.status().ok();
+    }
+    if (!keep.empty() && !keep[row++]) {
+      w.skip();
+      return true;
     }
     cells.resize(f.size());
     for (size_t i = 0; i < f.size(); ++i) cells[i] = Cell{f[i], false};
@@ -742,7 +823,9 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
       const fs::path path = root_out / kSheets[i].source;
       if (name == "bubble_windows") results[i] = write_jsonl_sheet(w, path, sheets[i]);
       else if (name == "diagnosis_findings") results[i] = write_findings_sheet(w, path, sheets[i]);
-      else results[i] = write_csv_sheet(w, path, sheets[i]);
+      // a capped workbook keeps each table's costliest rows; at Excel's own limit (full-raw) every
+      // row of any table that fits is kept, without the extra ranking pass over the table
+      else results[i] = write_csv_sheet(w, path, sheets[i], sheet_cap < kExcelMaxRows - 2 ? kSheets[i].rank_by : "");
     }
   };
   {

@@ -97,9 +97,10 @@ Result<H5Writer> H5Writer::open_temp(const fs::path& path, const WriterOptions& 
   }
 
   H5Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Kind::kPropList);
-  // Format bounds 1.8..1.8: readable by every HDF5 >= 1.8 (old h5py wheels, h5dump, MATLAB) while
-  // still allowing dense attribute storage. SEMI close degree turns a leaked handle into an
-  // error at commit instead of a file silently left open.
+  // Format bounds 1.10..1.10: readable by every HDF5 >= 1.10 (h5py wheels since 2018, Debian 12's
+  // h5dump); it gives fixed-size chunked datasets the single-chunk and fixed-array indexes instead
+  // of a ~2 KB v1 B-tree each. SEMI close degree turns a leaked handle into an error at commit
+  // instead of a file silently left open.
   if (!fapl.valid() || H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110) < 0 ||
       H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_SEMI) < 0)
     return h5_error(p, "file access properties");
@@ -330,7 +331,7 @@ H5Handle make_dcpl(const WriterOptions& o, size_t n, bool vlen, Filters filters)
 /// columns, and as chunked, deflated datasets each one cost a B-tree, a chunk record and a zlib
 /// stream set-up, which made the file larger than its data several times over and its write mostly
 /// HDF5 bookkeeping (issue 17: a 64-rank decode capture, 1.36 MB per rank file holding ~90 KB of
-/// data). 16 KiB keeps every header well under HDF5's 64 KiB object-header message limit.
+/// data). Larger columns are chunked and deflated: compact data is stored uncompressed.
 constexpr size_t kCompactMaxBytes = 2u << 10;
 
 /// A string column holding at least this much text is written as fixed-width, NUL-padded UTF-8

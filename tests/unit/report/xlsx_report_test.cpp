@@ -277,6 +277,49 @@ TEST_F(XlsxReportOnCapture, CsvSheetsHaveTheTablesHeaderAndRows) {
     EXPECT_GT(result(name).rows_total, 0u) << name;
 }
 
+// A capped sheet (report mode bounded) keeps the table's costliest rows: block_summary its 10 rows
+// with the largest wall_ms (ties: the earlier row), in source order, and its note row says which
+// and where all rows are. A table without its cost column (evidence_index) keeps its first rows.
+TEST_F(XlsxReportOnCapture, CappedSheetsKeepTheCostliestRows) {
+  REQUIRE_OPENPYXL();
+  constexpr size_t kCap = 10;
+  const fs::path capped = dir_->path() / "capped.xlsx";
+  XlsxOptions opt;
+  opt.max_sheet_rows = kCap + 2;
+  opt.threads = 2;
+  auto sheets = write_report_xlsx(*root_out_, capped, opt);
+  ASSERT_TRUE(sheets.ok()) << sheets.status().to_string();
+  auto table = read_table(*root_out_ / "block_summary.csv");
+  ASSERT_TRUE(table.ok()) << table.status().to_string();
+  ASSERT_GT(table->rows.size(), kCap);
+  std::vector<size_t> order(table->rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto wall = [&](size_t i) { return std::stod(table->cell(i, "wall_ms")); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return wall(a) > wall(b); });
+  order.resize(kCap);
+  std::sort(order.begin(), order.end());
+  ASSERT_GE(order.back(), kCap) << "the costliest blocks are the first ones: keeping the first rows would pass too";
+  Strings want;
+  for (const size_t i : order) want.push_back(table->cell(i, "block_id"));
+
+  ReadBack rb;
+  ASSERT_TRUE(rb.load(read_back(capped)));
+  const int id_col = table->column("block_id");
+  ASSERT_GE(id_col, 0);
+  Strings got;
+  for (size_t r = 1; r <= kCap; ++r) got.push_back(rb.cell_text("block_summary", r, static_cast<size_t>(id_col)));
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(rb.last_row_first("block_summary"),
+            "truncated: 10 of " + std::to_string(table->rows.size()) +
+                " rows, those with the largest wall_ms, in source order; all rows in block_summary.csv");
+  auto evidence = read_table(*root_out_ / "evidence_index.csv", 1);
+  ASSERT_TRUE(evidence.ok());
+  ASSERT_GT(evidence->total_rows, kCap);
+  EXPECT_EQ(rb.cell_text("evidence_index", 1, 0), evidence->rows[0][0]);  // the first row, as before
+  EXPECT_EQ(rb.last_row_first("evidence_index"), "truncated: 10 of " + std::to_string(evidence->total_rows) +
+                                                     " rows; all rows in evidence_index.csv");
+}
+
 // The table sheets are written by several threads; the workbook is the same part for part as one
 // thread writes it (docProps/core.xml, which holds the creation time, left out).
 TEST_F(XlsxReportOnCapture, SheetsWrittenByThreadsEqualOneThread) {

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // holds its costliest rows (a person reads the top of a table; the CSVs and HDF5 hold every row),
 // so the workbook's size and write time follow what is read, not the kernel count (issue 17).
 constexpr uint64_t kSummarySheetRows = 50'000;
-constexpr uint64_t kBoundedSheetRows = 10'000;
+constexpr uint64_t kBoundedSheetRows = 2'000;
 
 namespace {
 

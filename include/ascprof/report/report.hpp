@@ -41,7 +41,7 @@ Result<std::filesystem::path> write_timeline(const std::filesystem::path& root_o
 Result<std::filesystem::path> write_report_md(const std::filesystem::path& root_out);
 
 struct ReportOptions {
-  /// bounded (xlsx sheets hold each table's 10,000 costliest rows) | full-raw (every row) |
+  /// bounded (xlsx sheets hold each table's 2,000 costliest rows) | full-raw (every row) |
   /// summary (no report.html, xlsx sheets capped at 50,000 rows)
   std::string mode = "bounded";
   bool skip_html = false;

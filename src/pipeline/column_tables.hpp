@@ -60,17 +60,20 @@ inline bool parse_enum(std::string_view name, const char* (*to_name)(E), int cou
 class TableReader {
  public:
   TableReader(const store::H5Reader& r, std::string group) : r_(r), group_(std::move(group)) {
+    // TableWriter's compound table: one open and one read (the root reads every rank's tables, so
+    // no lookups beyond that)
+    if (auto d = r_.read_table(group_); d.ok()) {
+      rows_ = d->rows();
+      data_.emplace(std::move(d).value());
+      return;
+    } else if (r_.kind(group_) == store::ObjectKind::kDataset) {
+      st_ = d.status();  // a damaged table
+      return;
+    }
+    // an older file's table: a group of columns with row_count
     if (!r_.is_table(group_)) {
       fail("missing table");
       return;
-    }
-    if (r_.kind(group_) == store::ObjectKind::kDataset) {  // TableWriter's compound table: one read
-      auto d = r_.read_table(group_);
-      if (!d.ok()) {
-        st_ = d.status();
-        return;
-      }
-      data_.emplace(std::move(d).value());
     }
     auto rows = r_.uint_attr(group_, "row_count");
     if (!rows.ok()) {

@@ -267,7 +267,8 @@ std::vector<Window> declared_windows(const Ctx& c, const model::StepMarkerTable*
 }
 
 // Training: one layer per attention anchor, forward or backward by kernel name; microbatches are
-// the runs of one phase cut into units of the gcd of the run lengths.
+// the runs of one phase cut into units of the gcd of the lengths of the runs and of their pieces
+// between point-to-point transfers.
 std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vector<Layer>& storage) {
   const uint32_t lo = static_cast<uint32_t>(std::lower_bound(c.anchors.begin(), c.anchors.end(), a) - c.anchors.begin());
   const uint32_t hi = static_cast<uint32_t>(std::upper_bound(c.anchors.begin(), c.anchors.end(), b) - c.anchors.begin());
@@ -290,13 +291,17 @@ std::vector<LayerRef> training_layers(Ctx& c, uint32_t a, uint32_t b, std::vecto
   }
   std::vector<bool> backward(anchors.size());
   for (size_t i = 0; i < anchors.size(); ++i) backward[i] = c.tv(anchors[i]).backward;
-  std::vector<size_t> runs;  // run lengths
+  // The phase runs, cut again where a point-to-point transfer lies between two layers of one run
+  // (segmentation.rules [training]): a stage running F0 F1 .. then B0 B1 .. has one run per phase
+  // whose lengths alone would make the whole run one microbatch.
+  std::vector<size_t> pieces;  // lengths of the runs' pieces
   for (size_t i = 0; i < anchors.size(); ++i) {
-    if (i == 0 || backward[i] != backward[i - 1]) runs.push_back(0);
-    ++runs.back();
+    const bool new_run = i == 0 || backward[i] != backward[i - 1];
+    if (new_run || c.microbatch_boundary_between(anchors[i - 1], anchors[i])) pieces.push_back(0);
+    ++pieces.back();
   }
   size_t unit = 0;
-  for (const size_t r : runs) unit = std::gcd(unit, r);
+  for (const size_t r : pieces) unit = std::gcd(unit, r);
   int32_t fwd_mb = 0, bwd_mb = 0;
   size_t pos_in_run = 0;
   for (size_t i = 0; i < anchors.size(); ++i) {

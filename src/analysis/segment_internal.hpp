@@ -39,6 +39,7 @@ struct TaxonView {
   bool gating = false;         // moe.gating
   bool moe_phase = false;      // dispatch, combine or dispatch_expert_compute
   bool backward = false;       // training: folded name has a backward token
+  bool microbatch_boundary = false;  // training: a point-to-point transfer (segmentation.rules)
   int primary_attention = -1;  // category index (alphabetically smallest attention.*, no .metadata)
   int primary_moe = -1;
   int anchor_kind = -1;        // interned anchor kind (-1: none)
@@ -118,6 +119,7 @@ struct Ctx {
   std::vector<uint32_t> boundary_rows, selection_rows;  // adjacent duplicates removed, sorted
   std::vector<uint32_t> anchor_boundary_rows;           // adjacent duplicates removed, sorted
   std::vector<uint32_t> anchors;                        // chosen anchor rows, sorted
+  std::vector<uint32_t> microbatch_boundary_rows;       // training: point-to-point transfer rows, sorted
   std::string anchor_family;
   // layer kinds (memoised derived keys) and scratch for building them
   std::vector<LayerKind> kinds;
@@ -141,6 +143,7 @@ struct Ctx {
   /// Layer start for an anchor group whose first anchor is `first_anchor` (§2.2.3).
   uint32_t layer_start(uint32_t lower, uint32_t first_anchor) const;
   bool selection_between(uint32_t a, uint32_t b) const;  // a selection row strictly between a < b
+  bool microbatch_boundary_between(uint32_t a, uint32_t b) const;  // such a row strictly between a < b
 };
 
 // segment_layers.cpp

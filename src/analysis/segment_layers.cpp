@@ -41,6 +41,12 @@ bool Ctx::selection_between(uint32_t a, uint32_t b) const {
   return it != selection_rows.end() && *it < b;
 }
 
+bool Ctx::microbatch_boundary_between(uint32_t a, uint32_t b) const {
+  if (b <= a + 1) return false;
+  auto it = std::upper_bound(microbatch_boundary_rows.begin(), microbatch_boundary_rows.end(), a);
+  return it != microbatch_boundary_rows.end() && *it < b;
+}
+
 uint32_t Ctx::layer_start(uint32_t lower, uint32_t first_anchor) const {
   // the last selection row before the first anchor moves the lower bound past it
   auto sit = std::lower_bound(selection_rows.begin(), selection_rows.end(), first_anchor);
@@ -125,6 +131,8 @@ void prepare_rows(Ctx& c) {
         }
       v.anchor_signature = c.strings.id(sig.empty() ? "unknown_anchor" : sig);
     }
+    for (const int k : rules.microbatch_boundary_hccl_kinds)
+      if (e.hccl_kind == k) v.microbatch_boundary = true;
     if (v.role_attention && !rules.backward_name_tokens.empty()) {
       const std::string folded = lower_alnum(c.pool.view(e.name));
       for (const auto& tok : rules.backward_name_tokens)
@@ -148,6 +156,7 @@ void prepare_rows(Ctx& c) {
     prev_boundary = v.boundary;
     prev_selection = v.selection;
     prev_anchor_boundary = v.anchor_boundary;
+    if (v.microbatch_boundary) c.microbatch_boundary_rows.push_back(r);
   }
 }
 

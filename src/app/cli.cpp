@@ -61,6 +61,7 @@ po::options_description make_options(CliOptions& o) {
       ("split-attention", po::bool_switch(&o.split_attention),
        "synth: moe_mla_decode with two attention anchors (MlaProlog + MlaPreprocess) per layer")
       ("pp", po::value(&o.pp), "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)")
+      ("microbatches", po::value(&o.microbatches), "synth: training microbatches per step (0 = scenario default, 2)")
       ("export", po::value(&o.export_format), "synth: text (default) | db (the SQLite exports only) | both");
   return d;
 }

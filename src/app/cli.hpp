@@ -41,6 +41,7 @@ struct CliOptions {
   int layers = 0;                      // 0 = scenario default
   bool split_attention = false;        // moe_mla_decode: two attention anchors per layer
   int pp = 0;                          // training: pipeline stages (0/1 = none)
+  int microbatches = 0;                // training: microbatches per step (0 = scenario default)
   std::string export_format = "text";  // text | db | both
 };
 

@@ -33,6 +33,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
   so.layers = o.layers;
   so.split_attention = o.split_attention;
   so.pp = o.pp;
+  so.microbatches = o.microbatches;
   so.export_format = o.export_format;
   so.force = o.force;
   if (!o.dummy_ranks.empty()) {

@@ -74,8 +74,18 @@ Status SegmentationRules::load(const RuleFile& file, const Vocabulary& vocab) {
                                         "companion_only_prefixes, fallbacks)");
         }
       } else if (block.kind == "training") {
-        if (e.key == "backward_name_tokens") backward_name_tokens = e.values;
-        else return file.error(e.line, "unknown key '" + e.key + "' (expected backward_name_tokens)");
+        if (e.key == "backward_name_tokens") {
+          backward_name_tokens = e.values;
+        } else if (e.key == "microbatch_boundary_hccl_kinds") {
+          for (const auto& v : e.values) {
+            const int k = vocab.hccl_kind_index(v);
+            if (k < 0) return file.error(e.line, "HCCL kind '" + v + "' is not declared in vocabulary.rules");
+            microbatch_boundary_hccl_kinds.push_back(k);
+          }
+        } else {
+          return file.error(e.line, "unknown key '" + e.key +
+                                        "' (expected backward_name_tokens, microbatch_boundary_hccl_kinds)");
+        }
       } else {
         return file.error(block.line, "unknown block [" + block.kind + "] (expected rows, anchors, training)");
       }

@@ -154,6 +154,7 @@ class SegmentationRules {
   CategorySet companion_only;     ///< explicit categories plus every category under a prefix
   std::vector<AnchorFallback> fallbacks;
   std::vector<std::string> backward_name_tokens;  ///< folded-name tokens of backward attention
+  std::vector<int> microbatch_boundary_hccl_kinds;  ///< HCCL kinds (indices) that end a training microbatch
 };
 
 /// summarize.rules: thresholds of the summarize stage (reference §2.5, §2.6).

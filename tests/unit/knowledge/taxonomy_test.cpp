@@ -2,6 +2,9 @@
 // checked against the shipped knowledge/ files.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
+
 #include <set>
 #include <string>
 
@@ -234,6 +237,27 @@ TEST(KnowledgeLoad, ErrorsNameFileAndLine) {
   k = Knowledge::load(dir.path());
   ASSERT_FALSE(k.ok());
   EXPECT_NE(k.status().message().find("op_type.rules:line 2"), std::string::npos) << k.status().message();
+
+  // the training rules name HCCL kinds of the vocabulary
+  for (const char* f : {"operator_taxonomy.rules", "op_type.rules"})
+    std::filesystem::copy_file(ascprof::testing::knowledge_dir() / f, dir / f,
+                               std::filesystem::copy_options::overwrite_existing);
+  std::ifstream seg_in(ascprof::testing::knowledge_dir() / "segmentation.rules");
+  const std::string segmentation((std::istreambuf_iterator<char>(seg_in)), std::istreambuf_iterator<char>());
+  const size_t at = segmentation.find("microbatch_boundary_hccl_kinds = send_recv");
+  ASSERT_NE(at, std::string::npos);
+  std::string typo = segmentation;
+  typo.replace(at, std::string("microbatch_boundary_hccl_kinds = send_recv").size(), "microbatch_boundary_hccl_kinds = sendrecv");
+  ascprof::testing::write_text(dir / "segmentation.rules", typo);
+  k = Knowledge::load(dir.path());
+  ASSERT_FALSE(k.ok());
+  EXPECT_NE(k.status().message().find("segmentation.rules:line"), std::string::npos) << k.status().message();
+  EXPECT_NE(k.status().message().find("HCCL kind 'sendrecv'"), std::string::npos) << k.status().message();
+  ascprof::testing::write_text(dir / "segmentation.rules", segmentation);
+  const auto shipped = Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(shipped.ok()) << shipped.status().to_string();
+  EXPECT_EQ(shipped->segmentation.microbatch_boundary_hccl_kinds,
+            std::vector<int>{shipped->vocab.hccl_kind_index("send_recv")});
 
   std::filesystem::remove(dir / "op_type.rules");
   k = Knowledge::load(dir.path());

@@ -351,37 +351,46 @@ TEST(SegmentSynth, BlocksAndClassesMatchGroundTruth) {
 }
 
 // 1F1B pipeline parallel training: every stage's forward/backward layers and microbatch indices, in
-// row order, equal the generator's schedule.
+// row order, equal the generator's schedule. With as many microbatches as stages (or fewer) the
+// first stages run all their forwards and then all their backwards (F0 F1 .. B0 B1 ..): one run
+// per phase, which only the point-to-point transfers between microbatches cut apart (issue 21;
+// before, those stages were given one microbatch). 3 and 4 stages, and the steady 1F1B shapes.
 TEST(SegmentSynth, PipelineParallelTrainingLayersPerMicrobatch) {
-  ascprof::testing::ScratchDir dir("seg-pp");
-  auto o = options(dir / "c", "training", 4, 2);
-  o.pp = 2;
-  o.microbatches = 4;
-  auto gen = synth::generate_capture(o);
-  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
-  Truth truth(gen->ground_truth);
-  const auto res = segment_capture(dir / "c");
-  ASSERT_EQ(res.size(), 4u);
-  size_t r = 0;
-  for (simdjson::dom::element rank : truth.doc["ranks"].get_array()) {
-    std::vector<std::pair<std::string, int64_t>> expected;
-    for (simdjson::dom::element l : rank["layers"].get_array())
-      expected.emplace_back(std::string(std::string_view(l["role"])), int64_t(l["microbatch"]));
-    const auto& s = res[r++].s;
-    SCOPED_TRACE(describe(s));
-    size_t steps = 0;
-    for (const auto& seg : s.segments) {
-      if (seg.type != SegmentType::kStep) continue;
-      ++steps;
-      EXPECT_EQ(seg.microbatch_count, 4u);
-      std::vector<std::pair<std::string, int64_t>> got;
-      for (uint32_t i = 0; i < seg.layer_count; ++i) {
-        const auto& l = s.layers[seg.first_layer + i];
-        got.emplace_back(model::layer_role_name(l.role), l.microbatch);
+  struct Shape {
+    int ranks, pp, microbatches;
+  };
+  for (const Shape shape : {Shape{4, 2, 4}, Shape{3, 3, 3}, Shape{4, 4, 4}, Shape{3, 3, 2}, Shape{3, 3, 6}}) {
+    SCOPED_TRACE("pp " + std::to_string(shape.pp) + ", " + std::to_string(shape.microbatches) + " microbatches");
+    ascprof::testing::ScratchDir dir("seg-pp");
+    auto o = options(dir / "c", "training", shape.ranks, 2);
+    o.pp = shape.pp;
+    o.microbatches = shape.microbatches;
+    auto gen = synth::generate_capture(o);
+    ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+    Truth truth(gen->ground_truth);
+    const auto res = segment_capture(dir / "c");
+    ASSERT_EQ(res.size(), static_cast<size_t>(shape.ranks));
+    size_t r = 0;
+    for (simdjson::dom::element rank : truth.doc["ranks"].get_array()) {
+      std::vector<std::pair<std::string, int64_t>> expected;
+      for (simdjson::dom::element l : rank["layers"].get_array())
+        expected.emplace_back(std::string(std::string_view(l["role"])), int64_t(l["microbatch"]));
+      const auto& s = res[r++].s;
+      SCOPED_TRACE("rank " + std::to_string(r - 1) + ": " + describe(s));
+      size_t steps = 0;
+      for (const auto& seg : s.segments) {
+        if (seg.type != SegmentType::kStep) continue;
+        ++steps;
+        EXPECT_EQ(seg.microbatch_count, static_cast<uint32_t>(shape.microbatches));
+        std::vector<std::pair<std::string, int64_t>> got;
+        for (uint32_t i = 0; i < seg.layer_count; ++i) {
+          const auto& l = s.layers[seg.first_layer + i];
+          got.emplace_back(model::layer_role_name(l.role), l.microbatch);
+        }
+        EXPECT_EQ(got, expected);
       }
-      EXPECT_EQ(got, expected);
+      EXPECT_EQ(steps, 2u);
     }
-    EXPECT_EQ(steps, 2u);
   }
 }
 

@@ -192,6 +192,51 @@ std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>
   return out;
 }
 
+std::vector<model::Finding> diagnose_microbatch_counts(const std::vector<StepAlignment>& alignments,
+                                                       const std::vector<StepWindow>& windows) {
+  std::vector<model::Finding> out;
+  for (const auto& a : alignments) {
+    std::map<uint32_t, std::vector<std::string>> by_count;
+    std::vector<std::string> members;
+    for (const size_t m : a.members) {
+      if (windows[m].microbatch_count == 0) continue;
+      auto& v = by_count[windows[m].microbatch_count];
+      if (std::find(v.begin(), v.end(), windows[m].rank_id) == v.end()) v.push_back(windows[m].rank_id);
+      if (std::find(members.begin(), members.end(), windows[m].rank_id) == members.end())
+        members.push_back(windows[m].rank_id);
+    }
+    if (by_count.size() < 2) continue;
+    size_t most = 0;
+    for (const auto& [count, ranks] : by_count) most = std::max(most, ranks.size());
+    model::Finding f = new_finding("microbatch_count_mismatch", "cross_rank", "medium", "medium", members, {});
+    f.alignment_ids = {a.alignment_id};
+    std::string counts;
+    for (const auto& [count, ranks] : by_count) {
+      if (ranks.size() < most)  // the minority count(s); a tie singles out nobody
+        f.suspected_ranks.insert(f.suspected_ranks.end(), ranks.begin(), ranks.end());
+      counts += (counts.empty() ? "" : "; ") + std::to_string(count) + " on ranks " + join(ranks, ',');
+    }
+    f.summary = "the ranks of one training step disagree on its microbatch count: " + counts;
+    f.limitations = {"microbatches are counted from each rank's phase runs and the point-to-point transfers "
+                     "between them (segmentation.rules [training]); a schedule that interleaves model chunks "
+                     "(virtual pipeline stages) is not modelled"};
+    for (const size_t m : a.members)
+      if (windows[m].microbatch_count > 0) f.evidence_ids.push_back(stable_id("evd", {windows[m].segment_id, "step_window"}));
+    JsonWriter w;
+    w.begin_object();
+    w.kv("alignment_id", a.alignment_id);
+    w.key("microbatch_counts");
+    w.begin_object();
+    for (const auto& [count, ranks] : by_count) w.kv(std::to_string(count), static_cast<uint64_t>(ranks.size()));
+    w.end_object();
+    w.end_object();
+    f.metrics_json = w.take();
+    set_claim_id(f);
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>& rank_ids,
                                                  const std::vector<int64_t>& expert_ns, const knowledge::Knowledge& kb) {
   std::vector<model::Finding> out;

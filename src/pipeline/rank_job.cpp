@@ -309,7 +309,8 @@ class RankJob {
     for (const auto& ss : sum.segments) out_.facts.has_attention = out_.facts.has_attention || ss.has_attention;
     for (const auto& g : s.segments)
       if (g.type == model::SegmentType::kStep)
-        out_.step_windows.push_back({task_.rank_id, g.segment_id, g.step_family, g.main_layer_count, g.start_ns, g.end_ns});
+        out_.step_windows.push_back(
+            {task_.rank_id, g.segment_id, g.step_family, g.main_layer_count, g.start_ns, g.end_ns, g.microbatch_count});
     for (const auto& o : sum.operators)
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.categories, o.call_count, o.duration_sum_ns,
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});

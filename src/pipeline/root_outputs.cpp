@@ -357,6 +357,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
   for (auto& f : analysis::diagnose_comm_balance(facts, kb)) findings.push_back(std::move(f));
   for (auto& f : analysis::diagnose_alignments(cr.steps, cr.windows)) findings.push_back(std::move(f));
+  for (auto& f : analysis::diagnose_microbatch_counts(cr.steps, cr.windows)) findings.push_back(std::move(f));
   {
     std::vector<std::string> ids;
     std::vector<std::vector<analysis::CollectiveTime>> times;

@@ -16,10 +16,11 @@ struct StepWindow {
   std::string rank_id, segment_id, step_family;
   uint32_t main_layer_count = 0;
   int64_t start_ns = 0, end_ns = 0;
+  uint32_t microbatch_count = 0;  ///< training steps: microbatches (0: not a training step)
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & rank_id & segment_id & step_family & main_layer_count & start_ns & end_ns;
+    ar & rank_id & segment_id & step_family & main_layer_count & start_ns & end_ns & microbatch_count;
   }
 };
 

@@ -39,7 +39,9 @@ SCENARIOS = [
     ("dense_gqa", ["--ranks", "4", "--fault", "vector_scalar_heavy:1", "--fault", "aicpu_fallback:2",
                    "--fault", "slow_collective:3"]),
     ("glm5_mtp", ["--ranks", "2", "--layers", "8", "--fault", "host_bound:1"]),
-    ("training", ["--ranks", "4", "--pp", "2", "--fault", "idle_bubble:1"]),
+    # pp 3 with 3 microbatches: the first stages run F0 F1 F2 B0 B1 B2, whose microbatches only the
+    # point-to-point rows (COMMUNICATION_OP in the database) tell apart
+    ("training", ["--ranks", "6", "--pp", "3", "--microbatches", "3", "--fault", "idle_bubble:1"]),
 ]
 SOURCE_RECORDS = {"normalize_manifest.json", "source_index.json"}
 
@@ -191,6 +193,13 @@ def main():
         if rc_t != rc_d:
             fail("%s: exit %d from text, %d from the database" % (case, rc_t, rc_d))
         files = compare_root_files(case, t, d)
+        if "--microbatches" in args:  # equal is not enough: both must have the generator's count
+            want = int(args[args.index("--microbatches") + 1])
+            steps = [g for g in json.loads((d / "step_segments.json").read_text())["step_segments"]
+                     if g["segment_type"] == "step"]
+            got = sorted({(g["rank_id"], g["microbatch_count"]) for g in steps})
+            if not steps or any(c != want for _, c in got):
+                fail("%s: microbatch counts per rank %r from the database, expected %d" % (case, got, want))
         sets = 0
         ranks = sorted(p.name for p in (t / "ranks").glob("*.h5"))
         if not ranks:

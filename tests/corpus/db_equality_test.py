@@ -24,6 +24,7 @@ Debian's python3 with python3-h5py.
 """
 import csv
 import io
+import json
 import pathlib
 import re
 import shutil

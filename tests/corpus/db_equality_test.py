@@ -196,8 +196,9 @@ def main():
         files = compare_root_files(case, t, d)
         if "--microbatches" in args:  # equal is not enough: both must have the generator's count
             want = int(args[args.index("--microbatches") + 1])
-            steps = [g for g in json.loads((d / "step_segments.json").read_text())["step_segments"]
-                     if g["segment_type"] == "step"]
+            doc = json.loads((d / "step_segments.json").read_text())
+            segments = doc["step_segments"] if isinstance(doc, dict) else doc
+            steps = [g for g in segments if g["segment_type"] == "step"]
             got = sorted({(g["rank_id"], g["microbatch_count"]) for g in steps})
             if not steps or any(c != want for _, c in got):
                 fail("%s: microbatch counts per rank %r from the database, expected %d" % (case, got, want))

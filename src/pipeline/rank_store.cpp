@@ -76,7 +76,7 @@ static Status write_taxa(store::H5Writer& w, const analysis::NormalizedKernels& 
 
 Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, const analysis::NormalizedKernels& n,
                            const knowledge::Knowledge& kb) {
-  store::TableWriter t(w, "/kernels", k.size());
+  store::TableWriter t(w, "/kernels", k.size(), store::TableWriter::Values::kBorrow);
   t.column("source_line", k.source_line);
   t.column("step_id", k.step_id);
   t.column("device_id", k.device_id);
@@ -114,7 +114,7 @@ Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, cons
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/kernels", "header", join(k.header.columns, ',')));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/kernels", "era", k.header.era));
 
-  store::TableWriter m(w, "/kernel_metrics", k.size());
+  store::TableWriter m(w, "/kernel_metrics", k.size(), store::TableWriter::Values::kBorrow);
   std::vector<std::string> headers;
   for (const auto& col : k.metrics) {
     m.column(dataset_name(col.name), col.values);
@@ -173,7 +173,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& h = tr.host_ops;
-    store::TableWriter t(w, "/trace/host_ops", h.size());
+    store::TableWriter t(w, "/trace/host_ops", h.size(), store::TableWriter::Values::kBorrow);
     t.id_column("name", h.name);
     t.id_column("cat", h.cat);
     t.column("is_cann", h.is_cann);
@@ -187,7 +187,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& s = tr.steps;
-    store::TableWriter t(w, "/trace/steps", s.size());
+    store::TableWriter t(w, "/trace/steps", s.size(), store::TableWriter::Values::kBorrow);
     t.column("step", s.step);
     t.column("start_ns", s.start_ns);
     t.column("end_ns", s.end_ns);
@@ -196,7 +196,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& d = tr.device_tasks;
-    store::TableWriter t(w, "/trace/device_tasks", d.size());
+    store::TableWriter t(w, "/trace/device_tasks", d.size(), store::TableWriter::Values::kBorrow);
     t.id_column("name", d.name);
     t.id_column("task_type", d.task_type);
     t.column("stream_id", d.stream_id);
@@ -209,7 +209,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& c = tr.comm_ops;
-    store::TableWriter t(w, "/trace/comm_ops", c.size());
+    store::TableWriter t(w, "/trace/comm_ops", c.size(), store::TableWriter::Values::kBorrow);
     t.id_column("name", c.name);
     t.id_column("group", c.group);
     t.id_column("data_type", c.data_type);
@@ -223,7 +223,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& p = tr.comm_plane_tasks;
-    store::TableWriter t(w, "/trace/comm_plane_tasks", p.size());
+    store::TableWriter t(w, "/trace/comm_plane_tasks", p.size(), store::TableWriter::Values::kBorrow);
     t.id_column("name", p.name);
     t.column("plane", p.plane);
     t.id_column("task_type", p.task_type);
@@ -240,7 +240,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& o = tr.overlap;
-    store::TableWriter t(w, "/trace/overlap", o.size());
+    store::TableWriter t(w, "/trace/overlap", o.size(), store::TableWriter::Values::kBorrow);
     t.column("kind", o.kind);
     t.column("start_ns", o.start_ns);
     t.column("dur_ns", o.dur_ns);
@@ -250,7 +250,7 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
   }
   {
     const auto& f = tr.flows;
-    store::TableWriter t(w, "/trace/flows", f.size());
+    store::TableWriter t(w, "/trace/flows", f.size(), store::TableWriter::Values::kBorrow);
     t.id_column("cat", f.cat);
     t.id_column("name", f.name);
     t.column("id", f.id);

@@ -96,8 +96,8 @@ void scatter(unsigned char* dst, size_t stride, const unsigned char* src, size_t
 
 }  // namespace
 
-TableWriter::TableWriter(H5Writer& writer, std::string_view table, uint64_t rows)
-    : writer_(writer), table_(detail::object_path(table)), rows_(rows) {
+TableWriter::TableWriter(H5Writer& writer, std::string_view table, uint64_t rows, Values values)
+    : writer_(writer), table_(detail::object_path(table)), rows_(rows), values_(values) {
   if (table_ == "/")
     first_error_ = writer_.note(file_error(ErrorCode::kInternal, writer_.path().string(), "table /", "a table needs a name"));
 }
@@ -131,7 +131,8 @@ void TableWriter::add_numeric(std::string_view name, ColumnType type, const void
   c.name = std::string(name);
   c.type = type;
   const auto* b = static_cast<const unsigned char*>(data);
-  c.bytes.assign(b, b + rows_ * width);
+  if (values_ == Values::kBorrow) c.borrowed = b;
+  else c.bytes.assign(b, b + rows_ * width);
   columns_.push_back(std::move(c));
 }
 
@@ -280,7 +281,7 @@ Status TableWriter::write_dataset() {
       const Member& m = members[i];
       unsigned char* dst = buf.data() + m.offset;
       if (c.type != ColumnType::kString) {
-        scatter(dst, record, c.bytes.data() + first * m.size, count, m.size);
+        scatter(dst, record, (c.borrowed != nullptr ? c.borrowed : c.bytes.data()) + first * m.size, count, m.size);
       } else if (!m.vlen) {
         for (hsize_t r = first; r < first + count; ++r) {
           const size_t begin = r == 0 ? 0 : c.ends[r - 1];

@@ -200,7 +200,11 @@ class H5Writer {
 /// (kInternal error otherwise, which also makes the writer refuse to commit).
 class TableWriter {
  public:
-  TableWriter(H5Writer& writer, std::string_view table, uint64_t rows);
+  /// kCopy: column calls copy their values. kBorrow: numeric and id columns keep a pointer to the
+  /// caller's values, which must then stay unchanged until finish() (a rank's model tables: a copy
+  /// of a GB-class rank's kernel table would be its largest transient). Text is always copied.
+  enum class Values : uint8_t { kCopy, kBorrow };
+  TableWriter(H5Writer& writer, std::string_view table, uint64_t rows, Values values = Values::kCopy);
   TableWriter(const TableWriter&) = delete;
   TableWriter& operator=(const TableWriter&) = delete;
 
@@ -237,6 +241,7 @@ class TableWriter {
     std::string name;
     ColumnType type = ColumnType::kUInt8;  ///< kString for text columns
     std::vector<unsigned char> bytes;      ///< numeric: rows x element size; text: the cleaned strings
+    const unsigned char* borrowed = nullptr;  ///< Values::kBorrow: the caller's numeric values instead
     std::vector<uint64_t> ends;            ///< text: end offset of row i in bytes
     size_t longest = 0;                    ///< text: longest row in bytes
     std::string id_table;                  ///< id columns: the string table
@@ -252,6 +257,7 @@ class TableWriter {
   H5Writer& writer_;
   std::string table_;
   uint64_t rows_;
+  Values values_;
   std::vector<Column> columns_;
   int64_t repaired_ = 0;
   Status first_error_;

@@ -311,6 +311,34 @@ TEST(H5Columns, TablesPickFiltersFromTheirFirstChunk) {
   EXPECT_EQ(r.read_column<uint64_t>("/small/v").value(), std::vector<uint64_t>(random.begin(), random.begin() + 100));
 }
 
+// Borrowed values (TableWriter::Values::kBorrow, for a rank's model tables) give the same table as
+// copied ones.
+TEST(H5Columns, BorrowedAndCopiedColumnsWriteTheSameTable) {
+  ScratchDir dir("store");
+  std::vector<int64_t> start(150'000);
+  std::vector<StrId> name(start.size());
+  for (size_t i = 0; i < start.size(); ++i) {
+    start[i] = 1736408883704643000 + static_cast<int64_t>(i * 977);
+    name[i] = static_cast<StrId>(i % 3);
+  }
+  for (const auto values : {TableWriter::Values::kCopy, TableWriter::Values::kBorrow}) {
+    const fs::path file = dir / (values == TableWriter::Values::kCopy ? "copy.h5" : "borrow.h5");
+    {
+      H5Writer w = make_writer(file);
+      ASCPROF_ASSERT_OK(TableWriter(w, "/t", start.size(), values)
+                            .column("start_ns", start)
+                            .id_column("name", name, "/nowhere")
+                            .string_column("label", std::vector<std::string>(start.size(), "x"))
+                            .finish());
+      ASCPROF_ASSERT_OK(w.commit("test"));
+    }
+    H5Reader r = open_reader(file);
+    EXPECT_EQ(r.read_column<int64_t>("/t/start_ns").value(), start);
+    EXPECT_EQ(r.read_column<uint32_t>("/t/name").value(), name);
+    EXPECT_EQ(r.read_strings("/t/label").value(), std::vector<std::string>(start.size(), "x"));
+  }
+}
+
 // String columns: fixed-width (deflated with the record) unless padding to the longest row would
 // more than quadruple a large column; then variable-length. Both read back exactly, also through
 // read_table, and invalid UTF-8 is repaired and counted.

@@ -4,19 +4,13 @@
 #include <cmath>
 
 #include "ascprof/analysis/diagnose.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
 namespace {
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 RankFacts facts(const char* id, uint32_t ordinal, double aiv_ms, double a2a_mb) {
   RankFacts f;

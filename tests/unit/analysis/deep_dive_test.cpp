@@ -8,19 +8,13 @@
 
 #include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/knowledge/rule_file.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
 namespace {
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 size_t metric(std::string_view name) {
   for (size_t i = 0; i < kDeepDiveMetricColumns.size(); ++i)

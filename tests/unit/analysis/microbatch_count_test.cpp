@@ -6,19 +6,13 @@
 
 #include "ascprof/analysis/align.hpp"
 #include "ascprof/analysis/diagnose.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
 namespace {
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 // Two steps on `counts.size()` ranks at the same times; rank r's steps have counts[r] microbatches.
 std::vector<StepWindow> windows(const std::vector<uint32_t>& counts) {

@@ -7,19 +7,13 @@
 
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/operator_align.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
 namespace {
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 uint32_t role(const char* name) {
   const auto& roles = kb().operator_alignment.roles;

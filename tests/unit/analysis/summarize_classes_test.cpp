@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ascprof/analysis/class_summary.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
@@ -22,14 +23,7 @@ using model::Counts;
 constexpr int64_t kUs = 1000;
 constexpr int64_t kMs = 1000 * kUs;
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 using Pipe = std::map<std::string, double>;  // canonical pipeline field -> µs
 

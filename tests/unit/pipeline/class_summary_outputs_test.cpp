@@ -22,6 +22,7 @@
 #include "ascprof/importers/kernel_details.hpp"
 #include "ascprof/importers/trace_view.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -29,14 +30,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 struct Rank {
   std::string rank_id;

@@ -12,6 +12,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -32,14 +33,7 @@ struct Result {
   std::string fault_kernel;                                 // ground truth of the first fault, if any
 };
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 Result analyse(const fs::path& root, const fs::path& out) {
   Result res;

@@ -14,6 +14,7 @@
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -21,14 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = [] {
-    auto r = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-    EXPECT_TRUE(r.ok()) << r.status().to_string();
-    return std::move(r).value();
-  }();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 struct Kernel {
   std::string name, type;

@@ -210,21 +210,30 @@ std::vector<int> filters_of(const fs::path& file, const char* dataset) {
   return out;
 }
 
+/// Three kinds of column data whose best filters differ: random 64-bit values (nothing compresses
+/// them), doubles with few distinct values (as metrics are: plain deflate finds the repeats) and
+/// timestamps with small deltas (shuffle + deflate).
+struct FilterSamples {
+  std::vector<uint64_t> random;
+  std::vector<double> three_decimals;
+  std::vector<int64_t> sorted;
+  explicit FilterSamples(size_t rows) : random(rows), three_decimals(rows), sorted(rows) {
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < rows; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      random[i] = x;
+      three_decimals[i] = static_cast<double>(x % 3000) / 1000.0;
+      sorted[i] = 1736408883704643000 + static_cast<int64_t>(i) * 1000 + static_cast<int64_t>(x % 500);
+    }
+  }
+};
+
 TEST(H5Columns, AdaptiveFiltersPickWhatTheSampleCompressesBest) {
   ScratchDir dir("store");
-  constexpr size_t kRows = 300'000;
-  std::vector<uint64_t> random(kRows);
-  std::vector<double> three_decimals(kRows);
-  std::vector<int64_t> sorted(kRows);
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (size_t i = 0; i < kRows; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    random[i] = x;
-    three_decimals[i] = static_cast<double>(x % 3000) / 1000.0;  // few distinct values, as metrics are
-    sorted[i] = 1736408883704643000 + static_cast<int64_t>(i) * 1000 + static_cast<int64_t>(x % 500);
-  }
+  const FilterSamples samples(300'000);
+  const auto& [random, three_decimals, sorted] = samples;
   const auto write = [&](const fs::path& file, const WriterOptions& opt) {
     auto w = H5Writer::create(file, opt);
     ASCPROF_ASSERT_OK(w);
@@ -277,18 +286,8 @@ H5D_layout_t layout_of(const fs::path& file, const char* dataset) {
 TEST(H5Columns, TablesPickFiltersFromTheirFirstChunk) {
   ScratchDir dir("store");
   constexpr size_t kRows = 200'000;
-  std::vector<uint64_t> random(kRows);
-  std::vector<double> three_decimals(kRows);
-  std::vector<int64_t> sorted(kRows);
-  uint64_t x = 0x9E3779B97F4A7C15ull;
-  for (size_t i = 0; i < kRows; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    random[i] = x;
-    three_decimals[i] = static_cast<double>(x % 3000) / 1000.0;
-    sorted[i] = 1736408883704643000 + static_cast<int64_t>(i) * 1000 + static_cast<int64_t>(x % 500);
-  }
+  const FilterSamples samples(kRows);
+  const auto& [random, three_decimals, sorted] = samples;
   const fs::path file = dir / "tables.h5";
   {
     H5Writer w = make_writer(file);

@@ -192,6 +192,26 @@ std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>
   return out;
 }
 
+void note_throttled_slow_ranks(std::vector<model::Finding>& findings, const std::vector<RankFacts>& ranks,
+                               const knowledge::DiagnosticsRules& rules) {
+  for (auto& f : findings) {
+    if (f.finding_type != "slow_rank_suspected") continue;
+    bool changed = false;
+    for (const auto& r : f.suspected_ranks) {
+      const auto it = std::find_if(ranks.begin(), ranks.end(), [&r](const RankFacts& x) { return x.rank_id == r; });
+      if (it == ranks.end() || it->aicore_reduced_share < rules.aicore_min_kernel_share) continue;
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "; its AI Cores ran at reduced frequency for %.1f %% of its kernel time (lowest %u MHz)",
+                    it->aicore_reduced_share * 100, it->aicore_min_mhz);
+      f.summary += buf;
+      f.limitations.push_back("rank " + r + "'s AI Cores were throttled (see aicore_frequency_reduced): the cause may "
+                              "be the clock (power cap, thermal), not its workload");
+      changed = true;
+    }
+    if (changed) set_claim_id(f);
+  }
+}
+
 std::vector<model::Finding> diagnose_microbatch_counts(const std::vector<StepAlignment>& alignments,
                                                        const std::vector<StepWindow>& windows) {
   std::vector<model::Finding> out;

@@ -121,6 +121,11 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"alignment_findings.min_excess_ms", {&align_finding_min_excess_ms, nullptr}},
       {"comm_aiv.max_spread", {&comm_aiv_max_spread, nullptr}},
       {"alltoall.size_ratio", {&alltoall_size_ratio, nullptr}},
+      {"aicore_freq.nominal_mhz", {&aicore_nominal_mhz, nullptr}},
+      {"aicore_freq.reduced_ratio", {&aicore_reduced_ratio, nullptr}},
+      {"aicore_freq.min_kernel_share", {&aicore_min_kernel_share, nullptr}},
+      {"aicore_freq.min_ms", {&aicore_min_ms, nullptr}},
+      {"aicore_freq.high_kernel_share", {&aicore_high_kernel_share, nullptr}},
   });
 }
 

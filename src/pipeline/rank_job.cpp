@@ -15,6 +15,7 @@
 
 #include "ascprof/common/interrupt.hpp"
 #include "ascprof/common/stopwatch.hpp"
+#include "ascprof/analysis/aicore_freq.hpp"
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
 #include "ascprof/analysis/summarize.hpp"
@@ -268,6 +269,7 @@ class RankJob {
     memory_probe("structure tables written");
     if (task_.last_stage < kStageSummarize) return {};
     model::RankSummary sum;
+    analysis::AicoreFreqStats freq;
     {
       Timer t(&out_.summarize_seconds);
       analysis::SummarizeInput in{&k, &norm, &pool_, &kb_};
@@ -277,6 +279,7 @@ class RankJob {
       out_.candidates = std::make_shared<const analysis::OperatorCandidates>(
           analysis::operator_candidates(k, norm, pool_, kb_));
       out_.deep_dive = analysis::operator_profiles(k, norm, pool_, kb_);  // statistics() adds the CSV tables later
+      freq = analysis::aicore_freq_stats(k, pool_, aicore_freq_, s, kb_.diagnostics);
     }
     memory_probe("class partials + candidates");
     out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
@@ -302,8 +305,11 @@ class RankJob {
         task_.rank_id, static_cast<uint32_t>(task_.rank_index), s, sum, kb_,
         from_db() ? "the kernel rows of " + fs::path(task_.profiler_db).filename().string() + " (in start order)"
                   : std::string("kernel_details.csv"));
+    for (auto& f : analysis::diagnose_aicore_freq(task_.rank_id, freq, kb_.diagnostics)) out_.findings.push_back(std::move(f));
     out_.facts.rank_id = task_.rank_id;
     out_.facts.rank_ordinal = static_cast<uint32_t>(task_.rank_index);
+    out_.facts.aicore_reduced_share = freq.reduced_share();
+    out_.facts.aicore_min_mhz = freq.min_mhz;
     out_.facts.wall_ns = sum.rank.wall_ns;
     analysis::collect_operator_comm_facts(sum, kb_, out_.facts);
     for (const auto& ss : sum.segments) out_.facts.has_attention = out_.facts.has_attention || ss.has_attention;
@@ -404,6 +410,7 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(write_trace_tables(*writer_, tr));
     memory_probe("trace tables written");
     steps_ = std::move(tr.steps);
+    aicore_freq_ = std::move(tr.aicore_freq);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
     out_.host_bound = analysis::host_bound_stats(tr, pool_);
     if (from_db()) out_.host_bound.launch_links = "the database's CANN_API node launches (connectionId) and CONNECTION_IDS";
@@ -473,6 +480,7 @@ class RankJob {
   Stats stats_;
   model::ProfilerMetadata meta_;
   model::StepMarkerTable steps_;  // ProfilerStep#N ranges, kept for segmentation
+  model::AicoreFreqTable aicore_freq_;  // AI Core Freq samples, kept for the frequency analysis
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;
   std::optional<store::H5Writer> writer_;  // created in run(); destroyed without commit on error: no half file

@@ -8,7 +8,8 @@
 //                database rank, source_table names the table whose key source_line holds)
 //   /kernel_metrics  the metric columns by header name ('/' in a name becomes '_per_')
 //   /taxa        distinct (name, type, core) with categories, roles, op_type, hccl_op_kind, name_key
-//   /trace/{processes,threads,host_ops,steps,device_tasks,comm_ops,comm_plane_tasks,overlap,flows,damaged_spans}
+//   /trace/{processes,threads,host_ops,steps,device_tasks,comm_ops,comm_plane_tasks,overlap,flows,aicore_freq,
+//           damaged_spans}
 //   /communication, /parallel_groups, /step_trace, /stats
 #include <algorithm>
 #include <cmath>
@@ -247,6 +248,13 @@ Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
     ASCPROF_RETURN_IF_ERROR(t.finish());
     const std::vector<std::string> kinds = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
     ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/trace/overlap", "kind_values", kinds));
+  }
+  {
+    const auto& a = tr.aicore_freq;
+    store::TableWriter t(w, "/trace/aicore_freq", a.size(), store::TableWriter::Values::kBorrow);
+    t.column("ts_ns", a.ts_ns);
+    t.column("mhz", a.mhz);
+    ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {
     const auto& f = tr.flows;

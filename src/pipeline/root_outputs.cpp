@@ -408,6 +408,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   // last: skew in the operator alignments may follow from a cause found above
   for (auto& f : analysis::diagnose_operator_alignments(cr.operators, cr.per_rank, cr.rank_ids, cr.rank_ordinals, kb, findings))
     findings.push_back(std::move(f));
+  analysis::note_throttled_slow_ranks(findings, facts, kb.diagnostics);
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);

@@ -262,6 +262,7 @@ class RankWriter {
         case FaultKind::kBlockDimOne: bit = kFlagBlockDimOne; break;
         case FaultKind::kAicpuFallback: bit = kFlagCounted; break;
         case FaultKind::kHostSyncHeavy: host_sync_heavy_ = true; break;
+        case FaultKind::kThrottledCores: aicore_mhz_ = static_cast<int64_t>(std::llround(f.magnitude)); break;
         default: break;
       }
       if (bit == 0) continue;
@@ -1331,9 +1332,11 @@ class RankWriter {
       ts(rec.host_start);
       tv_.put(", \"pid\": ");
       tv_.u64(pids_.freq);
-      tv_.put(", \"tid\": 0, \"args\": {\"MHz\": 1800}, \"ph\": \"C\"}");
+      tv_.put(", \"tid\": 0, \"args\": {\"MHz\": ");
+      tv_.u64(static_cast<uint64_t>(aicore_mhz_));
+      tv_.put("}, \"ph\": \"C\"}");
     }
-    if (dbw_) db_.aicore_freq(rec.host_start + toff_, 1800);
+    if (dbw_) db_.aicore_freq(rec.host_start + toff_, aicore_mhz_);
 
     const uint64_t htid = static_cast<uint64_t>(lay_.host_pid);
     for (size_t oi = 0; oi < rec.ops.size(); ++oi) {
@@ -1546,6 +1549,7 @@ class RankWriter {
   enum : uint8_t { kFlagScalarHeavy = 1, kFlagUnderused = 2, kFlagBlockDimOne = 4, kFlagCounted = 8 };
   std::vector<uint8_t> fault_flag_;  // per KernelSpec (empty = no operator fault on this rank)
   bool host_sync_heavy_ = false;
+  int64_t aicore_mhz_ = static_cast<int64_t>(kNominalAicoreMhz);  ///< the AI Core Freq counter's value
   // op_statistic / api_statistic accumulators
   std::vector<std::string> op_keys_, api_keys_;
   std::vector<int> op_group_, api_group_;  // per KernelSpec

@@ -988,7 +988,7 @@ std::vector<std::string> scenario_names() { return {"dense_gqa", "glm5_mtp", "mo
 std::vector<std::string> fault_names() {
   return {"aicpu_fallback",  "block_dim_one",   "clock_offset", "cube_underused",  "ep_imbalance",
           "exposed_aicpu",   "host_bound",      "host_sync_heavy", "idle_bubble",  "interior_island",
-          "slow_collective", "slow_rank",       "vector_scalar_heavy"};
+          "slow_collective", "slow_rank",       "throttled_cores", "vector_scalar_heavy"};
 }
 
 Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
@@ -1013,7 +1013,7 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
       {"clock_offset", FaultKind::kClockOffset, 20000.0}, {"interior_island", FaultKind::kInteriorIsland, 1.0},
       {"vector_scalar_heavy", FaultKind::kVectorScalarHeavy, 1.0}, {"cube_underused", FaultKind::kCubeUnderused, 1.0},
       {"aicpu_fallback", FaultKind::kAicpuFallback, 1.0}, {"block_dim_one", FaultKind::kBlockDimOne, 1.0},
-      {"host_sync_heavy", FaultKind::kHostSyncHeavy, 1.0}};
+      {"host_sync_heavy", FaultKind::kHostSyncHeavy, 1.0}, {"throttled_cores", FaultKind::kThrottledCores, 1000.0}};
   const Def* def = nullptr;
   for (const auto& d : kDefs)
     if (f.name == d.name) def = &d;
@@ -1040,6 +1040,9 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
     if ((f.kind == FaultKind::kSlowRank || f.kind == FaultKind::kEpImbalance || f.kind == FaultKind::kSlowCollective ||
          f.kind == FaultKind::kHostBound) && m < 1.0)
       return invalid("fault '" + text + "': a slow-down factor must be >= 1");
+    if (f.kind == FaultKind::kThrottledCores && m >= kNominalAicoreMhz)
+      return invalid("fault '" + text + "': the throttled AI Core clock must be below " +
+                     std::to_string(static_cast<int>(kNominalAicoreMhz)) + " MHz");
     f.magnitude = m;
     f.magnitude_given = true;
   }

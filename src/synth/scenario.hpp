@@ -118,8 +118,11 @@ struct Topology {
 
 enum class FaultKind : uint8_t {
   kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset, kInteriorIsland,
-  kVectorScalarHeavy, kCubeUnderused, kAicpuFallback, kBlockDimOne, kHostSyncHeavy
+  kVectorScalarHeavy, kCubeUnderused, kAicpuFallback, kBlockDimOne, kHostSyncHeavy, kThrottledCores
 };
+
+/// The AI Core clock every rank runs at (its AI Core Freq counter), unless throttled_cores lowers it.
+inline constexpr double kNominalAicoreMhz = 1800;
 
 /// Injected metric values of the operator faults (thousandths; cube utilisation in thousandths of a percent).
 inline constexpr int16_t kScalarHeavyScalar = 700, kScalarHeavyVec = 100;

@@ -23,6 +23,8 @@ RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
     if (f.rank != rank) continue;
     switch (f.kind) {
       case FaultKind::kSlowRank: slow_factor_ *= f.magnitude; break;
+      // compute kernels stretch as the clock drops (their cycles stay the same)
+      case FaultKind::kThrottledCores: slow_factor_ *= kNominalAicoreMhz / f.magnitude; break;
       case FaultKind::kEpImbalance: expert_factor_ *= f.magnitude; break;
       case FaultKind::kSlowCollective: slow_link_factor_ *= f.magnitude; break;
       case FaultKind::kIdleBubble:

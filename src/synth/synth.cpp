@@ -72,6 +72,10 @@ FaultDoc fault_doc(FaultKind k) {
     case FaultKind::kBlockDimOne:
       return {"one hot AI_VECTOR_CORE kernel name of the rank is launched with Block Dim 1 on every call and takes 8 x longer",
               {"block_dim_low"}};
+    case FaultKind::kThrottledCores:
+      return {"the rank's AI Core Freq counter reads MAGNITUDE MHz (1800 elsewhere) and its compute kernels take "
+              "1800 / MAGNITUDE x longer; peers wait for it at each sync point",
+              {"aicore_frequency_reduced", "slow_rank_suspected"}};
     case FaultKind::kHostSyncHeavy:
       return {"api_statistic.csv StreamSynchronize of the rank totals 40 % of its kernel span (first kernel_details row start "
               "to last row end); the timeline is unchanged",

@@ -43,13 +43,22 @@ struct RankFacts {
   double alltoall_mb = 0;
   uint64_t alltoall_ops = 0;
   std::vector<uint32_t> alltoall_rows;  ///< sample kernel rows of the rank's all-to-all kernels
+  /// AI Core frequency (aicore_freq.hpp): share of kernel time at reduced frequency, lowest MHz.
+  double aicore_reduced_share = 0;
+  uint32_t aicore_min_mhz = 0;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & rank_id & rank_ordinal & has_attention & wall_ns & comm_aiv_ns & comm_aiv_calls & comm_aiv_rows & alltoall_mb &
-        alltoall_ops & alltoall_rows;
+        alltoall_ops & alltoall_rows & aicore_reduced_share & aicore_min_mhz;
   }
 };
+
+/// A slow rank whose AI Cores ran at reduced frequency says so: every slow_rank_suspected finding
+/// naming a rank whose aicore_reduced_share reaches [aicore_freq] min_kernel_share gets that in its
+/// summary and limitations (throttled cores, not its workload, may be why it is slow).
+void note_throttled_slow_ranks(std::vector<model::Finding>& findings, const std::vector<RankFacts>& ranks,
+                               const knowledge::DiagnosticsRules& rules);
 
 /// reduced_work_or_dummy_rank and dp_workload_imbalance over the ranks of a root.
 std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, const knowledge::Knowledge& kb);

@@ -203,6 +203,11 @@ struct DiagnosticsRules {
   double align_finding_min_excess_ms = 1.0;
   double comm_aiv_max_spread = 0.30;
   double alltoall_size_ratio = 1.5;
+  double aicore_nominal_mhz = 1800;        ///< [aicore_freq]
+  double aicore_reduced_ratio = 0.95;
+  double aicore_min_kernel_share = 0.05;
+  double aicore_min_ms = 1.0;
+  double aicore_high_kernel_share = 0.3;
   /// Every key must be present.
   Status load(const RuleFile& file);
 };

@@ -4,6 +4,7 @@
 /// Processes and threads are identified by their process_name / thread_name metadata (never by pid
 /// value). Every kept event records `source_offset`, the byte offset of its object in the file, so a
 /// finding can be traced back. Times are integer ns.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -107,6 +108,28 @@ struct CommPlaneTaskTable {
   size_t size() const { return start_ns.size(); }
 };
 
+/// AI Core frequency samples (the trace's `AI Core Freq` counter, ph C; the database's AICORE_FREQ):
+/// the cores run at `mhz` from `ts_ns` until the next sample. In start order.
+struct AicoreFreqTable {
+  std::vector<int64_t> ts_ns;
+  std::vector<uint32_t> mhz;
+  size_t size() const { return ts_ns.size(); }
+};
+
+/// Puts the samples in start order (a trace need not write them in order; ties keep file order).
+inline void sort_aicore_freq(AicoreFreqTable& t) {
+  if (std::is_sorted(t.ts_ns.begin(), t.ts_ns.end())) return;
+  std::vector<size_t> order(t.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&t](size_t a, size_t b) { return t.ts_ns[a] < t.ts_ns[b]; });
+  AicoreFreqTable sorted;
+  for (const size_t i : order) {
+    sorted.ts_ns.push_back(t.ts_ns[i]);
+    sorted.mhz.push_back(t.mhz[i]);
+  }
+  t = std::move(sorted);
+}
+
 enum class OverlapKind : uint8_t { kComputing = 0, kCommunication = 1, kCommNotOverlapped = 2, kFree = 3 };
 
 struct OverlapTable {
@@ -147,9 +170,10 @@ struct TraceTables {
   CommPlaneTaskTable comm_plane_tasks;
   OverlapTable overlap;
   FlowTable flows;
+  AicoreFreqTable aicore_freq;
   std::vector<DamagedSpan> damaged_spans;
   uint64_t events_total = 0;     ///< every event object seen (all ph)
-  uint64_t counter_events = 0;   ///< ph C (counted, not kept)
+  uint64_t counter_events = 0;   ///< ph C (counted; only AI Core Freq is kept, in aicore_freq)
   uint64_t metadata_events = 0;  ///< ph M
   uint64_t file_bytes = 0;
 };

@@ -44,6 +44,7 @@ class TraceReader {
     ASCPROF_RETURN_IF_ERROR(device_tasks());
     ASCPROF_RETURN_IF_ERROR(comm_ops());
     ASCPROF_RETURN_IF_ERROR(plane_tasks());
+    ASCPROF_RETURN_IF_ERROR(aicore_freq());
     ASCPROF_RETURN_IF_ERROR(ids_.status());
     processes();
     sort();
@@ -119,6 +120,26 @@ class TraceReader {
       s.source_offset.push_back(static_cast<uint64_t>(rowid));
     }
     return q->status();
+  }
+
+  // AICORE_FREQ (deviceId, timestampNs, freq MHz; dieId since 950): the AI Core Freq counter.
+  Status aicore_freq() {
+    if (!optional_table("AICORE_FREQ")) return {};
+    auto q = f_.prepare("SELECT rowid, timestampNs, freq FROM AICORE_FREQ", "AICORE_FREQ");
+    if (!q.ok()) return q.status();
+    auto& t = out_.aicore_freq;
+    while (q->step()) {
+      const int64_t rowid = q->i64(0, -1), ts = q->i64(1, -1), mhz = q->i64(2, -1);
+      if (ts < 0 || mhz < 0 || mhz >= 1'000'000) {
+        bad_row("AICORE_FREQ", rowid, "timestamp or frequency missing or out of range");
+        continue;
+      }
+      t.ts_ns.push_back(ts);
+      t.mhz.push_back(static_cast<uint32_t>(mhz));
+    }
+    ASCPROF_RETURN_IF_ERROR(q->status());
+    model::sort_aicore_freq(t);
+    return {};
   }
 
   Status torch_ops() {

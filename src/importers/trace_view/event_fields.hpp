@@ -49,6 +49,7 @@ enum ArgBit : uint32_t {
   kArgSize = 1u << 14,        ///< "size(Byte)"
   kArgLinkType = 1u << 15,    ///< "link type"
   kArgBandwidth = 1u << 16,   ///< "bandwidth(GB/s)"
+  kArgMhz = 1u << 17,         ///< "MHz" (AI Core Freq counter)
 };
 
 /// Args keys that matter for X events (a staged args row is kept only if one of them is present).
@@ -57,12 +58,15 @@ inline constexpr uint32_t kXArgMask = ~(kArgMetaName | kArgLabels | kArgSortInde
 inline constexpr uint32_t kPlaneArgMask = kArgPlaneTaskType | kArgSrcRank | kArgDstRank | kArgTransport | kArgLinkType;
 inline constexpr uint32_t kCommOpArgMask = kArgDataType | kArgAlgType | kArgCount;
 
+/// The one counter (ph C) whose samples are kept: the AI Core frequency in MHz.
+inline constexpr std::string_view kAicoreFreqCounter = "AI Core Freq";
+
 struct ArgFields {
   uint32_t present = 0;
   std::string_view meta_name, labels, task_type, data_type, alg_type, plane_task_type, transport, link_type;
   int64_t sort_index = 0, task_id = 0, connection_id = 0, stream_id = 0, count = 0;
   int64_t src_rank = 0, dst_rank = 0, size_bytes = 0;
-  double bandwidth = 0;
+  double bandwidth = 0, mhz = 0;
 };
 
 struct EventFields {

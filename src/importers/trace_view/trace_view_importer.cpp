@@ -157,6 +157,7 @@ Status Importer::run() {
   }
   if (stopped_) return interrupted_status(file_);
   builder_.finish();
+  sort_aicore_freq(out_.aicore_freq);
   return {};
 }
 
@@ -496,6 +497,11 @@ void Importer::dispatch(uint64_t offset) {
     case 'f': builder_.add_flow(ev, offset, static_cast<uint8_t>(ph)); return;
     case 'C':
       ++out_.counter_events;
+      if (ev.name == kAicoreFreqCounter && (ev.args.present & kArgMhz) != 0 && (ev.has & kHasTs) != 0 &&
+          ev.args.mhz >= 0 && ev.args.mhz < 1e6) {
+        out_.aicore_freq.ts_ns.push_back(ev.ts_ns);
+        out_.aicore_freq.mhz.push_back(static_cast<uint32_t>(std::lround(ev.args.mhz)));
+      }
       builder_.add_other(ev, offset);
       return;
     default:
@@ -692,6 +698,8 @@ bool is_metadata_name(std::string_view n) {
 Importer::ArgsAction Importer::args_action() {
   const EventFields& ev = ev_;
   if (force_args_) return ArgsAction::kRead;
+  // the one counter kept (its args usually come before its ph)
+  if ((ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter) return ArgsAction::kRead;
   if ((ev.has & kHasPh) != 0) {
     if (ev.ph == "M") return ArgsAction::kRead;
     if (ev.ph != "X") return ArgsAction::kSkip;
@@ -788,6 +796,9 @@ error_code Importer::parse_args(od::value& v) {
         break;
       case 'b':
         if (key_is(k, "bandwidth(GB/s)")) err = read_arg_double(val, &a.bandwidth, &pr, kArgBandwidth);
+        break;
+      case 'M':
+        if (key_is(k, "MHz")) err = read_arg_double(val, &a.mhz, &pr, kArgMhz);
         break;
       default: break;
     }

@@ -23,6 +23,7 @@ struct Reported {
   std::string type;
   std::set<std::string> suspected;
   size_t evidence = 0;
+  std::string summary;
 };
 
 std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::string>& faults,
@@ -54,6 +55,7 @@ std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::st
     r.type = std::string(std::string_view(f["finding_type"]));
     for (simdjson::dom::element s : f["suspected_ranks"].get_array()) r.suspected.insert(std::string(std::string_view(s)));
     r.evidence = simdjson::dom::array(f["evidence_ids"]).size();
+    r.summary = std::string(std::string_view(f["summary"]));
     out.push_back(std::move(r));
   }
   EXPECT_EQ(uint64_t(doc["counts"]["refused_without_evidence"]), 0u);
@@ -106,6 +108,30 @@ TEST(DiagnosticsPipeline, SlowRankIsFoundAndItsPeerIsNotBlamed) {
     EXPECT_EQ(found[0].type, "slow_rank_suspected");
     EXPECT_EQ(found[0].suspected, std::set<std::string>{rank});
   }
+}
+
+// Throttled AI Cores (issue 21): the rank's AI Core Freq counter reads 1000 MHz and its compute
+// kernels take 1.8x longer. aicore_frequency_reduced names it with every one of its steps, and the
+// slow-rank finding the stretched kernels cause says the cores were throttled; a slow rank whose
+// clock is nominal (slow_rank) does not.
+TEST(DiagnosticsPipeline, ThrottledCoresAreNamedAndExplainTheSlowRank) {
+  ascprof::testing::ScratchDir dir("diag-throttled");
+  const auto found = findings_of(dir.path(), {"throttled_cores:3:1000"}, {}, "training", 8, 6);
+  std::set<std::string> types;
+  for (const auto& f : found) {
+    types.insert(f.type);
+    EXPECT_EQ(f.suspected, std::set<std::string>{"3"}) << f.type;
+    if (f.type == "aicore_frequency_reduced") {
+      EXPECT_EQ(f.evidence, 6u);  // the six steps
+      EXPECT_NE(f.summary.find("lowest 1000 MHz"), std::string::npos) << f.summary;
+    }
+    if (f.type == "slow_rank_suspected")
+      EXPECT_NE(f.summary.find("reduced frequency for 100.0 %"), std::string::npos) << f.summary;
+  }
+  EXPECT_EQ(types, (std::set<std::string>{"aicore_frequency_reduced", "slow_rank_suspected"}));
+  ascprof::testing::ScratchDir plain("diag-slow-nominal");
+  for (const auto& f : findings_of(plain.path(), {"slow_rank:3"}, {}, "training", 8, 6))
+    EXPECT_EQ(f.summary.find("frequency"), std::string::npos) << f.summary;
 }
 
 // A slow link: the rank's collectives take longest to move data; its peers also wait for it, which

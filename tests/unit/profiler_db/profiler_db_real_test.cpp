@@ -131,6 +131,10 @@ TEST(ProfilerDbReal, TraceTablesCarryStepsLaunchesAndCommunication) {
   EXPECT_EQ(tr.comm_plane_tasks.size(), 296u);   // COMMUNICATION_TASK_INFO ⋈ TASK
   // host ops: 2460 PYTORCH_API (ProfilerStep#50 among them) + 1133 CANN_API
   EXPECT_EQ(tr.host_ops.size(), 2460u + 1133u);
+  // AICORE_FREQ: three samples at the nominal 1800 MHz, in time order
+  EXPECT_EQ(tr.aicore_freq.ts_ns,
+            (std::vector<int64_t>{1736414119518476000, 1736414119520479360, 1736414119924891000}));
+  EXPECT_EQ(tr.aicore_freq.mhz, (std::vector<uint32_t>{1800, 1800, 1800}));
   // The 191 node launches link to device tasks as HostToDevice flows ('s' on the host, 'f' on the task).
   StrId h2d = 0;
   ASSERT_TRUE(d.pool.find("HostToDevice", &h2d));

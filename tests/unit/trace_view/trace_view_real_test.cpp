@@ -132,6 +132,21 @@ TEST(TraceViewReal, ExactCountsForEveryFixture) {
   }
 }
 
+// The AI Core Freq counter (ph C, its args before its ph) is the one counter kept: every level has
+// two samples per rank, both at the nominal 1800 MHz, and nothing else is taken for one.
+TEST(TraceViewReal, AicoreFreqSamplesAreKept) {
+  ASCPROF_REQUIRE_REAL_FIXTURES();
+  const auto r = import_path(testing::real_fixtures_dir() / "e2-cnn-level2/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+  ASSERT_TRUE(r->status.ok()) << r->status.to_string();
+  EXPECT_EQ(r->t.aicore_freq.ts_ns, (std::vector<int64_t>{1736412474607917240, 1736412474994600000}));
+  EXPECT_EQ(r->t.aicore_freq.mhz, (std::vector<uint32_t>{1800, 1800}));
+  for (const char* level : {"e2-cnn-level0", "e2-cnn-level1"}) {
+    const auto l = import_path(testing::real_fixtures_dir() / level / "rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    ASSERT_TRUE(l->status.ok());
+    EXPECT_EQ(l->t.aicore_freq.mhz, (std::vector<uint32_t>{1800, 1800})) << level;
+  }
+}
+
 TEST(TraceViewReal, ProcessNamesAndKinds) {
   ASCPROF_REQUIRE_REAL_FIXTURES();
   const auto r = import_path(testing::real_fixtures_dir() / kExpected[2].rel);

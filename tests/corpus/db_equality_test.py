@@ -39,7 +39,7 @@ SCENARIOS = [
                         "--fault", "cube_underused:3", "--fault", "interior_island:0"]),
     ("dense_gqa", ["--ranks", "4", "--fault", "vector_scalar_heavy:1", "--fault", "aicpu_fallback:2",
                    "--fault", "slow_collective:3"]),
-    ("glm5_mtp", ["--ranks", "2", "--layers", "8", "--fault", "host_bound:1"]),
+    ("glm5_mtp", ["--ranks", "2", "--layers", "8", "--fault", "host_bound:1", "--fault", "throttled_cores:0"]),
     # pp 3 with 3 microbatches: the first stages run F0 F1 F2 B0 B1 B2, whose microbatches only the
     # point-to-point rows (COMMUNICATION_OP in the database) tell apart
     ("training", ["--ranks", "6", "--pp", "3", "--microbatches", "3", "--fault", "idle_bubble:1"]),
@@ -194,6 +194,10 @@ def main():
         if rc_t != rc_d:
             fail("%s: exit %d from text, %d from the database" % (case, rc_t, rc_d))
         files = compare_root_files(case, t, d)
+        if "throttled_cores:0" in args:  # the database's AICORE_FREQ must show the throttled rank too
+            found = json.loads((d / "diagnosis_findings.json").read_text())["diagnosis_findings"]
+            if not any(f["finding_type"] == "aicore_frequency_reduced" and f["suspected_ranks"] == ["0"] for f in found):
+                fail("%s: no aicore_frequency_reduced finding for rank 0 from the database" % case)
         if "--microbatches" in args:  # equal is not enough: both must have the generator's count
             want = int(args[args.index("--microbatches") + 1])
             doc = json.loads((d / "step_segments.json").read_text())

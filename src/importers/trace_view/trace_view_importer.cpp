@@ -497,7 +497,10 @@ void Importer::dispatch(uint64_t offset) {
     case 'f': builder_.add_flow(ev, offset, static_cast<uint8_t>(ph)); return;
     case 'C':
       ++out_.counter_events;
-      if (ev.name == kAicoreFreqCounter && (ev.args.present & kArgMhz) != 0 && (ev.has & kHasTs) != 0 &&
+      // (an event without a name keeps the previous event's name view: test kHasName first; the
+      // fuzzer found that view pointing into a freed unescape buffer)
+      if ((ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter && (ev.args.present & kArgMhz) != 0 &&
+          (ev.has & kHasTs) != 0 &&
           ev.args.mhz >= 0 && ev.args.mhz < 1e6) {
         out_.aicore_freq.ts_ns.push_back(ev.ts_ns);
         out_.aicore_freq.mhz.push_back(static_cast<uint32_t>(std::lround(ev.args.mhz)));

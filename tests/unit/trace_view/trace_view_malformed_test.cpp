@@ -396,6 +396,26 @@ TEST(TraceViewMalformed, TimesMatchParseUsToNs) {
   }
 }
 
+// The AI Core Freq counter is kept; a counter without a name is not taken for it (the previous
+// event's name must not leak into it: found by the trace_view fuzzer as a read of a freed buffer),
+// nor one without MHz or ts; samples come out in time order.
+TEST(TraceViewMalformed, OnlyNamedAicoreFreqCountersAreKept) {
+  std::string s = "[";
+  s += kPyMeta;
+  s += R"(, {"name": "AI Core Freq", "pid": 5, "tid": 0, "ts": "3", "args": {"MHz": 800}, "ph": "C"})";
+  s += R"(, {"pid": 5, "tid": 0, "ts": "2", "args": {"MHz": 900}, "ph": "C"})";
+  s += R"(, {"name": "AI Core Freq", "pid": 5, "tid": 0, "args": {"MHz": 700}, "ph": "C"})";
+  s += R"(, {"name": "AI Core Freq", "pid": 5, "tid": 0, "ts": "4", "args": {"value": 1}, "ph": "C"})";
+  s += R"(, {"name": "HBM 0/Read", "pid": 6, "tid": 0, "ts": "1", "args": {"MHz": 600}, "ph": "C"})";
+  s += R"(, {"name": "AI Core Freq", "pid": 5, "tid": 0, "ts": "1", "args": {"MHz": 1800}, "ph": "C"})";
+  s += ", " + py_event(1) + "]";
+  const auto r = import_text(s);
+  ASSERT_TRUE(r->status.ok());
+  EXPECT_EQ(r->t.counter_events, 6u);
+  EXPECT_EQ(r->t.aicore_freq.ts_ns, (std::vector<int64_t>{1000, 3000}));
+  EXPECT_EQ(r->t.aicore_freq.mhz, (std::vector<uint32_t>{1800, 800}));
+}
+
 TEST(TraceViewMalformed, UnknownPhCountedAndSkipped) {
   std::string s = "[";
   s += kPyMeta;

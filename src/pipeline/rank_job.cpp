@@ -378,6 +378,11 @@ class RankJob {
       // META_DATA's parallel_group_info stands in for profiler_metadata.json when the rank has none.
       if (meta_.groups.empty() && meta_.distributed_args.empty()) meta_ = std::move(db->metadata);
       if (db->device_id >= 0) out_.device_id = db->device_id;
+      // RANK_DEVICE_MAP is a second word on the rank: a disagreement is said, not silently resolved
+      if (db->rank_id >= 0 && task_.rank_id != std::to_string(db->rank_id))
+        stats_.note(Stat::db_rank_mismatch, fs::path(task_.profiler_db).filename().string() + ":table RANK_DEVICE_MAP: rankId " +
+                                                std::to_string(db->rank_id) + ", the rank is " + task_.rank_id + " (from " +
+                                                task_.rank_id_source + ")");
     }
     out_.parallel_groups = meta_.groups.size();
     return {};

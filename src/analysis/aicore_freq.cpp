@@ -1,6 +1,7 @@
 #include "ascprof/analysis/aicore_freq.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <unordered_map>
 
@@ -9,16 +10,6 @@
 #include "ascprof/common/stable_id.hpp"
 
 namespace ascprof::analysis {
-
-namespace {
-
-// Cores whose kernels follow the AI Core clock. Communication (HCCL / COMMUNICATION) and AI CPU
-// kernels do not; an empty or unknown core counts (older exports write none).
-bool follows_aicore_clock(std::string_view core) {
-  return core != "HCCL" && core != "COMMUNICATION" && core != "AI_CPU" && core != "AICPU";
-}
-
-}  // namespace
 
 AicoreFreqStats aicore_freq_stats(const model::KernelTable& k, const StringPool& pool, const model::AicoreFreqTable& freq,
                                   const model::RankStructure& s, const knowledge::DiagnosticsRules& rules) {
@@ -42,7 +33,13 @@ AicoreFreqStats aicore_freq_stats(const model::KernelTable& k, const StringPool&
   for (size_t r = 0; r < k.size(); ++r) {
     const StrId core = r < k.accelerator_core.size() ? k.accelerator_core[r] : 0;
     auto [it, fresh] = clocked.try_emplace(core, false);
-    if (fresh) it->second = follows_aicore_clock(pool.view(core));
+    // an empty or unknown core counts (older exports write none); [aicore_freq] unclocked_cores do not
+    if (fresh) {
+      std::string upper(pool.view(core));
+      for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+      const auto& out = rules.aicore_unclocked_cores;
+      it->second = std::find(out.begin(), out.end(), upper) == out.end();
+    }
     if (!it->second) continue;
     const int64_t a = std::max(k.start_ns[r], ts.front()), b = k.start_ns[r] + std::max<int64_t>(k.dur_ns[r], 0);
     if (b <= a) continue;  // before the first sample: the frequency is unknown

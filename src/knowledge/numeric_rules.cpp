@@ -126,6 +126,7 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"aicore_freq.min_kernel_share", {&aicore_min_kernel_share, nullptr}},
       {"aicore_freq.min_ms", {&aicore_min_ms, nullptr}},
       {"aicore_freq.high_kernel_share", {&aicore_high_kernel_share, nullptr}},
+      {"aicore_freq.unclocked_cores", {nullptr, nullptr, nullptr, &aicore_unclocked_cores}},
   });
 }
 

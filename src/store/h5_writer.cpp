@@ -334,14 +334,6 @@ H5Handle make_dcpl(const WriterOptions& o, size_t n, bool vlen, Filters filters)
 /// data). Larger columns are chunked and deflated: compact data is stored uncompressed.
 constexpr size_t kCompactMaxBytes = 2u << 10;
 
-/// A string column holding at least this much text is written as fixed-width, NUL-padded UTF-8
-/// strings in deflated chunks instead of vlen strings, whose text sits uncompressed in the global
-/// heap. The summary tables' JSON cells (a block's top operators, its pipeline times) are tens of MB
-/// per GB-class rank and deflate ~15x. h5py reads both kinds alike (`.asstr()[:]`).
-constexpr size_t kDeflatedTextMinBytes = 4u << 10;
-/// ...as long as padding every row to the longest does not inflate the text more than this.
-constexpr size_t kMaxPaddingFactor = 4;
-
 /// Compact, fixed-size layout for a small numeric column (see kCompactMaxBytes).
 H5Handle make_compact_dcpl(bool vlen = false) {
   H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
@@ -427,13 +419,6 @@ Status H5Writer::write_vlen(std::string_view dataset, std::span<const std::strin
   ASCPROF_RETURN_IF_ERROR(check_open(op));
   const std::string p = path_.string();
   const CStrings strs(values);
-  if (!is_table && options_.deflate_level > 0) {
-    size_t longest = 0;
-    for (const char* c : strs.ptrs) longest = std::max(longest, std::strlen(c));
-    const size_t text = strs.buf.size() - strs.ptrs.size();  // without the terminators
-    if (text >= kDeflatedTextMinBytes && longest * strs.ptrs.size() <= kMaxPaddingFactor * text)
-      return write_fixed_text(name, strs.ptrs, strs.repaired, longest);
-  }
   const hsize_t dims = values.size();
   // Each element is a 16-byte global-heap id in the dataset; the strings are in the global heap.
   const bool compact = values.size() * sizeof(hvl_t) <= kCompactMaxBytes;
@@ -455,36 +440,6 @@ Status H5Writer::write_vlen(std::string_view dataset, std::span<const std::strin
   ASCPROF_RETURN_IF_ERROR(note(ds.close(p, "write dataset " + name)));
   if (strs.repaired > 0) ASCPROF_RETURN_IF_ERROR(set_int_attr(name, "repaired_strings", strs.repaired));
   if (is_table) table_sizes_[name] = values.size();
-  return {};
-}
-
-Status H5Writer::write_fixed_text(const std::string& name, std::span<const char* const> rows, int64_t repaired,
-                                  size_t width) {
-  const std::string op = "create dataset " + name;
-  const std::string p = path_.string();
-  const size_t n = rows.size();
-  std::vector<char> padded(n * width, '\0');
-  for (size_t i = 0; i < n; ++i) std::memcpy(padded.data() + i * width, rows[i], std::strlen(rows[i]));
-  const hsize_t dims = n;
-  H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
-  H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
-  // chunks of about 1 MiB of text: deflate's window sees many rows, a reader decompresses little
-  const hsize_t chunk = std::clamp<hsize_t>((hsize_t{1} << 20) / width, 1, dims);
-  H5Handle type(H5Tcopy(H5T_C_S1), H5Kind::kDatatype);
-  H5Handle lcpl = detail::lcpl_with_parents();
-  if (!space.valid() || !dcpl.valid() || !type.valid() || !lcpl.valid() || H5Pset_chunk(dcpl.get(), 1, &chunk) < 0 ||
-      H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER) < 0 ||
-      H5Pset_deflate(dcpl.get(), static_cast<unsigned>(options_.deflate_level)) < 0 ||
-      H5Tset_size(type.get(), width) < 0 || H5Tset_cset(type.get(), H5T_CSET_UTF8) < 0 ||
-      H5Tset_strpad(type.get(), H5T_STR_NULLPAD) < 0)
-    return note(h5_error(p, op));
-  H5Handle ds(H5Dcreate2(file_.get(), name.c_str(), type.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
-              H5Kind::kDataset);
-  if (!ds.valid()) return note(h5_error(p, op));
-  if (H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, padded.data()) < 0)
-    return note(h5_error(p, "write dataset " + name));
-  ASCPROF_RETURN_IF_ERROR(note(ds.close(p, "write dataset " + name)));
-  if (repaired > 0) ASCPROF_RETURN_IF_ERROR(set_int_attr(name, "repaired_strings", repaired));
   return {};
 }
 

@@ -158,18 +158,16 @@ void TableWriter::add_text(std::string_view name, const Range& values) {
   Column c;
   c.name = std::string(name);
   c.type = ColumnType::kString;
-  std::string buf;
   size_t total = 0;
   for (const auto& v : values) total += v.size();
-  buf.reserve(total);
+  c.text.reserve(total);
   c.ends.reserve(rows_);
   for (const auto& v : values) {
-    const size_t begin = buf.size();
-    if (detail::append_clean_utf8(buf, std::string_view(v))) ++repaired_;
-    c.longest = std::max(c.longest, buf.size() - begin);
-    c.ends.push_back(buf.size());
+    const size_t begin = c.text.size();
+    if (detail::append_clean_utf8(c.text, std::string_view(v))) ++repaired_;
+    c.longest = std::max(c.longest, c.text.size() - begin);
+    c.ends.push_back(c.text.size());
   }
-  c.bytes.assign(buf.begin(), buf.end());
   columns_.push_back(std::move(c));
 }
 
@@ -228,9 +226,8 @@ Status TableWriter::write_dataset() {
       m.mem_type = copy_type(detail::native_type(c.type));
       m.size = column_type_size(c.type);
     } else {
-      const size_t text = c.bytes.size();
       const size_t padded = c.longest * rows_;
-      m.vlen = padded > kFixedTextAlways && padded > kMaxPaddingFactor * text;
+      m.vlen = padded > kFixedTextAlways && padded > kMaxPaddingFactor * c.text.size();
       m.file_type = m.vlen ? detail::vlen_utf8_type() : fixed_utf8_type(c.longest);
       m.mem_type = m.vlen ? detail::vlen_utf8_type() : fixed_utf8_type(c.longest);
       m.size = m.vlen ? sizeof(char*) : std::max<size_t>(c.longest, 1);
@@ -268,9 +265,9 @@ Status TableWriter::write_dataset() {
     if (members[i].vlen) {
       const Column& c = columns_[i];
       std::string& t = terminated[i];
-      t.reserve(c.bytes.size() + rows_);
+      t.reserve(c.text.size() + rows_);
       for (size_t r = 0, begin = 0; r < rows_; begin = c.ends[r++]) {
-        t.append(reinterpret_cast<const char*>(c.bytes.data()) + begin, c.ends[r] - begin);
+        t.append(c.text, begin, c.ends[r] - begin);
         t.push_back('\0');
       }
     }
@@ -285,8 +282,7 @@ Status TableWriter::write_dataset() {
       } else if (!m.vlen) {
         for (hsize_t r = first; r < first + count; ++r) {
           const size_t begin = r == 0 ? 0 : c.ends[r - 1];
-          // (a column of empty strings has no bytes at all: data() may be null)
-          if (c.ends[r] > begin) std::memcpy(dst + (r - first) * record, c.bytes.data() + begin, c.ends[r] - begin);
+          std::memcpy(dst + (r - first) * record, c.text.data() + begin, c.ends[r] - begin);
         }
       } else {
         const char* base = terminated[i].data();

@@ -3,8 +3,8 @@
 /// and with the time at stake). The AI Core Freq counter (trace_view.json, or AICORE_FREQ in the
 /// database) gives the MHz from each sample on; kernel time below reduced_ratio x nominal_mhz
 /// (knowledge/diagnostics.rules [aicore_freq]) is reduced-frequency time: power capping, thermal
-/// throttling, or the idle governor's 800 MHz. Communication and AI CPU kernels are left out: their
-/// time does not follow the AI Core clock.
+/// throttling, or the idle governor's 800 MHz. Kernels on the rules' unclocked_cores (communication,
+/// AI CPU) are left out: their time does not follow the AI Core clock.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -208,6 +208,7 @@ struct DiagnosticsRules {
   double aicore_min_kernel_share = 0.05;
   double aicore_min_ms = 1.0;
   double aicore_high_kernel_share = 0.3;
+  std::vector<std::string> aicore_unclocked_cores;  ///< Accelerator Core values left out (upper-cased)
   /// Every key must be present.
   Status load(const RuleFile& file);
 };

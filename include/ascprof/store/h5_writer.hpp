@@ -158,8 +158,6 @@ class H5Writer {
   static Result<H5Writer> open_temp(const std::filesystem::path& path, const WriterOptions& options, bool copy);
   Status write_numeric(std::string_view dataset, ColumnType type, const void* data, size_t n);
   Status write_vlen(std::string_view dataset, std::span<const std::string_view> values, bool is_table);
-  /// A long-text string column as `width`-byte NUL-padded UTF-8 strings in deflated chunks.
-  Status write_fixed_text(const std::string& name, std::span<const char* const> rows, int64_t repaired, size_t width);
   Status write_attr(std::string_view object, std::string_view name, ColumnType type, const void* data,
                     size_t n, bool scalar);
   Status check_open(std::string_view op);
@@ -191,10 +189,11 @@ class H5Writer {
 /// (the table attributes `id_columns` and `id_tables` say which and into which string table),
 /// string columns fixed-width NUL-padded UTF-8 (variable-length when padding every row to the
 /// longest would more than quadruple the text). Tables of at most 2 KiB are stored compact (in the
-/// object header); larger ones in ~1 MiB chunks of whole records, byte-shuffled and deflated (HDF5's
-/// shuffle of a record is a per-byte transpose, so columns still compress as columns). Attributes:
+/// object header); larger ones in ~1 MiB chunks of whole records, deflated with or without HDF5's
+/// byte shuffle (a per-byte transpose of the records, so columns compress as columns), or stored
+/// plain, as a probe of the first records shows best (table_writer.cpp). Attributes:
 /// `columns` (names in order), `row_count`. H5Reader reads `<table>/<column>` as a column.
-/// Column calls copy their values (callers often render a column into a temporary) and return
+/// Column calls copy their values (callers often render a column into a temporary; see Values) and return
 /// *this; the first error of any call is kept (status()) and returned by finish(), and later column
 /// calls are skipped. Each column must have exactly `rows` entries and a unique name without '/'
 /// (kInternal error otherwise, which also makes the writer refuse to commit).
@@ -240,9 +239,10 @@ class TableWriter {
   struct Column {
     std::string name;
     ColumnType type = ColumnType::kUInt8;  ///< kString for text columns
-    std::vector<unsigned char> bytes;      ///< numeric: rows x element size; text: the cleaned strings
+    std::vector<unsigned char> bytes;      ///< numeric: rows x element size
+    std::string text;                      ///< text: the cleaned strings, end to end
     const unsigned char* borrowed = nullptr;  ///< Values::kBorrow: the caller's numeric values instead
-    std::vector<uint64_t> ends;            ///< text: end offset of row i in bytes
+    std::vector<uint64_t> ends;            ///< text: end offset of row i in `text`
     size_t longest = 0;                    ///< text: longest row in bytes
     std::string id_table;                  ///< id columns: the string table
   };

@@ -499,11 +499,13 @@ void Importer::dispatch(uint64_t offset) {
       ++out_.counter_events;
       // (an event without a name keeps the previous event's name view: test kHasName first; the
       // fuzzer found that view pointing into a freed unescape buffer)
-      if ((ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter && (ev.args.present & kArgMhz) != 0 &&
-          (ev.has & kHasTs) != 0 &&
-          ev.args.mhz >= 0 && ev.args.mhz < 1e6) {
-        out_.aicore_freq.ts_ns.push_back(ev.ts_ns);
-        out_.aicore_freq.mhz.push_back(static_cast<uint32_t>(std::lround(ev.args.mhz)));
+      if ((ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter) {
+        if ((ev.args.present & kArgMhz) != 0 && (ev.has & kHasTs) != 0 && ev.args.mhz >= 0 && ev.args.mhz < 1e6) {
+          out_.aicore_freq.ts_ns.push_back(ev.ts_ns);
+          out_.aicore_freq.mhz.push_back(static_cast<uint32_t>(std::lround(ev.args.mhz)));
+        } else {
+          stats_.note(Stat::tv_event_missing_field, where(offset, "AI Core Freq sample without a ts or an MHz in 0..1e6; not kept"));
+        }
       }
       builder_.add_other(ev, offset);
       return;
@@ -701,12 +703,13 @@ bool is_metadata_name(std::string_view n) {
 Importer::ArgsAction Importer::args_action() {
   const EventFields& ev = ev_;
   if (force_args_) return ArgsAction::kRead;
-  // the one counter kept (its args usually come before its ph)
-  if ((ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter) return ArgsAction::kRead;
+  // The one counter kept (AI Core Freq): its args usually come before its ph, so without a ph the
+  // name decides; an X event whose ph came first never pays for the name compare.
   if ((ev.has & kHasPh) != 0) {
     if (ev.ph == "M") return ArgsAction::kRead;
+    if (ev.ph == "C") return (ev.has & kHasName) != 0 && ev.name == kAicoreFreqCounter ? ArgsAction::kRead : ArgsAction::kSkip;
     if (ev.ph != "X") return ArgsAction::kSkip;
-  } else if ((ev.has & kHasName) != 0 && is_metadata_name(ev.name)) {
+  } else if ((ev.has & kHasName) != 0 && (is_metadata_name(ev.name) || ev.name == kAicoreFreqCounter)) {
     return ArgsAction::kRead;
   }
   if ((ev.has & kHasPid) == 0 || (ev.bad & kBadPid) != 0) return ArgsAction::kRead;

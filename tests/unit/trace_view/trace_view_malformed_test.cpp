@@ -412,6 +412,7 @@ TEST(TraceViewMalformed, OnlyNamedAicoreFreqCountersAreKept) {
   const auto r = import_text(s);
   ASSERT_TRUE(r->status.ok());
   EXPECT_EQ(r->t.counter_events, 6u);
+  EXPECT_EQ(r->stats.count(Stat::tv_event_missing_field), 2u);  // the named samples without ts or MHz
   EXPECT_EQ(r->t.aicore_freq.ts_ns, (std::vector<int64_t>{1000, 3000}));
   EXPECT_EQ(r->t.aicore_freq.mhz, (std::vector<uint32_t>{1800, 800}));
 }

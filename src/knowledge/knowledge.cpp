@@ -40,6 +40,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_RETURN_IF_ERROR(k.operator_alignment.load(op_align, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile deep_dive, load("operator_deep_dive.rules"));
   ASCPROF_RETURN_IF_ERROR(k.deep_dive.load(deep_dive, k.vocab));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile moe_trace, load("moe_trace.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.moe_trace.load(moe_trace));
   return k;
 }
 

@@ -4,7 +4,7 @@
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
 /// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules,
-/// operator_alignment.rules, operator_deep_dive.rules.
+/// operator_alignment.rules, operator_deep_dive.rules, moe_trace.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +14,7 @@
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/knowledge/deep_dive_rules.hpp"
+#include "ascprof/knowledge/moe_trace_rules.hpp"
 #include "ascprof/knowledge/rule_file.hpp"
 
 namespace ascprof::knowledge {
@@ -254,6 +255,7 @@ struct Knowledge {
   DiagnosticsRules diagnostics;
   OperatorAlignmentRules operator_alignment;
   DeepDiveRules deep_dive;
+  MoeTraceRules moe_trace;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

@@ -347,7 +347,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     if (out_error.empty())
       for (size_t i = 0; i < req.roots.size(); ++i) {
         try {
-          plans.push_back(pipeline::plan_root(req.roots[i], req.out, static_cast<int32_t>(i), req.source));
+          plans.push_back(pipeline::plan_root(req.roots[i], req.out, static_cast<int32_t>(i), req.source, kb->moe_trace.folder));
         } catch (const std::exception& e) {  // a bug or an OS surprise must not stop the other roots
           pipeline::RootPlan failed;
           failed.root_index = static_cast<int32_t>(i);

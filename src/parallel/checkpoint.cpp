@@ -41,6 +41,7 @@ std::vector<std::string> input_files(const pipeline::RankTask& t) {
   std::vector<std::string> out;
   for (const pipeline::InputKind& k : pipeline::kInputKinds)
     if (!(t.*k.path).empty()) out.push_back(t.*k.path);
+  out.insert(out.end(), t.moe_traces.begin(), t.moe_traces.end());
   return out;
 }
 
@@ -106,6 +107,11 @@ std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& t
     if (it == o.sources.end() || it->size != fp->size || it->mtime_ns != fp->mtime_ns || it->prefix_hash != fp->prefix_hash)
       return std::nullopt;
   }
+  // and no MoE trace gone since (a new one is caught above: it has no source entry)
+  if (static_cast<size_t>(std::count_if(o.sources.begin(), o.sources.end(), [](const pipeline::SourceRef& s) {
+        return s.kind == pipeline::kMoeTraceKind;
+      })) != task.moe_traces.size())
+    return std::nullopt;
   // and the rank's outputs all there (they are renamed into place only when complete)
   std::error_code ec;
   if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;

@@ -23,6 +23,7 @@
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
 #include "ascprof/importers/kernel_details.hpp"
+#include "ascprof/importers/moe_trace.hpp"
 #include "ascprof/importers/op_statistics.hpp"
 #include "ascprof/importers/profiler_db.hpp"
 #include "ascprof/importers/step_trace_time.hpp"
@@ -116,6 +117,7 @@ class RankJob {
     ASCPROF_RETURN_IF_ERROR(step_trace());
     ASCPROF_RETURN_IF_ERROR(statistics());
     memory_probe("comm + step trace done");
+    ASCPROF_RETURN_IF_ERROR(moe_traces());
     ASCPROF_RETURN_IF_ERROR(keep_going());
     return close_rank_file(static_cast<Stage>(std::clamp(task_.last_stage, kStageNormalize, kStageSummarize)));
   }
@@ -186,11 +188,12 @@ class RankJob {
   std::string RankTask::*kernel_source() const { return from_db() ? &RankTask::profiler_db : &RankTask::kernel_details; }
 
   /// Fingerprints the input `field` of the task before it is read (kInputKinds names it).
-  Status source(std::string RankTask::*field) {
-    auto fp = store::fingerprint_file(task_.*field);
+  Status source(std::string RankTask::*field) { return source_file(task_.*field, input_kind_name(field)); }
+  Status source_file(const std::string& path, const char* kind) {
+    auto fp = store::fingerprint_file(path);
     if (!fp.ok()) return fp.status();
     fingerprints_.push_back(*fp);
-    kinds_.emplace_back(input_kind_name(field));
+    kinds_.emplace_back(kind);
     return {};
   }
 
@@ -215,6 +218,7 @@ class RankJob {
                         : from_db() ? "no kernel rows (COMPUTE_TASK_INFO and COMMUNICATION_OP are empty or absent)"
                                     : "no kernel rows below the header");
     memory_probe("kernel import");
+    if (!task_.moe_traces.empty()) moe_rows_ = analysis::moe_kernel_rows(k, pool_, kb_.moe_trace);
     std::optional<analysis::NormalizedKernels> norm;
     {
       Timer t(&out_.normalize_seconds);
@@ -357,6 +361,30 @@ class RankJob {
     }
   }
 
+  // The rank's in-kernel MoE traces (issue 20): read, analysed, attached to the instrumented kernel's
+  // rows, written to /moe_trace. A broken trace is counted and reported per call; it never fails the rank.
+  Status moe_traces() {
+    if (task_.moe_traces.empty()) return {};
+    std::vector<model::MoeTraceCall> calls(task_.moe_traces.size());
+    {
+      Timer t(&out_.ingest_seconds);
+      int64_t rank_number = -1;
+      if (!task_.rank_id.empty() && task_.rank_id.find_first_not_of("0123456789") == std::string::npos)
+        rank_number = std::stoll(task_.rank_id);
+      // an unreadable trace is not fingerprinted (import_moe_trace reports it), so no checkpoint stands for it
+      for (size_t i = 0; i < calls.size(); ++i) {
+        (void)source_file(task_.moe_traces[i], kMoeTraceKind);
+        importers::import_moe_trace(task_.moe_traces[i], rank_number, kb_.moe_trace.records_per_core, pool_, calls[i], stats_);
+      }
+    }
+    {
+      Timer t(&out_.summarize_seconds);
+      out_.moe = analysis::summarize_moe_traces(calls, moe_rows_, pool_, kb_.moe_trace, stats_);
+    }
+    Timer t(&out_.write_seconds);
+    return write_moe_trace_tables(*writer_, calls, out_.moe);
+  }
+
   Status capture_info() {
     Timer t(&out_.ingest_seconds);
     if (!task_.profiler_info.empty()) {
@@ -486,6 +514,7 @@ class RankJob {
   model::ProfilerMetadata meta_;
   model::StepMarkerTable steps_;  // ProfilerStep#N ranges, kept for segmentation
   model::AicoreFreqTable aicore_freq_;  // AI Core Freq samples, kept for the frequency analysis
+  std::vector<analysis::MoeKernelRow> moe_rows_;  // the instrumented MoE kernel's rows (only with traces)
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;
   std::optional<store::H5Writer> writer_;  // created in run(); destroyed without commit on error: no half file

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/analysis/moe_trace.hpp"
 #include "ascprof/analysis/normalize.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/capture_info.hpp"
 #include "ascprof/model/comm_table.hpp"
 #include "ascprof/model/kernel_table.hpp"
+#include "ascprof/model/moe_trace.hpp"
 #include "ascprof/model/trace_tables.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/store/h5_writer.hpp"
@@ -27,6 +29,10 @@ Status write_comm_tables(store::H5Writer& w, const model::CommStatTable& c, cons
                          const model::ProfilerMetadata& meta);
 /// /step_trace.
 Status write_step_trace_table(store::H5Writer& w, const model::StepTraceTable& s);
+/// /moe_trace/{intervals,calls,phases,bubbles}: the rank's in-kernel MoE traces (`calls[k]` is
+/// summarised in `summary.calls[k]`).
+Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTraceCall>& calls,
+                              const analysis::MoeRankSummary& summary);
 /// Root attributes naming the rank.
 Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t device_id,
                              const std::string& profiler_level, const std::string& header_era);

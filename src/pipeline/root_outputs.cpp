@@ -12,6 +12,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/pipeline/class_summary_outputs.hpp"
 #include "ascprof/pipeline/deep_dive_outputs.hpp"
+#include "ascprof/pipeline/moe_trace_outputs.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "alignment_outputs.hpp"
@@ -343,6 +344,25 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   record(s, out, write_file_atomic(out, w.take()));
 }
 
+// The in-kernel MoE trace tables, when any rank has a trace.
+std::vector<analysis::MoeRankView> moe_views(const std::vector<RankOutcome>& outcomes) {
+  std::vector<analysis::MoeRankView> views;
+  for (const auto& o : outcomes)
+    if (o.ok && !o.moe.calls.empty()) views.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.moe});
+  return views;
+}
+
+void record_moe_traces(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+  const auto views = moe_views(outcomes);
+  if (views.empty()) return;
+  auto written = write_moe_trace_outputs(plan.out_dir, views);
+  if (!written.ok()) {
+    record(s, plan.out_dir, written.status());
+    return;
+  }
+  for (const auto& p : *written) s.outputs.push_back(p.string());
+}
+
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
 // evidence gate (a finding without evidence is counted, not reported).
 void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
@@ -405,6 +425,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
       }
     for (auto& f : analysis::diagnose_host_bound(ids, stats, kb)) findings.push_back(std::move(f));
   }
+  for (auto& f : analysis::diagnose_moe_traces(moe_views(outcomes), kb.moe_trace)) findings.push_back(std::move(f));
   // last: skew in the operator alignments may follow from a cause found above
   for (auto& f : analysis::diagnose_operator_alignments(cr.operators, cr.per_rank, cr.rank_ids, cr.rank_ordinals, kb, findings))
     findings.push_back(std::move(f));
@@ -615,6 +636,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   t0 = Clock::now();
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
   if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, *kb, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now

@@ -4,6 +4,7 @@
 
 #include "ascprof/common/stats.hpp"
 #include "ascprof/importers/discovery.hpp"
+#include "ascprof/importers/moe_trace.hpp"
 
 namespace ascprof::pipeline {
 
@@ -47,7 +48,8 @@ void choose_source(RankTask& t, SourceChoice choice) {
 }
 }  // namespace
 
-RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index, SourceChoice source) {
+RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index, SourceChoice source,
+                   std::string_view moe_trace_folder) {
   RootPlan plan;
   plan.root_index = root_index;
   plan.root = root;
@@ -86,6 +88,13 @@ RootPlan plan_root(const std::string& root, const std::string& out, int32_t root
     t.analysis_db = r.files.analysis_db.string();
     choose_source(t, source);
     t.input_bytes = r.input_bytes;
+    if (!moe_trace_folder.empty())
+      for (const auto& f : importers::find_moe_traces(r.path, moe_trace_folder)) {
+        std::error_code ec;
+        const auto size = std::filesystem::file_size(f, ec);
+        t.input_bytes += ec ? 0 : size;
+        t.moe_traces.push_back(f.string());
+      }
     t.root_index = root_index;
     t.rank_index = index++;
     plan.tasks.push_back(std::move(t));

@@ -25,6 +25,13 @@ Result<EvidenceChain> check_evidence_chain(const fs::path& root_out) {
         if (!header && !f.empty()) alignments.emplace(f[0]);  // alignment_id
         return true;
       }));
+  // in-kernel MoE phase records moe_<ordinal>_<call>_<phase> (only a root with traces has the table)
+  if (std::error_code ec; fs::exists(root_out / "moe_phase_summary.csv", ec))
+    ASCPROF_RETURN_IF_ERROR(
+        for_each_row(root_out / "moe_phase_summary.csv", [&](const std::vector<std::string_view>& f, bool header) {
+          if (!header && !f.empty()) windows.emplace(f[0]);  // evidence_id is the first column
+          return true;
+        }));
   chain.evidence_rows = windows.size();
   chain.alignment_rows = alignments.size();
   // kernel event ids evt_<ordinal>_<row> exist when the row is inside that rank's kernel table

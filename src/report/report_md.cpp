@@ -357,6 +357,71 @@ void deep_dive_section(Doc& d, const DeepDiveData& dd) {
 
 }  // namespace
 
+// 17: the in-kernel MoE traces (only a root with traces has the tables; section absent otherwise).
+void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Finding>& findings) {
+  std::error_code ec;
+  if (!fs::exists(root_out / "moe_trace_calls.csv", ec)) return;
+  auto calls = read_table(root_out / "moe_trace_calls.csv");
+  auto compare = read_table(root_out / "moe_phase_compare.csv");
+  auto phases = read_table(root_out / "moe_phase_summary.csv");
+  d.h2("17. In-Kernel MoE Traces");
+  d.p("Traces recorded inside the fused MoE kernels (MoeTracing). Each core's times count from its own kernel entry, "
+      "so ranks are compared by durations; the instrumented build's barriers make phases longer than in a clean "
+      "build. Tables: moe_trace_calls.csv, moe_phase_summary.csv, moe_phase_compare.csv, moe_bubble_summary.csv.");
+  if (calls.ok()) {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < calls->rows.size() && i < 32; ++i)
+      rows.push_back({md(calls->cell(i, "rank_id")), md(calls->cell(i, "call")), md(calls->cell(i, "variant")),
+                      md(calls->cell(i, "status")), md(calls->cell(i, "event_id")), num(calls->number(i, "span_us")),
+                      md(calls->cell(i, "detail"))});
+    d.h3("Calls And Their Kernel Rows");
+    d.table({"rank", "call", "variant", "status", "kernel row", "span us", "detail"}, rows);
+    if (calls->rows.size() > 32) d.p("Showing 32 of " + std::to_string(calls->rows.size()) + " calls.");
+  }
+  if (compare.ok()) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < compare->rows.size(); ++i)
+      if (compare->cell(i, "index").empty() && compare->cell(i, "role") != "container") order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return compare->number(a, "union_us_median") > compare->number(b, "union_us_median");
+    });
+    std::vector<std::vector<std::string>> rows;
+    for (size_t k = 0; k < order.size() && k < 30; ++k) {
+      const size_t i = order[k];
+      rows.push_back({md(compare->cell(i, "label")), md(compare->cell(i, "core_group")), md(compare->cell(i, "role")),
+                      md(compare->cell(i, "ranks")), num(compare->number(i, "union_us_median")),
+                      num(compare->number(i, "max_core_us_median")), num(compare->number(i, "max_core_us_max")),
+                      md(compare->cell(i, "slowest_rank")), num(compare->number(i, "slowest_to_median"), 2)});
+    }
+    d.h3("Phases Across Ranks");
+    d.table({"phase", "core group", "role", "ranks", "union us (median)", "slowest core us (median)",
+             "slowest core us (max)", "slowest rank", "max / median"},
+            rows);
+  }
+  if (phases.ok()) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < phases->rows.size(); ++i)
+      if (phases->cell(i, "role") != "container" && phases->number(i, "cores") >= 2) order.push_back(i);
+    auto spread = [&](size_t i) { return phases->number(i, "max_core_us") - phases->number(i, "median_core_us"); };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spread(a) > spread(b); });
+    std::vector<std::vector<std::string>> rows;
+    for (size_t k = 0; k < order.size() && k < 10; ++k) {
+      const size_t i = order[k];
+      const std::string& index = phases->cell(i, "index");
+      rows.push_back({md(phases->cell(i, "rank_id")), md(phases->cell(i, "label")) + (index.empty() ? "" : " #" + index),
+                      md(phases->cell(i, "core_group")), md(phases->cell(i, "max_core_id")), num(phases->number(i, "max_core_us")),
+                      num(phases->number(i, "median_core_us")), md(phases->cell(i, "evidence_id"))});
+    }
+    d.h3("Worst Cores");
+    d.table({"rank", "phase", "core group", "core", "its us", "median core us", "evidence"}, rows);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : findings)
+    if (f.type.rfind("moe_", 0) == 0) rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+  d.h3("In-Kernel Findings");
+  d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
+}
+
 Result<fs::path> write_report_md(const fs::path& root_out) {
   auto load = [&root_out](const char* name) -> Result<TextTable> { return read_table(root_out / name); };
   ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load("rank_summary.csv"));
@@ -699,6 +764,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
       d.table({"phase", "steps"}, rows);
     }
   }
+  moe_trace_section(d, root_out, findings);
   const fs::path out = root_out / "report" / "report.md";
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(out, d.take()));
   return out;

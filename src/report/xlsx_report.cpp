@@ -47,6 +47,9 @@ struct SheetSpec {
   /// When the sheet is capped: the column whose largest values choose the rows kept (the first of
   /// a comma-separated list that a row fills); "" keeps the first rows of the file.
   const char* rank_by = "";
+  /// The sheet exists only when its source file does (tables of optional inputs: a root without
+  /// in-kernel MoE traces gets no MoE sheets, so its workbook is unchanged).
+  bool only_if_present = false;
 };
 
 // The reference's sheet order (reference-analysis.md §2.9).
@@ -79,6 +82,13 @@ constexpr SheetSpec kSheets[] = {
     {"diagnosis_findings", "diagnosis_findings.json", "findings that passed the evidence gate, one per row"},
     {"evidence_index", "evidence_index.csv", "evidence ids: step, layer and bubble windows with source row ranges"},
     {"raw_kernel_index", "raw_kernel_index.csv", "kernel rows with event ids (capped; the CSV holds every row)"},
+    {"moe_trace_calls", "moe_trace_calls.csv", "in-kernel MoE trace files per rank: status, kernel row, span, data quality",
+     "event_id", "", true},
+    {"moe_phases", "moe_phase_summary.csv",
+     "in-kernel MoE phases per rank, call and core group: count, cores, total / union / per-core us (evidence ids)",
+     "evidence_id", "union_us", true},
+    {"moe_phase_compare", "moe_phase_compare.csv", "the same in-kernel MoE phase across ranks, core group by core group",
+     "", "max_core_us_max", true},
 };
 
 /// One cell as text; text_only cells (JSON strings) are never read as numbers.
@@ -732,6 +742,7 @@ Status write_readme(SheetWriter& w, const fs::path& root_out, const std::string&
   add({"(output_folder)", "", "", "", "", root_out.string()}, {1, 1, 1, 1, 1, 1});
   for (size_t i = 0; i < sheets.size(); ++i) {
     const XlsxSheet& s = sheets[i];
+    if (i > 0 && s.name.empty()) continue;  // an optional sheet without its source
     const bool counted = i > 0;
     add({kSheets[i].name, std::string(kSheets[i].source), counted ? std::to_string(s.rows_written) : "",
          counted ? std::to_string(s.rows_total) : "", counted ? (s.truncated ? "true" : "false") : "",
@@ -782,6 +793,10 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
 
   std::vector<lxw_worksheet*> ws;
   for (const SheetSpec& s : kSheets) {
+    if (std::error_code ec; s.only_if_present && !fs::exists(root_out / s.source, ec)) {
+      ws.push_back(nullptr);  // never written: its XlsxSheet keeps an empty name and is dropped below
+      continue;
+    }
     lxw_worksheet* w = workbook_add_worksheet(guard.wb, s.name);
     if (w == nullptr) return Status(ErrorCode::kInternal, std::string("report.xlsx: cannot add sheet ") + s.name);
     ws.push_back(w);
@@ -808,7 +823,7 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
     std::error_code ec;
     const uintmax_t n = fs::file_size(root_out / kSheets[i].source, ec);
     source_bytes[i] = ec ? 0 : n;
-    order.push_back(i);
+    if (ws[i] != nullptr) order.push_back(i);
   }
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return source_bytes[a] > source_bytes[b]; });
   std::vector<Status> results(std::size(kSheets));
@@ -840,6 +855,7 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
     SheetWriter w(ws[0], bold, kSheets[0].name, "", sheet_cap, /*per_cell=*/true);
     ASCPROF_RETURN_IF_ERROR(write_readme(w, root_out, root, sheets, sheets[0]));
   }
+  std::erase_if(sheets, [](const XlsxSheet& s) { return s.name.empty(); });
   worksheet_activate(ws[0]);
 
   lxw_workbook* wb = guard.wb;

@@ -15,6 +15,7 @@
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/host_bound.hpp"
+#include "ascprof/analysis/moe_trace.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/stage.hpp"
@@ -50,6 +51,9 @@ struct RankTask {
   /// with --source, and clears the paths of the other export so only what is read is fingerprinted.
   std::string source = "text";
   std::string profiler_db, analysis_db;  ///< "" when absent or not used
+  /// In-kernel MoE traces of the rank (`<rank folder>/<moe_trace.rules folder>/*.json`, name order),
+  /// each fingerprinted under kMoeTraceKind; empty when the rank has none.
+  std::vector<std::string> moe_traces;
   uint64_t input_bytes = 0;
   int32_t root_index = 0;
   int32_t rank_index = 0;
@@ -65,7 +69,7 @@ struct RankTask {
   void serialize(Ar& ar, unsigned /*version*/) {
     ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
-        api_statistic & source & profiler_db & analysis_db & input_bytes &
+        api_statistic & source & profiler_db & analysis_db & moe_traces & input_bytes &
         root_index & rank_index & last_stage & limits & h5_deflate;
   }
 };
@@ -85,6 +89,9 @@ inline constexpr InputKind kInputKinds[] = {
     {"op_statistic_csv", &RankTask::op_statistic},         {"api_statistic_csv", &RankTask::api_statistic},
     {"profiler_db", &RankTask::profiler_db},               {"analysis_db", &RankTask::analysis_db},
 };
+
+/// The kind of every in-kernel MoE trace file (RankTask::moe_traces: a list, not one path).
+inline constexpr const char* kMoeTraceKind = "moe_trace_json";
 
 /// The kind name of the task field `path` (one of kInputKinds).
 const char* input_kind_name(std::string RankTask::*path);
@@ -184,6 +191,7 @@ struct RankOutcome {
   analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
   analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)
   analysis::RankOperatorProfiles deep_dive;           ///< per-operator sums for the operator deep dive
+  analysis::MoeRankSummary moe;                       ///< in-kernel MoE traces: per call, phases and attachment
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
   bool reused = false;  ///< loaded from a valid checkpoint of an earlier run instead of being redone
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
@@ -203,7 +211,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & class_partials & deep_dive & process & reused;
+        step_windows & comm_times & host_bound & class_partials & deep_dive & moe & process & reused;
   }
 };
 

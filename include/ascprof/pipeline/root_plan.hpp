@@ -58,8 +58,10 @@ bool parse_source_choice(std::string_view text, SourceChoice* out);
 
 /// Discovers `root` and turns it into tasks writing under `out / slug`. Never fails: a root that
 /// cannot be read comes back with ok=false and the error.
+/// `moe_trace_folder` (moe_trace.rules [trace] folder) is where a rank folder keeps its in-kernel
+/// MoE traces; "" looks for none.
 RootPlan plan_root(const std::string& root, const std::string& out, int32_t root_index,
-                   SourceChoice source = SourceChoice::kAuto);
+                   SourceChoice source = SourceChoice::kAuto, std::string_view moe_trace_folder = {});
 
 /// Per-root result for the final JSON line and sweep summaries.
 struct RootSummary {

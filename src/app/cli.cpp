@@ -21,7 +21,8 @@ const char* kUsage =
     "usage:\n"
     "  mpirun -np N ascprof-mpi analyze ROOT [ROOT ...] -o OUT [options]\n"
     "  mpirun -np N ascprof-mpi sweep --search-root DIR [--search-root DIR ...] -o OUT [options]\n"
-    "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F] [--export text|db|both]\n";
+    "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F] [--export text|db|both]\n"
+    "                    [--moe-trace skill|umdk|array]\n";
 
 po::options_description make_options(CliOptions& o) {
   po::options_description d("options");
@@ -62,7 +63,11 @@ po::options_description make_options(CliOptions& o) {
        "synth: moe_mla_decode with two attention anchors (MlaProlog + MlaPreprocess) per layer")
       ("pp", po::value(&o.pp), "synth: training with P pipeline stages (1F1B, P2P send/receive between stages)")
       ("microbatches", po::value(&o.microbatches), "synth: training microbatches per step (0 = scenario default, 2)")
-      ("export", po::value(&o.export_format), "synth: text (default) | db (the SQLite exports only) | both");
+      ("export", po::value(&o.export_format), "synth: text (default) | db (the SQLite exports only) | both")
+      ("moe-trace", po::value(&o.moe_trace),
+       "synth: moe_mla_decode as an instrumented build: FusedDeepMoe kernels and per rank the MoeTracing in-kernel "
+       "trace of its last call (moe_trace/trace_call<K>.json), as the skill | umdk collector writes it, or a bare "
+       "X-event array; enables the faults moe_slow_expert and moe_recv_starved");
   return d;
 }
 
@@ -143,6 +148,10 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
     }
     po::notify(vm);
     if (vm.count("inputs")) o.roots = vm["inputs"].as<std::vector<std::string>>();
+    if (vm.count("moe-trace") && o.command != "synth") {
+      out.message = "--moe-trace applies to synth only\n" + std::string(kUsage);
+      return out;
+    }
   } catch (const std::exception& e) {
     out.message = e.what();
     return out;

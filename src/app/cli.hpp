@@ -43,6 +43,7 @@ struct CliOptions {
   int pp = 0;                          // training: pipeline stages (0/1 = none)
   int microbatches = 0;                // training: microbatches per step (0 = scenario default)
   std::string export_format = "text";  // text | db | both
+  std::string moe_trace;               // synth: "" | skill | umdk | array
 };
 
 struct ParseOutcome {

@@ -35,6 +35,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
   so.pp = o.pp;
   so.microbatches = o.microbatches;
   so.export_format = o.export_format;
+  so.moe_trace = o.moe_trace;
   so.force = o.force;
   if (!o.dummy_ranks.empty()) {
     auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);

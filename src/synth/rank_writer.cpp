@@ -317,6 +317,8 @@ class RankWriter {
       sim.end_step();
       write_step(rec, prog);
     }
+    if (!sc_.moe_trace.empty() && moe_rows_ > 0)  // the last FusedDeepMoe call of the last step
+      ASCPROF_RETURN_IF_ERROR(write_moe_trace(sc_, lay_.rank, moe_last_, dir, &c_.moe));
 
     write_tail_metadata();
     tv_.put(']');
@@ -1286,6 +1288,11 @@ class RankWriter {
         }
       } else {
         kd_kernel_row(step_number, op);
+        if (op.moe_call >= 0) {  // FusedDeepMoe: K counts the rank's rows of it in kernel_details order
+          if (rec.index + 1 == sc_.steps)
+            moe_last_ = {rec.index, op.moe_call, static_cast<int64_t>(moe_rows_), op.start, op.dur};
+          ++moe_rows_;
+        }
         if (op.island) {
           if (cnt.island_first_row < 0) cnt.island_first_row = row;
           cnt.island_last_row = row;
@@ -1567,6 +1574,8 @@ class RankWriter {
   std::vector<int> group_tid_;
   std::vector<size_t> order_, comm_ops_, p2p_ops_, coll_ops_;
   int stage_ = 0;
+  uint64_t moe_rows_ = 0;    // FusedDeepMoe rows written so far (moe_trace)
+  MoeTracedCall moe_last_;   // the last of them in the last step
   std::vector<Interval> comp_, comm_, comp_m_, comm_m_, comm_no_, all_, all_m_, free_, recv_, recv_m_;
 };
 

@@ -5,7 +5,8 @@
 /// profiler step at a time (the two statistics files are aggregated while the steps stream).
 /// With the db export (ExportKinds::db) the same data also goes into
 /// ASCEND_PROFILER_OUTPUT/{ascend_pytorch_profiler_<rank>.db, analysis.db} (db_sink.hpp); without the
-/// text export only profiler_info_<rank>.json and the two databases are written.
+/// text export only profiler_info_<rank>.json and the two databases are written. With moe_trace, the
+/// in-kernel trace of the rank's last FusedDeepMoe call goes to moe_trace/trace_call<K>.json (either export).
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ascprof/common/status.hpp"
+#include "moe_trace_writer.hpp"
 #include "scenario.hpp"
 #include "simulate.hpp"
 
@@ -83,9 +85,10 @@ struct RankCounts {
   uint64_t bytes_kernel_details = 0, bytes_trace_view = 0, bytes_communication = 0, bytes_step_trace = 0,
            bytes_profiler_info = 0, bytes_metadata = 0, bytes_op_statistic = 0, bytes_api_statistic = 0;
   uint64_t bytes_profiler_db = 0, bytes_analysis_db = 0;  ///< ascend_pytorch_profiler_<rank>.db, analysis.db
+  MoeTraceSummary moe;              ///< the in-kernel trace of the rank's last FusedDeepMoe call (moe_trace)
   uint64_t total_bytes() const {
     return bytes_kernel_details + bytes_trace_view + bytes_communication + bytes_step_trace + bytes_profiler_info +
-           bytes_metadata + bytes_op_statistic + bytes_api_statistic + bytes_profiler_db + bytes_analysis_db;
+           bytes_metadata + bytes_op_statistic + bytes_api_statistic + bytes_profiler_db + bytes_analysis_db + moe.bytes;
   }
 };
 

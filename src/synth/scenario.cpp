@@ -259,6 +259,25 @@ KernelSpec grouped_matmul(const MoeDims& d, int64_t k_, int64_t n, double us) {
   return k;
 }
 
+// The UMDK/CAM FusedDeepMoe (moe_trace): dispatch, GMM1 + SwiGlu + quant, GMM2 and combine in one MC2
+// launch of 24 AIC + 48 AIV blocks (1C2V), the kernel the MoeTracing instrumentation targets. Its
+// duration comes from the in-kernel trace model (moe_trace_writer.hpp), not from base_ns.
+KernelSpec fused_deep_moe(const MoeDims& d) {
+  const int64_t el = d.experts_local;
+  auto k = make_kernel("aclnnFusedDeepMoe_FusedDeepMoe_FusedDeepMoe", "FusedDeepMoe", "umdk::fused_deep_moe",
+                       "aclnnFusedDeepMoe", Core::kMixAic, 0,
+                       S(d.t) + "," + S(d.h) + ";" + S(d.t) + "," + S(d.topk) + ";" + S(el) + "," + S(d.h) + ",4096;" +
+                           S(el) + ",4096;" + S(el) + ",2048," + S(d.h) + ";" + S(el) + "," + S(d.h) + ";" + S(d.t) + "," +
+                           S(d.topk),
+                       S(d.t) + "," + S(d.h) + ";" + S(el), Profile::kMix);
+  k.in_dtypes = "DT_BF16;INT32;INT8;FLOAT;INT8;FLOAT;FLOAT";
+  k.out_dtypes = "DT_BF16;INT64";
+  k.block_dim = 24;  // the instrumented build's 24 AIC blocks, 48 AIV (what the 72 trace rows assume)
+  k.mix_block_dim = 48;
+  k.fused_moe = true;
+  return k;
+}
+
 KernelSpec mla_prolog_v2(const MoeDims& d, double us) {  // split attention: the kv path as its own anchor
   auto k = make_kernel("aclnnMlaProlog_MlaPrologV2_MlaPrologV2", "MlaPrologV2", "npu::npu_mla_prolog_v2", "aclnnMlaProlog",
                        Core::kMixAic, us, S(d.t) + "," + S(d.h) + ";" + S(d.h) + ",576;2048,128,1,512;2048,128,1,64;" + S(d.t),
@@ -483,6 +502,16 @@ void build_moe_mla_decode(Scenario& sc, int layers) {
   };
   auto moe_mlp = [&]() {
     b.kernel(moe_gating(d, 9));
+    if (!sc.moe_trace.empty()) {
+      // the instrumented build: one FusedDeepMoe row replaces dispatch, both expert GEMMs, the routed
+      // SwiGlu (fused into GMM1) and combine. Not a sync point of the simulator: the EP coupling it has
+      // (peers waiting in the combine for a late rank) is part of its in-kernel trace model.
+      b.kernel(fused_deep_moe(d));
+      b.kernel(matmul(d.t, d.h, 4096, 14));  // shared expert
+      b.kernel(swiglu(d.t, 2048, 4));
+      b.kernel(matmul(d.t, 2048, d.h, 11));
+      return;
+    }
     b.sync_kernel(moe_dispatch(d), GroupKind::kEp, 26);
     b.kernel(grouped_matmul(d, d.h, 4096, 48));
     b.kernel(swiglu(d.t * d.topk, 2048, 5));
@@ -986,9 +1015,10 @@ void add_island_kernels(Scenario& sc, bool moe) {
 std::vector<std::string> scenario_names() { return {"dense_gqa", "glm5_mtp", "moe_mla_decode", "training"}; }
 
 std::vector<std::string> fault_names() {
-  return {"aicpu_fallback",  "block_dim_one",   "clock_offset", "cube_underused",  "ep_imbalance",
-          "exposed_aicpu",   "host_bound",      "host_sync_heavy", "idle_bubble",  "interior_island",
-          "slow_collective", "slow_rank",       "throttled_cores", "vector_scalar_heavy"};
+  return {"aicpu_fallback",  "block_dim_one",    "clock_offset",    "cube_underused",  "ep_imbalance",
+          "exposed_aicpu",   "host_bound",       "host_sync_heavy", "idle_bubble",     "interior_island",
+          "moe_recv_starved", "moe_slow_expert", "slow_collective", "slow_rank",       "throttled_cores",
+          "vector_scalar_heavy"};
 }
 
 Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
@@ -1013,7 +1043,8 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
       {"clock_offset", FaultKind::kClockOffset, 20000.0}, {"interior_island", FaultKind::kInteriorIsland, 1.0},
       {"vector_scalar_heavy", FaultKind::kVectorScalarHeavy, 1.0}, {"cube_underused", FaultKind::kCubeUnderused, 1.0},
       {"aicpu_fallback", FaultKind::kAicpuFallback, 1.0}, {"block_dim_one", FaultKind::kBlockDimOne, 1.0},
-      {"host_sync_heavy", FaultKind::kHostSyncHeavy, 1.0}, {"throttled_cores", FaultKind::kThrottledCores, 1000.0}};
+      {"host_sync_heavy", FaultKind::kHostSyncHeavy, 1.0}, {"throttled_cores", FaultKind::kThrottledCores, 1000.0},
+      {"moe_slow_expert", FaultKind::kMoeSlowExpert, 3.0}, {"moe_recv_starved", FaultKind::kMoeRecvStarved, 4.0}};
   const Def* def = nullptr;
   for (const auto& d : kDefs)
     if (f.name == d.name) def = &d;
@@ -1038,7 +1069,8 @@ Result<Fault> parse_fault(std::string_view spec, int ranks, int steps) {
     if (res.ec != std::errc() || res.ptr != parts[2].data() + parts[2].size() || !(m > 0) || !std::isfinite(m))
       return invalid("fault '" + text + "': magnitude must be a positive number");
     if ((f.kind == FaultKind::kSlowRank || f.kind == FaultKind::kEpImbalance || f.kind == FaultKind::kSlowCollective ||
-         f.kind == FaultKind::kHostBound) && m < 1.0)
+         f.kind == FaultKind::kHostBound || f.kind == FaultKind::kMoeSlowExpert || f.kind == FaultKind::kMoeRecvStarved) &&
+        m < 1.0)
       return invalid("fault '" + text + "': a slow-down factor must be >= 1");
     if (f.kind == FaultKind::kThrottledCores && m >= kNominalAicoreMhz)
       return invalid("fault '" + text + "': the throttled AI Core clock must be below " +
@@ -1102,7 +1134,7 @@ BlockRoles block_roles(const KernelSpec& k) {
                      "gdn", "recurrentdelta", "recurrentgateddelta", "qkvzbasplit", "rope", "rotary", "attention"});
   // rules 10-12 (role moe); §2.4 also counts MIX_AIV communication kernels (op type mix_comm_aiv)
   r.moe = any({"moegating", "gatingtopk", "topkgating", "topkrouter", "dispatchffncombine", "ffncombine",
-               "dispatchgmmcombine", "moeinitrouting", "dispatch", "combine", "groupedmatmul", "gmm"});
+               "dispatchgmmcombine", "fuseddeepmoe", "moeinitrouting", "dispatch", "combine", "groupedmatmul", "gmm"});
   r.aicpu = any({"aicpu"});
   return r;
 }
@@ -1209,10 +1241,17 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   pp = std::max(pp, 1);
   if (split_attention && o.scenario != "moe_mla_decode")
     return invalid("split_attention applies to moe_mla_decode only (scenario '" + o.scenario + "')");
+  if (!o.moe_trace.empty()) {
+    if (o.moe_trace != "skill" && o.moe_trace != "umdk" && o.moe_trace != "array")
+      return invalid("unknown moe_trace variant '" + o.moe_trace + "' (expected skill, umdk or array)");
+    if (o.scenario != "moe_mla_decode")
+      return invalid("moe_trace applies to moe_mla_decode only (scenario '" + o.scenario + "')");
+  }
 
   Scenario sc;
   sc.name = o.scenario;
   sc.split_attention = split_attention;
+  sc.moe_trace = o.moe_trace;
   sc.seed = o.seed;
   sc.steps = std::max(1, static_cast<int>(eff));
   sc.first_step = o.first_step;
@@ -1274,6 +1313,11 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
     if (!f.ok()) return f.status();
     if (f->kind == FaultKind::kEpImbalance && !moe)
       return invalid("fault ep_imbalance needs a scenario with expert layers (moe_mla_decode, glm5_mtp)");
+    if (f->kind == FaultKind::kEpImbalance && !sc.moe_trace.empty())
+      return invalid("fault ep_imbalance stretches GroupedMatmul kernels, which moe_trace fuses into FusedDeepMoe "
+                     "(use moe_slow_expert)");
+    if ((f->kind == FaultKind::kMoeSlowExpert || f->kind == FaultKind::kMoeRecvStarved) && sc.moe_trace.empty())
+      return invalid("fault " + f->name + " is an in-kernel fault of the traced FusedDeepMoe: it needs moe_trace");
     if (f->kind == FaultKind::kInteriorIsland) {
       if (o.scenario == "training")
         return invalid("fault interior_island applies to dense_gqa, moe_mla_decode and glm5_mtp");

@@ -50,6 +50,7 @@ struct KernelSpec {
   bool matmul = false;
   bool anchor = false;      ///< the layer's structural anchor (MlaPreprocess / attention score kernel)
   bool layer_first = false; ///< first kernel of its layer (exposed_aicpu inserts before it)
+  bool fused_moe = false;   ///< the instrumented FusedDeepMoe kernel (moe_trace): duration from moe_trace_writer.hpp
   int16_t layer = -1;       ///< index into StepProgram::layers (-1 = outside any layer)
 };
 
@@ -118,7 +119,8 @@ struct Topology {
 
 enum class FaultKind : uint8_t {
   kSlowRank, kEpImbalance, kSlowCollective, kIdleBubble, kExposedAicpu, kHostBound, kClockOffset, kInteriorIsland,
-  kVectorScalarHeavy, kCubeUnderused, kAicpuFallback, kBlockDimOne, kHostSyncHeavy, kThrottledCores
+  kVectorScalarHeavy, kCubeUnderused, kAicpuFallback, kBlockDimOne, kHostSyncHeavy, kThrottledCores,
+  kMoeSlowExpert, kMoeRecvStarved  ///< in-kernel faults of the traced FusedDeepMoe (moe_trace only)
 };
 
 /// The AI Core clock every rank runs at (its AI Core Freq counter), unless throttled_cores lowers it.
@@ -163,6 +165,7 @@ struct Scenario {
   std::vector<int> island_kernels;        ///< interior_island fragment on a rank with attention
   std::vector<int> island_kernels_dummy;  ///< ... on a dummy rank (anchor of the rank's fallback kind)
   bool split_attention = false;
+  std::string moe_trace;            ///< MoeTracing variant (skill | umdk | array); empty = no instrumented kernel
   int64_t host_op_ns = 14000;       ///< nominal host cost per launched operator
   int64_t base_time_ns = 0;         ///< wall clock of the capture start (ns since epoch)
   int host_pid_base = 0;

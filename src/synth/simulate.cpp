@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "moe_trace_writer.hpp"
+
 namespace ascprof::synth {
 
 namespace {
@@ -15,16 +17,31 @@ constexpr int64_t kMinKernelNs = 500;
 int64_t scaled(int64_t ns, double f) { return std::max<int64_t>(kMinKernelNs, std::llround(static_cast<double>(ns) * f)); }
 }  // namespace
 
+double rank_speed(const Scenario& sc, int rank) {
+  return unit_range(hash_of(sc.seed, 0x5eed, static_cast<uint64_t>(rank), 77), 0.985, 1.015);
+}
+
+double slow_factor(const Scenario& sc, int rank) {
+  double f = 1.0;
+  for (const Fault& x : sc.faults) {
+    if (x.rank != rank) continue;
+    if (x.kind == FaultKind::kSlowRank) f *= x.magnitude;
+    // compute kernels stretch as the clock drops (their cycles stay the same)
+    if (x.kind == FaultKind::kThrottledCores) f *= kNominalAicoreMhz / x.magnitude;
+  }
+  return f;
+}
+
 RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
   dummy_ = sc.dummy[static_cast<size_t>(rank)] != 0;
   stage_ = sc.topo.stage[static_cast<size_t>(rank)];
-  rank_speed_ = unit_range(hash_of(sc.seed, 0x5eed, static_cast<uint64_t>(rank), 77), 0.985, 1.015);
+  rank_speed_ = rank_speed(sc, rank);
+  slow_factor_ = slow_factor(sc, rank);
   for (const Fault& f : sc.faults) {
     if (f.rank != rank) continue;
     switch (f.kind) {
-      case FaultKind::kSlowRank: slow_factor_ *= f.magnitude; break;
-      // compute kernels stretch as the clock drops (their cycles stay the same)
-      case FaultKind::kThrottledCores: slow_factor_ *= kNominalAicoreMhz / f.magnitude; break;
+      case FaultKind::kSlowRank:
+      case FaultKind::kThrottledCores: break;  // slow_factor()
       case FaultKind::kEpImbalance: expert_factor_ *= f.magnitude; break;
       case FaultKind::kSlowCollective: slow_link_factor_ *= f.magnitude; break;
       case FaultKind::kIdleBubble:
@@ -44,6 +61,8 @@ RankSim::RankSim(const Scenario& sc, int rank) : sc_(sc), rank_(rank) {
       case FaultKind::kVectorScalarHeavy:
       case FaultKind::kCubeUnderused:
       case FaultKind::kHostSyncHeavy: break;  // written by the writer only; the timeline is unchanged
+      case FaultKind::kMoeSlowExpert:
+      case FaultKind::kMoeRecvStarved: break;  // inside the FusedDeepMoe trace model (moe_trace_writer.hpp)
     }
   }
   th_ = sc.base_time_ns + static_cast<int64_t>(hash_of(sc.seed, 0x57a7, static_cast<uint64_t>(rank)) % 40000);
@@ -122,6 +141,7 @@ void RankSim::begin_step(int s, StepRec* rec) {
   rec_ = rec;
   op_index_ = 0;
   extra_index_ = 0;
+  moe_call_ = 0;
   const int64_t step_start = th_;
   th_ += 30000;  // ProfilerStep opens a little before the first operator
   if (rec_ != nullptr) {
@@ -163,7 +183,14 @@ int64_t RankSim::run_segment(int seg) {
     const int k = sg.kernels[i];
     const KernelSpec& spec = sc_.kernels[static_cast<size_t>(k)];
     if (aicpu_ns_ > 0 && spec.layer_first) emit_kernel(sc_.aicpu_kernel, spec.layer, aicpu_ns_);
-    if (!(dummy_ && spec.attention)) emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
+    if (spec.fused_moe) {
+      // the row lasts exactly its in-kernel trace's span plus the entry/exit overhead
+      const int call = moe_call_++;
+      emit_kernel(k, spec.layer, moe_call_span(sc_, rank_, step_, call) * kMoeNsPerCycle + kMoeOverheadNs);
+      if (rec_ != nullptr) rec_->ops.back().moe_call = static_cast<int16_t>(call);
+    } else if (!(dummy_ && spec.attention)) {
+      emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
+    }
     if (fallback_ && spec.layer_first) {
       const KernelSpec& fb = sc_.kernels[static_cast<size_t>(sc_.fallback_kernel)];
       const double j = unit_range(hash_of(sc_.seed ^ 0xfb, static_cast<uint64_t>(rank_), static_cast<uint64_t>(step_),

@@ -35,6 +35,7 @@ struct OpRec {
   /// the other kernels of the rank keep their values).
   uint32_t jkey = 0;
   bool island = false;       ///< kKernel of the interior_island fragment (belongs to no layer)
+  int16_t moe_call = -1;     ///< FusedDeepMoe kernel: its call index within the step (moe_trace)
 };
 
 struct StepRec {
@@ -55,6 +56,11 @@ struct SyncTable {
            static_cast<size_t>(slot);
   }
 };
+
+/// The seeded per-rank speed spread (0.985..1.015) and the rank's slow_rank / throttled_cores slow-down:
+/// every compute kernel's duration scales with both (the FusedDeepMoe trace model uses them too).
+double rank_speed(const Scenario& sc, int rank);
+double slow_factor(const Scenario& sc, int rank);
 
 class RankSim {
  public:
@@ -95,6 +101,7 @@ class RankSim {
   uint32_t cid_ = 1000;
   uint32_t task_id_ = 1;
   int op_index_ = 0;
+  int moe_call_ = 0;         // FusedDeepMoe calls of the step so far (moe_trace)
   std::array<int64_t, kGroupKindCount> seq_{};  // per communicator (a rank is in one group per kind)
   // pending sync of the current segment
   OpRec pending_;

@@ -8,6 +8,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "moe_trace_writer.hpp"
 #include "rank_writer.hpp"
 #include "scenario.hpp"
 #include "simulate.hpp"
@@ -21,6 +22,15 @@ namespace ascprof::synth {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Cycles of the 50 MHz counter as microseconds with exactly two decimals (exact: 1 cycle = 0.02 us).
+std::string cycles_us(int64_t cycles) {
+  const int64_t h = cycles * (100 / kMoeCyclesPerUs);
+  char buf[40];
+  const int len = std::snprintf(buf, sizeof buf, "%lld.%02lld", static_cast<long long>(h / 100), static_cast<long long>(h % 100));
+  return std::string(buf, static_cast<size_t>(len));
+}
+std::string ns_us2(int64_t ns) { return cycles_us(ns / kMoeNsPerCycle); }  // ns a multiple of 20
 
 std::string us_text(int64_t ns) {  // exact "%.3f" of ns/1000
   const bool neg = ns < 0;
@@ -80,6 +90,16 @@ FaultDoc fault_doc(FaultKind k) {
       return {"api_statistic.csv StreamSynchronize of the rank totals 40 % of its kernel span (first kernel_details row start "
               "to last row end); the timeline is unchanged",
               {"sync_heavy"}};
+    case FaultKind::kMoeSlowExpert:
+      return {"the rank's cube cores' dispatch-gmm1 moe-process #0 takes MAGNITUDE x longer in every FusedDeepMoe call; "
+              "its combine is late by the call's lengthening, which every other rank waits in its vector_send "
+              "gmm2-combine combine-wait-status (their FusedDeepMoe rows grow by the same delay)",
+              {"moe_in_kernel_ep_imbalance", "moe_combine_wait"}};
+    case FaultKind::kMoeRecvStarved:
+      return {"the rank's vector_recv dispatch-gmm1 recv-token takes MAGNITUDE x longer in every FusedDeepMoe call "
+              "(tokens arrive late) and the paired cube core's dispatch-gmm1 wait-moe-token #0 grows by the same "
+              "time; the rank's FusedDeepMoe rows grow accordingly, other ranks are unchanged",
+              {"moe_in_kernel_ep_imbalance"}};
     case FaultKind::kInteriorIsland:
       return {"in the middle step the rank runs a foreign layer-like fragment (block head + anchor + kernels of roles no "
               "layer has) after its last main layer, before the end-of-body epilogue; it belongs to no layer",
@@ -168,6 +188,93 @@ void write_counts(JsonWriter& w, const RankCounts& c, bool db) {
   w.end_object();
 }
 
+// ground_truth.json "moe_trace": what each rank's in-kernel trace holds, in exact cycles.
+void write_moe_truth(JsonWriter& w, const Scenario& sc, const std::vector<RankCounts>& counts) {
+  w.key("moe_trace");
+  w.begin_object();
+  w.kv("variant", sc.moe_trace);
+  w.kv("kernel_name", kMoeKernelName);
+  w.kv("kernel_type", "FusedDeepMoe");
+  w.key("overhead_us");
+  w.raw(ns_us2(kMoeOverheadNs));
+  w.key("entry_us");
+  w.raw(ns_us2(kMoeEntryNs));
+  w.key("clock_divisor");
+  w.raw("50.0");
+  w.kv("cores_per_group", kMoeCoresPerGroup);
+  w.key("ranks");
+  w.begin_array();
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const MoeTraceSummary& m = counts[r].moe;
+    if (!m.written) continue;
+    w.begin_object();
+    w.kv("rank_id", std::to_string(r));
+    w.kv("file", m.file);
+    w.kv("kernel_row_index", m.kernel_row_index);
+    w.key("kernel_duration_us");
+    w.raw(ns_us2(m.kernel_dur_ns));
+    w.key("span_us");
+    w.raw(cycles_us(m.span_cycles));
+    w.kv("step", sc.first_step + m.step_index);
+    w.kv("call_in_step", m.call);
+    w.key("phases");
+    w.begin_array();
+    for (const MoePhaseStat& p : m.phases) {
+      w.begin_object();
+      w.kv("label", moe_label_name(p.label));
+      w.kv("core_group", moe_core_group_name(p.group));
+      w.kv("count", p.count);
+      w.key("total_us");
+      w.raw(cycles_us(p.total));
+      w.key("union_us");
+      w.raw(cycles_us(p.union_len));
+      w.key("max_core_us");
+      w.raw(cycles_us(p.max_core));
+      w.end_object();
+    }
+    w.end_array();
+    w.key("bubbles");
+    w.begin_array();
+    for (const MoeBubbleStat& b : m.bubbles) {
+      w.begin_object();
+      w.kv("container", moe_label_name(b.container));
+      w.kv("core_group", moe_core_group_name(b.group));
+      w.key("total_us");
+      w.raw(cycles_us(b.total));
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
+// faults[k].in_kernel of a moe fault: which phases of the traced call it lengthens and by how much.
+void write_moe_fault(JsonWriter& w, const Scenario& sc, const Fault& f, const std::vector<RankCounts>& counts) {
+  const MoeTraceSummary& m = counts[static_cast<size_t>(f.rank)].moe;
+  const bool slow = f.kind == FaultKind::kMoeSlowExpert;
+  w.key("in_kernel");
+  w.begin_object();
+  w.kv("label", slow ? "dispatch-gmm1 moe-process" : "dispatch-gmm1 recv-token");
+  w.kv("index", 0);
+  w.kv("core_group", slow ? "cube" : "vector_recv");
+  w.kv("factor", f.magnitude);
+  if (!slow) {
+    w.kv("paired_label", "dispatch-gmm1 wait-moe-token");
+    w.kv("paired_index", 0);
+    w.kv("paired_core_group", "cube");
+  } else {
+    w.kv("peer_label", "gmm2-combine combine-wait-status");
+    w.kv("peer_core_group", "vector_send");
+    // every rank's traced call is the same (step, call); D_R of that call
+    w.key("traced_call_delay_us");
+    w.raw(cycles_us(moe_combine_delay(sc, f.rank, m.step_index, m.call)));
+  }
+  w.kv("all_calls", true);
+  w.end_object();
+}
+
 std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const std::vector<RankLayout>& layouts,
                               const std::vector<RankCounts>& counts) {
   JsonWriter w(true);
@@ -216,6 +323,16 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
           "injected values; every other row keeps its values (durations of kernels that wait for peers aside)");
   w.value("faults[].injected_island (interior_island): rank, step (ProfilerStep number), step_index (0-based), "
           "first_row / last_row (0-based kernel_details data rows on that rank, inclusive), kernels (names in row order)");
+  if (!sc.moe_trace.empty())
+    w.value("moe_trace: per rank the in-kernel trace of its last FusedDeepMoe call (file relative to the rank folder; "
+            "kernel_row_index K = that row's 0-based index among the rank's FusedDeepMoe rows in kernel_details "
+            "order; kernel_duration_us = span_us + overhead_us). Times are integer 50 MHz cycles (exact with 2 "
+            "decimals) on each core's own time axis (ts from the core's T0; every core's processing starts at 0). "
+            "phases[]: per (label, core_group) count, total_us = sum of durations, union_us = length of the union of "
+            "the label's intervals over the group's cores, max_core_us = largest per-core sum. bubbles[]: per "
+            "(container, core_group) the sum over the cores of (container duration - length of the union of its "
+            "direct children on that core); processing's direct children are dispatch-gmm1 and gmm2-combine. "
+            "faults[].in_kernel (moe_slow_expert, moe_recv_starved): the traced call's lengthened phases and delays");
   w.end_array();
 
   w.key("groups");
@@ -405,6 +522,11 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
         w.value(sc.kernels[static_cast<size_t>(sc.aicpu_kernel)].name);
         op_count = counts[static_cast<size_t>(f.rank)].kernel_rows_aicpu - counts[static_cast<size_t>(f.rank)].island_aicpu_rows;
         break;
+      case FaultKind::kMoeSlowExpert:
+      case FaultKind::kMoeRecvStarved:  // every FusedDeepMoe row of the rank (K + 1 of them)
+        w.value(kMoeKernelName);
+        op_count = static_cast<uint64_t>(counts[static_cast<size_t>(f.rank)].moe.kernel_row_index + 1);
+        break;
       case FaultKind::kSlowCollective:
         for (const auto& n : counts[static_cast<size_t>(f.rank)].slow_ops) w.value(n);
         op_count = counts[static_cast<size_t>(f.rank)].slow_op_count;
@@ -499,9 +621,12 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
       w.value("interior_unclassified_island");
       w.end_array();
     }
+    if (f.kind == FaultKind::kMoeSlowExpert || f.kind == FaultKind::kMoeRecvStarved)
+      write_moe_fault(w, sc, f, counts);
     w.end_object();
   }
   w.end_array();
+  if (!sc.moe_trace.empty()) write_moe_truth(w, sc, counts);
   w.end_object();
   std::string out = w.take();
   out += '\n';
@@ -614,6 +739,7 @@ Result<SynthSummary> generate_capture(const SynthOptions& options) {
     rs.kernel_rows = c.kernel_rows;
     rs.trace_events = c.events;
     rs.bytes = c.total_bytes();
+    if (c.moe.written) rs.moe_trace = rs.folder / c.moe.file;
     summary.total_bytes += rs.bytes;
     summary.ranks.push_back(std::move(rs));
   }

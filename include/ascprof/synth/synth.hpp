@@ -92,6 +92,32 @@
 /// a block head: [norm, MlaPrologV2 (kv path), AddRmsNorm, MlaPreprocess (q path), FusedInferAttentionScore,
 /// TransposeBatchMatMul, MatMul, AddRmsNorm, MLP...]. Ground truth still has one layer per real layer.
 ///
+/// `SynthOptions::moe_trace` (moe_mla_decode only; "skill", "umdk" or "array"): the capture of an
+/// instrumented build with MoeTracing in-kernel traces (../shared/spec/moe-tracing.md). In every MoE
+/// layer (MTP layers included) MoeDistributeDispatchV2, both GroupedMatmul, the routed SwiGlu between
+/// them and MoeDistributeCombineV2 become ONE kernel row aclnnFusedDeepMoe_FusedDeepMoe_FusedDeepMoe (Type
+/// FusedDeepMoe, MIX_AIC, Block Dim 24, Mix Block Dim 48; both exports), whose duration is its in-kernel
+/// trace's span W plus 4.00 us (the cores' T0 is 2.00 us after the row's start). It is not a sync point:
+/// the EP coupling lives in its trace model (src/synth/moe_trace_writer.hpp). For the last FusedDeepMoe
+/// call of the last step, each rank folder gets moe_trace/trace_call<K>.json (K = that row's 0-based
+/// index among the rank's FusedDeepMoe rows in kernel_details order): the Chrome trace trace_collector.py
+/// writes for that rank only (pid 0, args.rank_id = the rank id), 1C2V = 24 cube (type0), 24 vector_recv
+/// (type1), 24 vector_send (type2) cores, ts = 50 MHz cycles / 50 with exactly two decimals (integer
+/// cycles: parsing ts to ns is exact), names "<label> [extra:0] #<expert group or 0>":
+///  - skill: {"traceEvents", "displayTimeUnit", "otherData"} of the skill collector, metadata first, then
+///    per thread and per name a B immediately followed by its E (not in ts order);
+///  - umdk: the same with the UMDK collector's args (combined_id, raw_timestamp / initial_timestamp in
+///    absolute cycles, event_id, begin/end file and line, extra_id = low 8 bits, extra_raw) and otherData;
+///  - array: a bare JSON array, one X event (ts, dur) per interval, metadata included, in a seeded
+///    shuffled order.
+/// Labels per core: processing [0, W_core] > dispatch-gmm1 then gmm2-combine (a few cycles apart:
+/// bubbles) > cube: wait-moe-token #g, moe-process #g (g = 0..3), moe-gmm2 #g; vector_recv: recv-token,
+/// moe-quant #g, block-epilogue group #g, combine-recv; vector_send: moe-dispatch-send #g, combine-send,
+/// combine-wait-status (to the end of the core's gmm2-combine). On a clean rank no phase covers more
+/// than ~44 % of the span and combine-wait-status ~14 %. ground_truth.json "moe_trace" lists per rank the
+/// file, K, the row's duration, the span and per (label, core group) count / total / union / max per core
+/// and per (container, core group) the bubble total (see "notes" there).
+///
 /// Faults (`SynthOptions::faults`, each `NAME[:RANK[:MAGNITUDE]]`, RANK defaults to 1 (0 with one
 /// rank), MAGNITUDE to the value in brackets). They apply to every step unless noted:
 ///  - `slow_rank[:R[:2.0]]`: every compute kernel on R takes MAGNITUDE x longer; peers wait for R at
@@ -129,6 +155,15 @@
 ///  - `block_dim_one[:R]`: that AI_VECTOR_CORE kernel is launched with Block Dim 1 and takes 8 x longer.
 ///  - `host_sync_heavy[:R]`: api_statistic.csv StreamSynchronize of R (Count = steps) totals 40 % of R's
 ///    kernel span (first kernel_details row start to last row end); nothing else changes.
+///  In-kernel faults (moe_trace only; every FusedDeepMoe call of the rank; ep_imbalance is refused with
+///  moe_trace, use moe_slow_expert):
+///  - `moe_slow_expert[:R[:3.0]]`: R's cube cores' dispatch-gmm1 moe-process #0 take MAGNITUDE x longer, so
+///    R's call (and row) ends later by D = its span with the fault - its span without; every other rank's
+///    vector_send gmm2-combine combine-wait-status grows by D (they wait for R's combine), and so do their
+///    spans and rows. R's own combine-wait-status stays nominal.
+///  - `moe_recv_starved[:R[:4.0]]`: R's vector_recv dispatch-gmm1 recv-token takes MAGNITUDE x longer and
+///    the paired cube core's dispatch-gmm1 wait-moe-token #0 grows by the same cycles; R's call and row
+///    grow accordingly, other ranks are unchanged.
 ///  Healthy baseline (every other kernel): cube kernels (AI_CORE, MIX_AIC) cube_utilization 55..90 %,
 ///  aic_mac_ratio >= 0.5, aic_mte2_ratio <= 0.5, aic_scalar_ratio <= 0.2; vector kernels (AI_VECTOR_CORE,
 ///  MIX_AIV) aiv_vec_ratio >= 0.3, aiv_scalar_ratio <= 0.25, aiv_mte2_ratio <= 0.5; Block Dim 20 on
@@ -184,6 +219,7 @@ struct SynthOptions {
   bool force = false;                 ///< allow a non-empty out_dir: replaces earlier *_ascend_pt folders and ground_truth.json
   bool split_attention = false;       ///< moe_mla_decode: two attention anchors per layer (see the file comment)
   std::string export_format = "text"; ///< "text" | "db" | "both" (see the file comment)
+  std::string moe_trace;              ///< "" (off) | "skill" | "umdk" | "array": instrumented FusedDeepMoe (file comment)
 };
 
 /// What was written for one rank.
@@ -194,6 +230,7 @@ struct RankSummary {
   uint64_t kernel_rows = 0;           ///< data rows of kernel_details.csv
   uint64_t trace_events = 0;          ///< elements of the trace_view.json array
   uint64_t bytes = 0;                 ///< all files of the rank
+  std::filesystem::path moe_trace;    ///< the rank's in-kernel trace file (moe_trace), else empty
 };
 
 /// What generate_capture wrote.

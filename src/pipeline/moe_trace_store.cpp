@@ -5,19 +5,20 @@
 namespace ascprof::pipeline {
 
 Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTraceCall>& calls,
-                              const analysis::MoeRankSummary& summary) {
+                              const analysis::MoeRankSummary& summary, const StringPool& pool) {
   {
     size_t n = 0;
     for (const auto& c : calls) n += c.intervals.size();
+    // labels as text, not ids into /strings: the timeline reads this table without the rank's string pool
     std::vector<uint32_t> call, core_type, core_id;
-    std::vector<StrId> label;
+    std::vector<std::string> label;
     std::vector<int64_t> extra, index, start, end;
     for (size_t k = 0; k < calls.size(); ++k)
       for (const auto& iv : calls[k].intervals) {
         call.push_back(static_cast<uint32_t>(k));
         core_type.push_back(iv.core_type);
         core_id.push_back(iv.core_id);
-        label.push_back(iv.label);
+        label.emplace_back(pool.view(iv.label));
         extra.push_back(iv.extra_id);
         index.push_back(iv.index);
         start.push_back(iv.start_ns);
@@ -25,8 +26,27 @@ Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTr
       }
     store::TableWriter t(w, "/moe_trace/intervals", n);
     t.column("call", call).column("core_type", core_type).column("core_id", core_id);
-    t.id_column("label", label);
+    t.string_column("label", label);
     t.column("extra_id", extra).column("index", index).column("start_ns", start).column("end_ns", end);
+    ASCPROF_RETURN_IF_ERROR(t.finish());
+  }
+  {
+    // each core's T0 (cycles; -1 when the trace does not give it) and record count
+    std::vector<uint32_t> call, core_type, core_id, records;
+    std::vector<int64_t> t0;
+    std::vector<double> divisor;
+    for (size_t k = 0; k < calls.size(); ++k)
+      for (const auto& c : calls[k].cores) {
+        call.push_back(static_cast<uint32_t>(k));
+        core_type.push_back(c.core_type);
+        core_id.push_back(c.core_id);
+        records.push_back(c.records);
+        t0.push_back(c.t0_cycles);
+        divisor.push_back(calls[k].clock_divisor);
+      }
+    store::TableWriter t(w, "/moe_trace/cores", call.size());
+    t.column("call", call).column("core_type", core_type).column("core_id", core_id).column("records", records);
+    t.column("t0_cycles", t0).column("cycles_per_us", divisor);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   const auto& cs = summary.calls;

@@ -382,7 +382,7 @@ class RankJob {
       out_.moe = analysis::summarize_moe_traces(calls, moe_rows_, pool_, kb_.moe_trace, stats_);
     }
     Timer t(&out_.write_seconds);
-    return write_moe_trace_tables(*writer_, calls, out_.moe);
+    return write_moe_trace_tables(*writer_, calls, out_.moe, pool_);
   }
 
   Status capture_info() {

@@ -11,9 +11,10 @@
 //   /trace/{processes,threads,host_ops,steps,device_tasks,comm_ops,comm_plane_tasks,overlap,flows,aicore_freq,
 //           damaged_spans}
 //   /communication, /parallel_groups, /step_trace, /stats
-//   /moe_trace/{intervals,calls,phases,bubbles}  in-kernel MoE traces, when the rank has any (moe_trace_store.cpp):
-//                every paired interval (call, core, label, extra id, index, start/end ns on the core's own
-//                clock), each call's file, status and kernel row, its phases per core group, its bubbles
+//   /moe_trace/{intervals,cores,calls,phases,bubbles}  in-kernel MoE traces, when the rank has any
+//                (moe_trace_store.cpp): every paired interval (call, core, label, extra id, index, start/end ns
+//                on the core's own clock), each core's T0, each call's file, status and kernel row, its
+//                phases per core group, its bubbles
 #include <algorithm>
 #include <cmath>
 #include <string>

@@ -29,10 +29,10 @@ Status write_comm_tables(store::H5Writer& w, const model::CommStatTable& c, cons
                          const model::ProfilerMetadata& meta);
 /// /step_trace.
 Status write_step_trace_table(store::H5Writer& w, const model::StepTraceTable& s);
-/// /moe_trace/{intervals,calls,phases,bubbles}: the rank's in-kernel MoE traces (`calls[k]` is
-/// summarised in `summary.calls[k]`).
+/// /moe_trace/{intervals,cores,calls,phases,bubbles}: the rank's in-kernel MoE traces (`calls[k]` is
+/// summarised in `summary.calls[k]`; labels are ids into `pool`).
 Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTraceCall>& calls,
-                              const analysis::MoeRankSummary& summary);
+                              const analysis::MoeRankSummary& summary, const StringPool& pool);
 /// Root attributes naming the rank.
 Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t device_id,
                              const std::string& profiler_level, const std::string& header_era);

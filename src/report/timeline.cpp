@@ -1,7 +1,8 @@
 // report/timeline.json: every rank of a root in one Chrome-trace file (Perfetto, chrome://tracing).
 // One process per rank, one thread per task type (the device lanes: AI_CORE, AI_VECTOR, HCCL, ...),
 // times corrected by the rank's clock offset and made relative to the earliest event, findings as
-// instant events. Streams raw_kernel_index.csv; memory does not grow with the capture.
+// instant events. Streams raw_kernel_index.csv; memory does not grow with the capture. In-kernel MoE
+// traces add one thread per core ("MoE <group> core N") holding the phases inside their kernel.
 #include <simdjson.h>
 
 #include <cmath>
@@ -11,6 +12,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
 
@@ -142,6 +144,34 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     return true;
   });
   ASCPROF_RETURN_IF_ERROR(st);
+  // in-kernel MoE phases: one thread per core under the rank, inside the attached kernel's time
+  ASCPROF_ASSIGN_OR_RETURN(const std::vector<MoeCallLanes> moe, read_moe_lanes(root_out, offset));
+  for (const MoeCallLanes& call : moe) {
+    if (options.max_steps > 0) {  // the kernel's own clock is the window's (offsets are applied after)
+      const auto off = offset.count(call.rank_id) ? offset[call.rank_id] : 0.0;
+      auto w = window.find(call.rank_id);
+      if (w == window.end() || call.kernel_start_us + off < w->second.first || call.kernel_start_us + off >= w->second.second)
+        continue;
+    }
+    const uint32_t p = pid.count(call.rank_id) ? pid[call.rank_id] : static_cast<uint32_t>(pid.size());
+    for (const MoeLaneInterval& iv : call.intervals) {
+      const std::string lane = "MoE " + (iv.core_type < call.core_groups.size() ? call.core_groups[iv.core_type] : "core") +
+                               " core " + std::to_string(iv.core_id);
+      auto [it, inserted] = tid.emplace(std::make_pair(p, lane), static_cast<uint32_t>(tid.size()));
+      if (inserted)
+        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) +
+             ",\"args\":{\"name\":" + escaped(lane + " (" + call.kernel_name + ")") + "}}");
+      std::string ev = "{\"ph\":\"X\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) + ",\"ts\":";
+      std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", iv.start_us - origin, iv.end_us - iv.start_us);
+      ev += buf;
+      const std::string& label = call.labels[iv.label];
+      ev += ",\"name\":" + escaped(iv.index != 0 ? label + " #" + std::to_string(iv.index) : label);
+      ev += ",\"args\":{\"role\":" + escaped(call.roles[iv.label]) + ",\"kernel_event_id\":" + escaped(call.kernel_event_id) +
+            ",\"placement\":" + escaped(call.t0_aligned ? "row start + core T0" : "row start (cores' T0 unknown)") + "}}";
+      emit(ev);
+      ++events;
+    }
+  }
   // findings as global instant events at the start of their first suspected rank's first step
   {
     auto text = read_file(root_out / "diagnosis_findings.json");

@@ -136,6 +136,54 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   fs::remove_all(dir);
 }
 
+// In-kernel MoE traces (issue 20): the same tables, findings, report section and timeline lanes at
+// 1, 2 and 3 processes as one process composing them from the plain functions.
+TEST(AnalyzeMpi, InKernelMoeTracesIdenticalForAnyProcessCount) {
+  mpi::communicator world;
+  const fs::path dir = shared_dir(world, "moe");
+  const fs::path capture = dir / "capture";
+  if (world.rank() == 0) {
+    synth::SynthOptions o;
+    o.scenario = "moe_mla_decode";
+    o.out_dir = capture;
+    o.ranks = 5;
+    o.steps = 2;
+    o.layers = 8;
+    o.moe_trace = "umdk";
+    o.faults = {"moe_slow_expert:3"};
+    auto r = synth::generate_capture(o);
+    ASSERT_TRUE(r.ok()) << r.status().to_string();
+  }
+  world.barrier();
+  const auto result = parallel::run_analyze(world, request(capture, dir / "out"));
+  ASSERT_EQ(result.exit_code, 0) << result.json;
+  if (world.rank() != 0) return;
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok());
+  pipeline::RootPlan plan = pipeline::plan_root(capture.string(), (dir / "serial").string(), 0,
+                                                pipeline::SourceChoice::kAuto, kb->moe_trace.folder);
+  ASSERT_TRUE(plan.ok) << plan.error;
+  std::vector<pipeline::RankOutcome> outcomes;
+  for (const auto& task : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(task, *kb));
+  const auto serial = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  ASSERT_EQ(serial.status, "ok") << serial.error;
+  ASSERT_TRUE(report::write_report(plan.out_dir).ok());
+  const fs::path mpi_root = dir / "out" / plan.slug;
+  for (const char* f : {"moe_trace_calls.csv", "moe_phase_summary.csv", "moe_phase_compare.csv", "moe_bubble_summary.csv",
+                        "diagnosis_findings.json", "report/report.md", "report/timeline.json", "report/report.html"}) {
+    auto a = read_file(fs::path(plan.out_dir) / f);
+    auto b = read_file(mpi_root / f);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    EXPECT_EQ(*a, *b) << f << " differs between the MPI run and a serial composition";
+  }
+  auto findings = read_file(mpi_root / "diagnosis_findings.json");
+  EXPECT_NE(findings->find("\"moe_in_kernel_ep_imbalance\""), std::string::npos);
+  EXPECT_NE(findings->find("\"moe_combine_wait\""), std::string::npos);
+  auto timeline = read_file(mpi_root / "report" / "timeline.json");
+  EXPECT_NE(timeline->find("MoE cube core 0"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 // A partial rerun from cross_rank takes every rank from its checkpoint and rewrites the same
 // cross-rank tables; a rank whose checkpoint is gone fails alone with the reason.
 TEST(AnalyzeMpi, FromCrossRankUsesTheRankCheckpoints) {

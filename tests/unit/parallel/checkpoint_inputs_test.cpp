@@ -52,6 +52,45 @@ INSTANTIATE_TEST_SUITE_P(EveryInputKind, CheckpointInputs,
                                            &pipeline::RankTask::api_statistic, &pipeline::RankTask::profiler_info),
                          [](const auto& p) { return std::string(pipeline::input_kind_name(p.param)); });
 
+// In-kernel MoE traces are a list of files: editing one, adding one or removing one redoes the rank.
+TEST(CheckpointMoeTraces, AChangedAddedOrRemovedTraceRedoesTheRank) {
+  ascprof::testing::ScratchDir dir("checkpoint-moe");
+  synth::SynthOptions so;
+  so.scenario = "moe_mla_decode";
+  so.out_dir = dir / "c";
+  so.ranks = 1;
+  so.steps = 1;
+  so.moe_trace = "skill";
+  ASSERT_TRUE(synth::generate_capture(so).ok());
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok());
+  const std::string rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
+  auto plan_task = [&] {
+    auto plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0, pipeline::SourceChoice::kAuto,
+                                    kb->moe_trace.folder);
+    EXPECT_EQ(plan.tasks.size(), 1u);
+    return plan.tasks.at(0);
+  };
+  pipeline::RankTask task = plan_task();
+  ASSERT_EQ(task.moe_traces.size(), 1u);
+  const fs::path trace = task.moe_traces[0];
+  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+  ASSERT_TRUE(o.ok) << o.error;
+  ASSERT_EQ(o.moe.calls.size(), 1u);
+  ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
+  ASSERT_TRUE(load_checkpoint(task, rules).has_value());
+  fs::copy_file(trace, trace.parent_path() / "extra.json");  // a second call exported since
+  EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused with a new trace";
+  fs::remove(trace.parent_path() / "extra.json");
+  ASSERT_TRUE(load_checkpoint(plan_task(), rules).has_value());
+  std::ofstream(trace, std::ios::app) << "\n";
+  EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused after the trace changed";
+  const pipeline::RankOutcome again = pipeline::run_rank_stages(plan_task(), *kb);
+  ASSERT_TRUE(save_checkpoint(plan_task(), again, rules).ok());
+  fs::remove(trace);
+  EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused after the trace was removed";
+}
+
 TEST(InputKinds, EveryTaskFieldHasOneKind) {
   // each kind once, each field once: the names are the keys of source_index.json
   for (size_t i = 0; i < std::size(pipeline::kInputKinds); ++i)

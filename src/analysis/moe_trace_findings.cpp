@@ -34,6 +34,16 @@ std::string phase_name(const MoePhaseStats& p) {
   return s + " on the " + p.core_group + " cores";
 }
 
+// A finding cites at most this many phase records (moe_phase_summary.csv holds the rest).
+constexpr size_t kMaxEvidence = 32;
+
+// The phase a finding is about, in its metrics.
+void phase_keys(JsonWriter& w, const MoePhaseStats& p) {
+  w.kv("label", p.label);
+  w.kv("core_group", p.core_group);
+  w.kv("role", p.role);
+}
+
 bool waits_on_tokens_or_peers(const std::string& role) { return role == "token_wait" || role == "combine_wait"; }
 
 // Per core group, the sum of the label-level unions of the phases `pick` accepts; the largest group.
@@ -187,15 +197,13 @@ struct Finder {
         const auto& oc = *calls[o].c;
         for (size_t i = 0; i < oc.phases.size(); ++i)
           if (oc.phases[i].label_level() && waits_on_tokens_or_peers(oc.phases[i].role) && oc.phases[i].union_ns > 0 &&
-              f.evidence_ids.size() < 32)
+              f.evidence_ids.size() < kMaxEvidence)
             add_evidence(f, calls[o], i);
       }
       common_limitations(f);
       JsonWriter w;
       w.begin_object();
-      w.kv("label", p.label);
-      w.kv("core_group", p.core_group);
-      w.kv("role", p.role);
+      phase_keys(w, p);
       w.kv("index", p.index);
       w.kv("value_us", us(h.value));
       w.kv("reference_us", us(h.reference));
@@ -261,7 +269,7 @@ struct Finder {
       waiters_out.insert(at);
       const auto& c = *calls[at].c;
       for (size_t i = 0; i < c.phases.size(); ++i)
-        if (c.phases[i].label_level() && c.phases[i].role == "combine_wait" && f.evidence_ids.size() < 32) add_evidence(f, calls[at], i);
+        if (c.phases[i].label_level() && c.phases[i].role == "combine_wait" && f.evidence_ids.size() < kMaxEvidence) add_evidence(f, calls[at], i);
     }
     if (known) add_row(f, calls[least]);
     common_limitations(f);
@@ -316,16 +324,14 @@ struct Finder {
       f.summary = buf;
       int64_t top_ns = 0;
       for (const auto& [at, i] : g.members) {
-        if (f.evidence_ids.size() < 32) add_evidence(f, calls[at], i);
+        if (f.evidence_ids.size() < kMaxEvidence) add_evidence(f, calls[at], i);
         top_ns = std::max(top_ns, calls[at].c->phases[i].union_ns);
       }
       add_row(f, calls[g.members[0].first]);
       common_limitations(f);
       JsonWriter w;
       w.begin_object();
-      w.kv("label", p0.label);
-      w.kv("core_group", p0.core_group);
-      w.kv("role", p0.role);
+      phase_keys(w, p0);
       w.kv("top_share", g.top);
       w.kv("ranks", static_cast<uint64_t>(ids.size()));
       w.end_object();

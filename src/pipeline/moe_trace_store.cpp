@@ -1,135 +1,104 @@
 // /moe_trace/* of a rank's HDF5 file: the in-kernel MoE traces of the rank (layout in rank_store.cpp).
+#include <functional>
+#include <type_traits>
+
 #include "ascprof/store/h5_writer.hpp"
 #include "rank_store.hpp"
 
 namespace ascprof::pipeline {
 
+namespace {
+
+// One column from a field (member pointer or function) of every row.
+template <class Row, class Field>
+auto pluck(const std::vector<Row>& rows, Field field) {
+  std::vector<std::decay_t<std::invoke_result_t<Field, const Row&>>> out;
+  out.reserve(rows.size());
+  for (const Row& r : rows) out.push_back(std::invoke(field, r));
+  return out;
+}
+
+// The rows of every call, each with its call's index.
+template <class Row, class Calls, class RowsOf>
+std::vector<std::pair<uint32_t, const Row*>> with_call(const Calls& calls, RowsOf rows_of) {
+  std::vector<std::pair<uint32_t, const Row*>> out;
+  for (size_t k = 0; k < calls.size(); ++k)
+    for (const Row& r : std::invoke(rows_of, calls[k])) out.emplace_back(static_cast<uint32_t>(k), &r);
+  return out;
+}
+
+template <class Row>
+auto field(auto Row::*member) {
+  return [member](const std::pair<uint32_t, const Row*>& p) { return p.second->*member; };
+}
+template <class Row>
+uint32_t call_of(const std::pair<uint32_t, const Row*>& p) {
+  return p.first;
+}
+
+}  // namespace
+
 Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTraceCall>& calls,
                               const analysis::MoeRankSummary& summary, const StringPool& pool) {
+  using Interval = model::MoePhaseInterval;
+  using Core = model::MoeTraceCall::Core;
   {
-    size_t n = 0;
-    for (const auto& c : calls) n += c.intervals.size();
     // labels as text, not ids into /strings: the timeline reads this table without the rank's string pool
-    std::vector<uint32_t> call, core_type, core_id;
-    std::vector<std::string> label;
-    std::vector<int64_t> extra, index, start, end;
-    for (size_t k = 0; k < calls.size(); ++k)
-      for (const auto& iv : calls[k].intervals) {
-        call.push_back(static_cast<uint32_t>(k));
-        core_type.push_back(iv.core_type);
-        core_id.push_back(iv.core_id);
-        label.emplace_back(pool.view(iv.label));
-        extra.push_back(iv.extra_id);
-        index.push_back(iv.index);
-        start.push_back(iv.start_ns);
-        end.push_back(iv.end_ns);
-      }
-    store::TableWriter t(w, "/moe_trace/intervals", n);
-    t.column("call", call).column("core_type", core_type).column("core_id", core_id);
-    t.string_column("label", label);
-    t.column("extra_id", extra).column("index", index).column("start_ns", start).column("end_ns", end);
+    const auto rows = with_call<Interval>(calls, &model::MoeTraceCall::intervals);
+    store::TableWriter t(w, "/moe_trace/intervals", rows.size());
+    t.column("call", pluck(rows, call_of<Interval>)).column("core_type", pluck(rows, field(&Interval::core_type)));
+    t.column("core_id", pluck(rows, field(&Interval::core_id)));
+    t.string_column("label", pluck(rows, [&pool](const auto& p) { return std::string(pool.view(p.second->label)); }));
+    t.column("extra_id", pluck(rows, field(&Interval::extra_id))).column("index", pluck(rows, field(&Interval::index)));
+    t.column("start_ns", pluck(rows, field(&Interval::start_ns))).column("end_ns", pluck(rows, field(&Interval::end_ns)));
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {
     // each core's T0 (cycles; -1 when the trace does not give it) and record count
-    std::vector<uint32_t> call, core_type, core_id, records;
-    std::vector<int64_t> t0;
-    std::vector<double> divisor;
-    for (size_t k = 0; k < calls.size(); ++k)
-      for (const auto& c : calls[k].cores) {
-        call.push_back(static_cast<uint32_t>(k));
-        core_type.push_back(c.core_type);
-        core_id.push_back(c.core_id);
-        records.push_back(c.records);
-        t0.push_back(c.t0_cycles);
-        divisor.push_back(calls[k].clock_divisor);
-      }
-    store::TableWriter t(w, "/moe_trace/cores", call.size());
-    t.column("call", call).column("core_type", core_type).column("core_id", core_id).column("records", records);
-    t.column("t0_cycles", t0).column("cycles_per_us", divisor);
+    const auto rows = with_call<Core>(calls, &model::MoeTraceCall::cores);
+    store::TableWriter t(w, "/moe_trace/cores", rows.size());
+    t.column("call", pluck(rows, call_of<Core>)).column("core_type", pluck(rows, field(&Core::core_type)));
+    t.column("core_id", pluck(rows, field(&Core::core_id))).column("records", pluck(rows, field(&Core::records)));
+    t.column("t0_cycles", pluck(rows, field(&Core::t0_cycles)));
+    t.column("cycles_per_us", pluck(rows, [&calls](const auto& p) { return calls[p.first].clock_divisor; }));
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
+  using C = analysis::MoeCallSummary;
   const auto& cs = summary.calls;
   {
-    std::vector<std::string> file, variant, status, detail, kernel_name;
-    std::vector<int64_t> call_index, kernel_row, kernel_call, kernel_start, kernel_dur, span;
-    std::vector<uint64_t> intervals, cores, unmatched, unmapped, bad, full;
-    for (const auto& c : cs) {
-      file.push_back(c.file);
-      variant.push_back(c.variant);
-      status.push_back(c.status);
-      detail.push_back(c.detail);
-      kernel_name.push_back(c.kernel_name);
-      call_index.push_back(c.call_index);
-      kernel_row.push_back(c.kernel_row);
-      kernel_call.push_back(c.kernel_call);
-      kernel_start.push_back(c.kernel_start_ns);
-      kernel_dur.push_back(c.kernel_duration_ns);
-      span.push_back(c.span_ns);
-      intervals.push_back(c.intervals);
-      cores.push_back(c.cores);
-      unmatched.push_back(c.unmatched);
-      unmapped.push_back(c.unmapped);
-      bad.push_back(c.bad_events);
-      full.push_back(c.full_cores);
-    }
     store::TableWriter t(w, "/moe_trace/calls", cs.size());
-    t.string_column("file", file).column("call_index", call_index).string_column("variant", variant);
-    t.string_column("status", status).string_column("detail", detail);
-    t.column("kernel_row", kernel_row).column("kernel_call", kernel_call).string_column("kernel_name", kernel_name);
-    t.column("kernel_start_ns", kernel_start).column("kernel_duration_ns", kernel_dur).column("span_ns", span);
-    t.column("intervals", intervals).column("cores", cores).column("unmatched", unmatched);
-    t.column("unmapped", unmapped).column("bad_events", bad).column("full_cores", full);
+    t.string_column("file", pluck(cs, &C::file)).column("call_index", pluck(cs, &C::call_index));
+    t.string_column("variant", pluck(cs, &C::variant)).string_column("status", pluck(cs, &C::status));
+    t.string_column("detail", pluck(cs, &C::detail)).column("kernel_row", pluck(cs, &C::kernel_row));
+    t.column("kernel_call", pluck(cs, &C::kernel_call)).string_column("kernel_name", pluck(cs, &C::kernel_name));
+    t.column("kernel_start_ns", pluck(cs, &C::kernel_start_ns)).column("kernel_duration_ns", pluck(cs, &C::kernel_duration_ns));
+    t.column("span_ns", pluck(cs, &C::span_ns)).column("intervals", pluck(cs, &C::intervals));
+    t.column("cores", pluck(cs, &C::cores)).column("unmatched", pluck(cs, &C::unmatched));
+    t.column("unmapped", pluck(cs, &C::unmapped)).column("bad_events", pluck(cs, &C::bad_events));
+    t.column("full_cores", pluck(cs, &C::full_cores));
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {
-    std::vector<uint32_t> call, core_type, cores, max_core_id;
-    std::vector<std::string> label, group, role;
-    std::vector<int64_t> extra, index, total, uni, first, max_core, median_core, min_core;
-    std::vector<uint64_t> count;
-    for (size_t k = 0; k < cs.size(); ++k)
-      for (const auto& p : cs[k].phases) {
-        call.push_back(static_cast<uint32_t>(k));
-        label.push_back(p.label);
-        group.push_back(p.core_group);
-        role.push_back(p.role);
-        core_type.push_back(p.core_type);
-        extra.push_back(p.extra_id);
-        index.push_back(p.index);
-        count.push_back(p.count);
-        cores.push_back(p.cores);
-        total.push_back(p.total_ns);
-        uni.push_back(p.union_ns);
-        first.push_back(p.first_start_ns);
-        max_core.push_back(p.max_core_ns);
-        median_core.push_back(p.median_core_ns);
-        min_core.push_back(p.min_core_ns);
-        max_core_id.push_back(p.max_core_id);
-      }
-    store::TableWriter t(w, "/moe_trace/phases", call.size());
-    t.column("call", call).string_column("label", label).string_column("core_group", group).string_column("role", role);
-    t.column("core_type", core_type).column("extra_id", extra).column("index", index).column("count", count);
-    t.column("cores", cores).column("total_ns", total).column("union_ns", uni).column("first_start_ns", first);
-    t.column("max_core_ns", max_core).column("median_core_ns", median_core).column("min_core_ns", min_core);
-    t.column("max_core_id", max_core_id);
+    using P = analysis::MoePhaseStats;
+    const auto rows = with_call<P>(cs, &C::phases);
+    store::TableWriter t(w, "/moe_trace/phases", rows.size());
+    t.column("call", pluck(rows, call_of<P>)).string_column("label", pluck(rows, field(&P::label)));
+    t.string_column("core_group", pluck(rows, field(&P::core_group))).string_column("role", pluck(rows, field(&P::role)));
+    t.column("core_type", pluck(rows, field(&P::core_type))).column("extra_id", pluck(rows, field(&P::extra_id)));
+    t.column("index", pluck(rows, field(&P::index))).column("count", pluck(rows, field(&P::count)));
+    t.column("cores", pluck(rows, field(&P::cores))).column("total_ns", pluck(rows, field(&P::total_ns)));
+    t.column("union_ns", pluck(rows, field(&P::union_ns))).column("first_start_ns", pluck(rows, field(&P::first_start_ns)));
+    t.column("max_core_ns", pluck(rows, field(&P::max_core_ns))).column("median_core_ns", pluck(rows, field(&P::median_core_ns)));
+    t.column("min_core_ns", pluck(rows, field(&P::min_core_ns))).column("max_core_id", pluck(rows, field(&P::max_core_id)));
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
-  std::vector<uint32_t> call, core_type, max_core_id;
-  std::vector<std::string> container, group;
-  std::vector<int64_t> total, max_core;
-  for (size_t k = 0; k < cs.size(); ++k)
-    for (const auto& b : cs[k].bubbles) {
-      call.push_back(static_cast<uint32_t>(k));
-      container.push_back(b.container);
-      group.push_back(b.core_group);
-      core_type.push_back(b.core_type);
-      total.push_back(b.total_ns);
-      max_core.push_back(b.max_core_ns);
-      max_core_id.push_back(b.max_core_id);
-    }
-  store::TableWriter t(w, "/moe_trace/bubbles", call.size());
-  t.column("call", call).string_column("container", container).string_column("core_group", group);
-  t.column("core_type", core_type).column("total_ns", total).column("max_core_ns", max_core).column("max_core_id", max_core_id);
+  using B = analysis::MoeBubble;
+  const auto rows = with_call<B>(cs, &C::bubbles);
+  store::TableWriter t(w, "/moe_trace/bubbles", rows.size());
+  t.column("call", pluck(rows, call_of<B>)).string_column("container", pluck(rows, field(&B::container)));
+  t.string_column("core_group", pluck(rows, field(&B::core_group))).column("core_type", pluck(rows, field(&B::core_type)));
+  t.column("total_ns", pluck(rows, field(&B::total_ns))).column("max_core_ns", pluck(rows, field(&B::max_core_ns)));
+  t.column("max_core_id", pluck(rows, field(&B::max_core_id)));
   return t.finish();
 }
 

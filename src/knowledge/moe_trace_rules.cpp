@@ -66,6 +66,7 @@ Status MoeTraceRules::load(const RuleFile& file) {
         for (const auto& v : e.values) kernel_words.push_back(lower(v));
       } else {
         static const std::pair<const char*, double MoeTraceRules::*> kNumbers[] = {
+            {"trace.cycles_per_us", &MoeTraceRules::cycles_per_us},
             {"kernel.min_span_share", &MoeTraceRules::min_span_share},
             {"kernel.max_span_share", &MoeTraceRules::max_span_share},
             {"findings.imbalance_ratio", &MoeTraceRules::imbalance_ratio},
@@ -83,6 +84,7 @@ Status MoeTraceRules::load(const RuleFile& file) {
   if (core_groups.empty()) return file.error(1, "[trace] core_groups is missing");
   if (kernel_words.empty()) return file.error(1, "[kernel] names is missing");
   if (min_span_share > max_span_share) return file.error(1, "[kernel] min_span_share is above max_span_share");
+  if (cycles_per_us <= 0) return file.error(1, "[trace] cycles_per_us must be above 0");
   return {};
 }
 

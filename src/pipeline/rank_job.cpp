@@ -365,16 +365,23 @@ class RankJob {
   // rows, written to /moe_trace. A broken trace is counted and reported per call; it never fails the rank.
   Status moe_traces() {
     if (task_.moe_traces.empty()) return {};
-    std::vector<model::MoeTraceCall> calls(task_.moe_traces.size());
+    std::vector<model::MoeTraceCall> calls;
     {
       Timer t(&out_.ingest_seconds);
       int64_t rank_number = -1;
       if (!task_.rank_id.empty() && task_.rank_id.find_first_not_of("0123456789") == std::string::npos)
         rank_number = std::stoll(task_.rank_id);
-      // an unreadable trace is not fingerprinted (import_moe_trace reports it), so no checkpoint stands for it
-      for (size_t i = 0; i < calls.size(); ++i) {
-        (void)source_file(task_.moe_traces[i], kMoeTraceKind);
-        importers::import_moe_trace(task_.moe_traces[i], rank_number, kb_.moe_trace.records_per_core, pool_, calls[i], stats_);
+      // an unreadable trace is not fingerprinted (the importer reports it), so no checkpoint stands for it;
+      // the point map is an input of the rank*.pt calls, fingerprinted but not a call itself
+      for (const fs::path file : task_.moe_traces) {
+        (void)source_file(file.string(), kMoeTraceKind);
+        if (file.filename() == importers::kMoePointMap) continue;
+        calls.emplace_back();
+        if (file.extension() == ".pt")
+          importers::import_moe_rank_pt(file, file.parent_path() / importers::kMoePointMap, rank_number,
+                                        kb_.moe_trace.cycles_per_us, pool_, calls.back(), stats_);
+        else
+          importers::import_moe_trace(file, rank_number, kb_.moe_trace.records_per_core, pool_, calls.back(), stats_);
       }
     }
     {

@@ -16,7 +16,12 @@
 
 namespace ascprof::importers {
 
-/// The trace files of a rank folder: `<rank_dir>/<folder>/*.json`, sorted by name (empty when none).
+/// The build's point ids, beside rank*.pt files in the traces' folder (not a trace itself).
+inline constexpr const char* kMoePointMap = "point_map.json";
+
+/// The trace files of a rank folder: `<rank_dir>/<folder>/*.json` (Chrome traces) and `*.pt` (the
+/// device slots, read with the folder's point_map.json), sorted by name (empty when none); when there
+/// is a `.pt`, the folder's point_map.json comes last (an input of those calls, fingerprinted with them).
 std::vector<std::filesystem::path> find_moe_traces(const std::filesystem::path& rank_dir, std::string_view folder);
 
 /// "call<N>" in a trace file's name (the Nth row of the instrumented kernel), or -1.
@@ -29,5 +34,14 @@ int64_t moe_trace_call_index(const std::filesystem::path& file);
 /// in `call` and `stats`. `records_per_core` is a core's buffer capacity (moe_trace.rules).
 void import_moe_trace(const std::filesystem::path& path, int64_t rank_id, uint32_t records_per_core, StringPool& pool,
                       model::MoeTraceCall& call, Stats& stats);
+
+/// Reads one rank*.pt (torch.save of the profiling slot groups: group = core_type, row = core_id) with
+/// the build's point_map.json, decoding every written slot as the collectors do (ids from the front,
+/// cycles from the back, `(cycle - T0) mod 2^64 / cycles_per_us` µs, seq names) but keeping each
+/// core's T0 and device counter: a counter past the slot's capacity is an overflowed buffer
+/// (moe_trace_core_buffer_full). The trace rank is the number after "rank" in the file name. A file
+/// or map that cannot be read sets `call.error` and counts moe_trace_unreadable.
+void import_moe_rank_pt(const std::filesystem::path& pt, const std::filesystem::path& point_map, int64_t rank_id,
+                        double cycles_per_us, StringPool& pool, model::MoeTraceCall& call, Stats& stats);
 
 }  // namespace ascprof::importers

@@ -23,6 +23,7 @@ struct MoeTraceRules {
   std::string folder = "moe_trace";           ///< the traces' folder inside a rank folder
   std::vector<std::string> core_groups;       ///< core_type -> group name
   uint32_t records_per_core = 1023;           ///< a core with this many records filled its buffer
+  double cycles_per_us = 50;                  ///< rank*.pt cycle counter rate
   std::vector<std::string> kernel_words;      ///< lower-cased words of the instrumented kernels
   double min_span_share = 0.5, max_span_share = 1.02;
   double imbalance_ratio = 1.5, high_ratio = 3.0, min_excess_us = 5;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "../capture_info/json_read.hpp"
+#include "moe_events.hpp"
 #include "ascprof/common/numbers.hpp"
 
 namespace ascprof::importers {
@@ -21,18 +22,6 @@ namespace od = simdjson::ondemand;
 using simdjson::error_code;
 
 namespace {
-
-constexpr int64_t kNoRank = -1;
-
-// One B, E or X event as read.
-struct RawEvent {
-  int64_t rank = kNoRank;
-  uint32_t core_type = 0, core_id = 0;
-  uint32_t name = 0;  // index into the file's distinct names
-  char ph = 0;
-  int64_t ts_ns = 0, dur_ns = 0;
-  int64_t t0_cycles = -1;
-};
 
 template <size_t N>
 bool key_is(od::raw_json_string k, const char (&lit)[N]) {
@@ -78,33 +67,6 @@ bool core_from_tid(std::string_view tid, uint32_t* type, uint32_t* core) {
   return r1.ec == std::errc() && r1.ptr == b + sep && r2.ec == std::errc() && r2.ptr == b + tid.size() && sep + 5 < tid.size();
 }
 
-// "<label> [extra:<x>] #<s>" -> label, x, s (either suffix may be missing).
-void split_name(std::string_view name, std::string_view* label, int64_t* extra, int64_t* index) {
-  *extra = 0;
-  *index = 0;
-  const size_t hash = name.rfind(" #");
-  if (hash != std::string_view::npos) {
-    int64_t v = 0;
-    auto r = std::from_chars(name.data() + hash + 2, name.data() + name.size(), v);
-    if (r.ec == std::errc() && r.ptr == name.data() + name.size() && hash + 2 < name.size()) {
-      *index = v;
-      name = name.substr(0, hash);
-    }
-  }
-  if (name.size() > 8 && name.back() == ']') {
-    const size_t open = name.rfind(" [extra:");
-    if (open != std::string_view::npos) {
-      int64_t v = 0;
-      auto r = std::from_chars(name.data() + open + 8, name.data() + name.size() - 1, v);
-      if (r.ec == std::errc() && r.ptr == name.data() + name.size() - 1) {
-        *extra = v;
-        name = name.substr(0, open);
-      }
-    }
-  }
-  *label = name;
-}
-
 class TraceReader {
  public:
   TraceReader(const fs::path& path, const simdjson::padded_string& buf, od::document& doc, model::MoeTraceCall& call)
@@ -143,7 +105,7 @@ class TraceReader {
     return {};
   }
 
-  std::vector<RawEvent> events;
+  std::vector<detail::MoeRawEvent> events;
   std::vector<std::string_view> names;  // distinct full names (views into the document's strings)
   uint64_t bad = 0;
   std::vector<std::string> bad_samples;
@@ -199,7 +161,7 @@ class TraceReader {
   }
 
   Status read_event(od::object ev, size_t ordinal) {
-    RawEvent r;
+    detail::MoeRawEvent r;
     std::string_view ph, name, tid;
     bool has_ts = false, has_dur = false, has_core_type = false, has_core_id = false;
     for (auto field : ev) {
@@ -278,8 +240,11 @@ std::vector<fs::path> find_moe_traces(const fs::path& rank_dir, std::string_view
   const fs::path dir = rank_dir / folder;
   if (!fs::is_directory(dir, ec)) return out;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().extension() == ".json" && it->is_regular_file(ec)) out.push_back(it->path());
+    if ((it->path().extension() == ".json" && it->path().filename() != kMoePointMap) || it->path().extension() == ".pt")
+      if (it->is_regular_file(ec)) out.push_back(it->path());
   std::sort(out.begin(), out.end());
+  const bool any_pt = std::any_of(out.begin(), out.end(), [](const fs::path& p) { return p.extension() == ".pt"; });
+  if (any_pt && fs::is_regular_file(dir / kMoePointMap, ec)) out.push_back(dir / kMoePointMap);
   return out;
 }
 
@@ -313,113 +278,11 @@ void import_moe_trace(const fs::path& path, int64_t rank_id, uint32_t records_pe
   TraceReader reader(path, *buf, doc, call);
   if (Status st = reader.run(); !st.ok()) return fail(st);
 
-  // whose events: this rank's, else the file's only rank
-  std::set<int64_t> ranks;
-  for (const auto& e : reader.events) ranks.insert(e.rank);
-  int64_t kept = kNoRank;
-  bool any = false;
-  if (ranks.count(rank_id)) {
-    kept = rank_id;
-    any = true;
-  } else if (ranks.size() == 1) {
-    kept = *ranks.begin();
-    any = true;
-  } else if (!ranks.empty()) {
-    stats.note(Stat::moe_trace_other_rank, path.string() + ": ranks " + std::to_string(*ranks.begin()) + ".." +
-                                               std::to_string(*ranks.rbegin()) + ", none is rank " + std::to_string(rank_id));
-  }
-  call.trace_rank = kept;
-  std::vector<uint32_t> order;
-  order.reserve(reader.events.size());
-  for (uint32_t i = 0; i < reader.events.size(); ++i) {
-    if (any && reader.events[i].rank == kept) order.push_back(i);
-    else ++call.other_rank_events;
-  }
-  call.events = order.size();
-  call.bad_events = reader.bad;
-  for (auto& s : reader.bad_samples) stats.note(Stat::moe_trace_bad_event, std::move(s));
-  if (reader.bad > reader.bad_samples.size()) stats.inc(Stat::moe_trace_bad_event, reader.bad - reader.bad_samples.size());
   if (call.unmapped_points > 0)
     stats.note(Stat::moe_trace_unmapped, path.string() + ":otherData: " + std::to_string(call.unmapped_points) +
                                              " records without a point_map.json entry");
-
-  // per core: record count and T0
-  const auto& ev = reader.events;
-  std::sort(order.begin(), order.end(), [&ev, &reader](uint32_t a, uint32_t b) {
-    const RawEvent &x = ev[a], &y = ev[b];
-    if (x.core_type != y.core_type) return x.core_type < y.core_type;
-    if (x.core_id != y.core_id) return x.core_id < y.core_id;
-    if (x.name != y.name) return reader.names[x.name] < reader.names[y.name];
-    if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
-    return (x.ph == 'B') > (y.ph == 'B');  // at one instant a B opens before an E closes
-  });
-  for (uint32_t i : order) {
-    const RawEvent& e = ev[i];
-    if (call.cores.empty() || call.cores.back().core_type != e.core_type || call.cores.back().core_id != e.core_id)
-      call.cores.push_back({e.core_type, e.core_id, -1, 0});
-    auto& c = call.cores.back();
-    c.records += e.ph == 'X' ? 2 : 1;  // an X stands for the B and the E the device recorded
-    if (c.t0_cycles < 0) c.t0_cycles = e.t0_cycles;
-  }
-  for (const auto& c : call.cores)
-    if (c.records >= records_per_core) {
-      ++call.full_cores;
-      stats.note(Stat::moe_trace_core_buffer_full, path.string() + ": core_type " + std::to_string(c.core_type) +
-                                                       " core " + std::to_string(c.core_id) + ": " +
-                                                       std::to_string(c.records) + " records");
-    }
-
-  // labels once per distinct name
-  struct NameParts {
-    uint32_t label;
-    int64_t extra, index;
-  };
-  std::vector<NameParts> parts(reader.names.size());
-  for (size_t i = 0; i < reader.names.size(); ++i) {
-    std::string_view label;
-    split_name(reader.names[i], &label, &parts[i].extra, &parts[i].index);
-    parts[i].label = pool.intern(label);
-  }
-  auto emit = [&](const RawEvent& b, int64_t end_ns) {
-    const NameParts& p = parts[b.name];
-    call.intervals.push_back({p.label, b.core_type, b.core_id, p.extra, p.index, b.ts_ns, end_ns});
-  };
-  // FIFO pairing per (core, full name): the first open B closes with the next E (the collector's rule)
-  std::vector<uint32_t> open;
-  size_t head = 0;
-  auto flush = [&] {
-    call.unmatched_begin += open.size() - head;
-    for (size_t k = head; k < open.size() && k < head + 2; ++k)
-      stats.note(Stat::moe_trace_unmatched, path.string() + ": B without E: " + std::string(reader.names[ev[open[k]].name]));
-    if (open.size() - head > 2) stats.inc(Stat::moe_trace_unmatched, open.size() - head - 2);
-    open.clear();
-    head = 0;
-  };
-  for (size_t k = 0; k < order.size(); ++k) {
-    const RawEvent& e = ev[order[k]];
-    if (k > 0) {
-      const RawEvent& p = ev[order[k - 1]];
-      if (p.core_type != e.core_type || p.core_id != e.core_id || p.name != e.name) flush();
-    }
-    if (e.ph == 'X') {
-      emit(e, e.ts_ns + e.dur_ns);
-    } else if (e.ph == 'B') {
-      open.push_back(order[k]);
-    } else if (head < open.size()) {
-      emit(ev[open[head++]], e.ts_ns);
-    } else {
-      ++call.unmatched_end;
-      stats.note(Stat::moe_trace_unmatched, path.string() + ": E without B: " + std::string(reader.names[e.name]));
-    }
-  }
-  flush();
-  std::sort(call.intervals.begin(), call.intervals.end(), [](const auto& a, const auto& b) {
-    if (a.core_type != b.core_type) return a.core_type < b.core_type;
-    if (a.core_id != b.core_id) return a.core_id < b.core_id;
-    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;  // a container before what it holds
-    return a.label < b.label;
-  });
+  detail::MoeEvents events{std::move(reader.events), std::move(reader.names), reader.bad, std::move(reader.bad_samples), {}};
+  detail::finish_moe_call(path, rank_id, records_per_core, pool, events, call, stats);
 }
 
 }  // namespace ascprof::importers

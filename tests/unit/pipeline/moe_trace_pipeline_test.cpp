@@ -7,6 +7,8 @@
 #include <simdjson.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -49,9 +51,9 @@ synth::SynthSummary generate(const fs::path& dir, const std::string& variant, co
   return gen.ok() ? *gen : synth::SynthSummary{};
 }
 
-Analysed analyse(const fs::path& dir) {
+Analysed analyse(const fs::path& dir, const char* out = "out") {
   Analysed r;
-  RootPlan plan = plan_root((dir / "c").string(), (dir / "out").string(), 0, SourceChoice::kAuto, kb().moe_trace.folder);
+  RootPlan plan = plan_root((dir / "c").string(), (dir / out).string(), 0, SourceChoice::kAuto, kb().moe_trace.folder);
   for (const auto& t : plan.tasks) r.outcomes.push_back(run_rank_stages(t, kb()));
   const auto summary = write_root_outputs(plan, r.outcomes, &kb());
   EXPECT_EQ(summary.status, "ok") << summary.error;
@@ -209,6 +211,46 @@ TEST(MoeTracePipeline, BrokenTracesAreCountedAndTheRanksStillAnalysed) {
   EXPECT_EQ(rank(r, "3").moe.calls[0].status, "empty");
   // ranks 1 and 2 are still compared: no finding from their (nominal) phases
   EXPECT_TRUE(r.findings.empty()) << r.findings.front().first;
+}
+
+// The device's own slots (rank*.pt + point_map.json, turned back from each rank's skill trace by a
+// torch-free stand-in of torch.save) give exactly the phases, bubbles and attachment of the trace.
+TEST(MoeTracePipeline, RankPtFilesGiveTheSamePhasesAsTheCollectorsTrace) {
+  ascprof::testing::ScratchDir dir("moe-pt");
+  const auto gen = generate(dir.path(), "skill", {"moe_recv_starved:2"});
+  const Analysed json = analyse(dir.path(), "out-json");
+  for (const auto& rs : gen.ranks) {
+    const fs::path trace = rs.moe_trace;
+    char name[64];  // rank003_call19.pt: the collector's rank file, with the call it holds
+    std::snprintf(name, sizeof name, "rank%03d_%s.pt", rs.rank_id, trace.stem().string().substr(6).c_str());
+    const fs::path pt = trace.parent_path() / name;
+    const std::string cmd = std::string(ASCPROF_PYTHON) + " " + ASCPROF_MAKE_RANK_PT + " from-trace " + trace.string() + " " +
+                            pt.string() + " " + (trace.parent_path() / "point_map.json").string();
+    if (std::system(cmd.c_str()) != 0) GTEST_SKIP() << "python3 could not write the .pt files";
+    fs::remove(trace);
+  }
+  const Analysed pt = analyse(dir.path(), "out-pt");
+  ASSERT_EQ(pt.outcomes.size(), json.outcomes.size());
+  for (size_t i = 0; i < pt.outcomes.size(); ++i) {
+    const auto& a = json.outcomes[i].moe.calls.at(0);
+    const auto& b = pt.outcomes[i].moe.calls.at(0);
+    SCOPED_TRACE(b.file);
+    EXPECT_EQ(b.variant, "rank_pt");
+    EXPECT_EQ(b.status, "attached") << b.detail;
+    EXPECT_EQ(b.kernel_row, a.kernel_row);
+    EXPECT_EQ(b.span_ns, a.span_ns);
+    ASSERT_EQ(b.phases.size(), a.phases.size());
+    for (size_t k = 0; k < a.phases.size(); ++k) {
+      EXPECT_EQ(b.phases[k].label, a.phases[k].label);
+      EXPECT_EQ(b.phases[k].index, a.phases[k].index);
+      EXPECT_EQ(b.phases[k].total_ns, a.phases[k].total_ns) << a.phases[k].label;
+      EXPECT_EQ(b.phases[k].union_ns, a.phases[k].union_ns) << a.phases[k].label;
+      EXPECT_EQ(b.phases[k].max_core_ns, a.phases[k].max_core_ns) << a.phases[k].label;
+    }
+    ASSERT_EQ(b.bubbles.size(), a.bubbles.size());
+    for (size_t k = 0; k < a.bubbles.size(); ++k) EXPECT_EQ(b.bubbles[k].total_ns, a.bubbles[k].total_ns);
+  }
+  EXPECT_EQ(pt.findings, json.findings);
 }
 
 }  // namespace

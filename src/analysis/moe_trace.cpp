@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <unordered_map>
 #include <tuple>
 
 namespace ascprof::analysis {
@@ -76,13 +77,16 @@ void phases_and_bubbles(const model::MoeTraceCall& t, const StringPool& pool, co
   std::map<std::pair<uint32_t, uint32_t>, std::map<uint32_t, int64_t>> bubbles;
   int64_t lo = INT64_MAX, hi = INT64_MIN;
   std::vector<Span> inside;
+  std::unordered_map<uint32_t, bool> container;
   for (size_t i = 0; i < t.intervals.size(); ++i) {
     const auto& iv = t.intervals[i];
     lo = std::min(lo, iv.start_ns);
     hi = std::max(hi, iv.end_ns);
     labels[{iv.core_type, iv.label}].add(iv);
     instances[{iv.core_type, iv.label, iv.extra_id, iv.index}].add(iv);
-    if (rules.role_of(pool.view(iv.label)) != knowledge::MoeRole::kContainer) continue;
+    auto [role, fresh] = container.emplace(iv.label, false);  // the rules once per label, not per interval
+    if (fresh) role->second = rules.role_of(pool.view(iv.label)) == knowledge::MoeRole::kContainer;
+    if (!role->second) continue;
     // intervals are sorted by core, start, longest first: what starts inside this one follows it
     inside.clear();
     for (size_t j = i + 1; j < t.intervals.size(); ++j) {

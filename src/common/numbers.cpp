@@ -105,4 +105,17 @@ int64_t us_double_to_ns(double us) {
   return static_cast<int64_t>(ns);
 }
 
+void append_us(std::string& out, int64_t ns) {
+  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  if (ns < 0) out += '-';
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, a / 1000);
+  out.append(buf, r.ptr);
+  const auto frac = static_cast<unsigned>(a % 1000);
+  out += '.';
+  out += static_cast<char>('0' + frac / 100);
+  out += static_cast<char>('0' + frac / 10 % 10);
+  out += static_cast<char>('0' + frac % 10);
+}
+
 }  // namespace ascprof

@@ -6,6 +6,7 @@
 
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/common/numbers.hpp"
 
 namespace ascprof::pipeline {
 
@@ -28,7 +29,7 @@ std::string calls_table(const std::vector<analysis::MoeRankView>& ranks) {
       row.text(c.status).text(c.detail);
       if (c.kernel_row >= 0) {
         row.text("evt_" + std::to_string(v.ordinal) + "_" + std::to_string(c.kernel_row)).text(c.kernel_name);
-        row.number(c.kernel_call).number(us(c.kernel_start_ns), 3).number(us(c.kernel_duration_ns), 3);
+        row.number(c.kernel_call).literal(us_text(c.kernel_start_ns)).literal(us_text(c.kernel_duration_ns));
       } else {
         row.empty().empty().empty().empty().empty();
       }

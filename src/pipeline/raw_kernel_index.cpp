@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ascprof/analysis/normalize.hpp"
+#include "ascprof/common/numbers.hpp"
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
@@ -29,19 +30,6 @@ void append_uint(std::string& out, uint64_t v) {
   char buf[24];
   const auto r = std::to_chars(buf, buf + sizeof buf, v);
   out.append(buf, r.ptr);
-}
-
-// µs with exactly 3 decimals from integer ns, as summary_outputs.cpp's us_text writes them (no double
-// in between: epoch µs need 19 digits), without a temporary string per cell.
-void append_us(std::string& out, int64_t ns) {
-  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  if (ns < 0) out += '-';
-  append_uint(out, a / 1000);
-  const auto frac = static_cast<unsigned>(a % 1000);
-  out += '.';
-  out += static_cast<char>('0' + frac / 100);
-  out += static_cast<char>('0' + frac / 10 % 10);
-  out += static_cast<char>('0' + frac % 10);
 }
 
 // A text cell exactly as CsvRow::text writes it. Almost every kernel name and shape signature needs

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ascprof/common/numbers.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
@@ -22,15 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxEventIds = 64;
-
-// µs with exactly 3 decimals from integer ns: exact (no binary rounding), as the spec shows times.
-std::string us_text(int64_t ns) {
-  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(a / 1000),
-                static_cast<unsigned long long>(a % 1000));
-  return buf;
-}
 
 void kv_us(JsonWriter& w, std::string_view key, int64_t ns) {
   w.key(key);

@@ -9,6 +9,7 @@
 
 #include "ascprof/analysis/summarize.hpp"
 #include "ascprof/common/csv_writer.hpp"
+#include "ascprof/common/numbers.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
@@ -20,14 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// µs with exactly 3 decimals from integer ns (epoch µs need 19 digits: no double in between).
-std::string us_text(int64_t ns) {
-  const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%s%llu.%03llu", ns < 0 ? "-" : "", static_cast<unsigned long long>(a / 1000),
-                static_cast<unsigned long long>(a % 1000));
-  return buf;
-}
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
 

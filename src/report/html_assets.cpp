@@ -1,10 +1,14 @@
 // The static CSS and JavaScript of report.html (see html_report.cpp). They hold no input data: the
 // page reads everything from the JSON in <script id="data"> and shows input text via textContent
-// (or canvas fillText) only, never as markup.
+// (or canvas fillText) only, never as markup. The page's script is kHtmlJs, then the MoE part
+// (kHtmlMoeJs, only for roots with in-kernel MoE traces), then kHtmlJsStart.
 namespace ascprof::report {
 
 extern const char* const kHtmlCss;
 extern const char* const kHtmlJs;
+extern const char* const kHtmlJsStart;
+extern const char* const kHtmlMoeCss;
+extern const char* const kHtmlMoeJs;
 
 const char* const kHtmlCss = R"CSS(
 body{font:13px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1d232b;background:#f6f7f9}
@@ -807,13 +811,306 @@ const char* const kHtmlJs = R"JS(
     tableInto($('dd-host'), ['rank', 'level', 'api', 'time', 'count', 'avg', 'share of span', 'classification'],
       host.map((h) => ({cells: [h.rank_id, h.level, h.api, usText(h.time_us), h.count, usText(h.avg_us), pct(h.share_of_span), h.classification || '']})));
   })();
+)JS";
 
+// The page's start, after every part of the script (the MoE part included) has set itself up.
+const char* const kHtmlJsStart = R"JS(
   // ---- start ----------------------------------------------------------------------------------
   window.addEventListener('resize', resize);
   resize();
   if (ranks.length) selectRank(0);
   document.body.dataset.ready = '1';
 })();
+)JS";
+
+// The in-kernel MoE part (issue 20): added to the page only when the root has MoE traces, so the
+// page of a root without them is byte for byte what it was. The JS runs inside the page's script
+// (between kHtmlJs and kHtmlJsStart), so it reaches the timeline's state and extends it by wrapping
+// its layout, draw and hover functions instead of adding hooks every page would carry.
+const char* const kHtmlMoeCss = R"CSS(
+#moe-calls td.detail{white-space:normal;min-width:260px}
+#moe-calls button,#moe-worst tr.clickable{font-size:12px}
+#moe-findings{padding-left:22px;margin:4px 0}#moe-findings li{margin:4px 0;cursor:pointer}
+#moe-findings li:hover{background:#f0f4f9}
+)CSS";
+
+const char* const kHtmlMoeJs = R"JS(
+  // ---- in-kernel MoE: section and nested timeline lanes ----------------------------------------
+  const MOE = D.moe;
+  const MOE_ROLES = ['container', 'token_wait', 'combine_wait', 'sync_wait', 'compute', 'work'];
+  const MOE_COLORS = {container: '#d3dae3', token_wait: '#e0a030', combine_wait: '#d1382a', sync_wait: '#8a4fb8',
+    compute: '#2f6fb3', work: '#2e9d6a'};
+  const MOE_HEAD_H = 14, MOE_CORE_H = 5, MOE_GAP = 3;
+  function fx(v, d) { v = num(v); return isNaN(v) ? '–' : v.toFixed(d); }
+  function moeColor(role) { return MOE_COLORS[role] || MOE_COLORS.work; }
+  // A call's intervals come flat as [core, label, index, start, end] per interval, µs from the
+  // kernel row's start. Per core two lists: containers are drawn first so the phases inside them
+  // stay visible. Rows under the call's head row: one per core, a small gap between core groups.
+  function moePrepare(c) {
+    const nCores = c.cores.length / 2, perCore = [];
+    for (let k = 0; k < nCores; k++) perCore.push({outer: [], inner: []});
+    for (let i = 0; i + 4 < c.iv.length; i += 5) {
+      const p = perCore[c.iv[i]];
+      if (p) (c.roles[c.iv[i + 1]] === 'container' ? p.outer : p.inner).push(i);
+    }
+    const rows = [];
+    let dy = MOE_HEAD_H, prev = -1;
+    for (let k = 0; k < nCores; k++) {
+      const type = c.cores[2 * k];
+      if (prev >= 0 && type !== prev) dy += MOE_GAP;
+      rows.push({core: k, dy: dy, first: type !== prev});
+      prev = type; dy += MOE_CORE_H;
+    }
+    return {c: c, ri: rankOf[c.rank], cores: perCore, rows: rows, height: dy + 4};
+  }
+  const moeCalls = (MOE.lanes || []).map(moePrepare);
+  const moeOpen = [];  // indexes into moeCalls, in the order they were opened
+  const moeByEvent = {};
+  moeCalls.forEach((m, k) => { moeByEvent[m.c.rank + '\u001f' + m.c.event_id] = k; });
+  function moeGroup(c, core) { const t = c.cores[2 * core]; return c.groups[t] !== undefined ? c.groups[t] : 'type' + t; }
+
+  // Layout: the base lanes, then each opened call of a rank as extra rows above its bubble axis;
+  // everything below moves down.
+  const baseLayout = computeLayout;
+  computeLayout = function () {
+    baseLayout();
+    let shift = 0;
+    layout.forEach((blk, ri) => {
+      if (shift) { blk.top += shift; blk.lanes.forEach((ln) => { ln.y += shift; }); blk.bubbleY += shift; blk.bottom += shift; }
+      blk.moe = [];
+      let y = blk.bubbleY;
+      moeOpen.forEach((k) => { if (moeCalls[k].ri === ri) { blk.moe.push({k: k, y: y}); y += moeCalls[k].height; } });
+      const add = y - blk.bubbleY;
+      blk.bubbleY += add; blk.bottom += add; shift += add;
+    });
+    totalH += shift;
+  };
+
+  function drawMoeCall(m, y) {
+    const c = m.c, k = plotW() / (view.e - view.s);
+    const x0 = xOf(c.s), x1 = xOf(c.s + c.d);
+    ctx.fillStyle = '#eef1f5'; ctx.fillRect(GUTTER, y, canvasW - GUTTER, MOE_HEAD_H - 3);
+    ctx.fillStyle = '#1f3550'; ctx.fillRect(x0, y + 2, Math.max(1, x1 - x0), MOE_HEAD_H - 7);
+    if (x1 - x0 > 80) {
+      ctx.fillStyle = '#fff'; ctx.font = '9px sans-serif'; ctx.textBaseline = 'middle';
+      ctx.fillText(c.kernel + ' · ' + c.event_id, Math.max(x0, GUTTER) + 3, y + MOE_HEAD_H / 2 - 1, Math.max(10, Math.min(x1, canvasW) - Math.max(x0, GUTTER) - 6));
+    }
+    const rect = (i, yy) => {
+      const a = GUTTER + (c.s + c.iv[i + 3] - view.s) * k, b = GUTTER + (c.s + c.iv[i + 4] - view.s) * k;
+      if (b < GUTTER || a > canvasW) return;
+      ctx.fillRect(a, yy, Math.max(1, b - a), MOE_CORE_H - 1);
+    };
+    m.rows.forEach((row) => {
+      const yy = y + row.dy, p = m.cores[row.core];
+      ctx.fillStyle = MOE_COLORS.container;
+      p.outer.forEach((i) => rect(i, yy));
+      p.inner.forEach((i) => { ctx.fillStyle = moeColor(c.roles[c.iv[i + 1]]); rect(i, yy); });
+    });
+    return m.rows.length;
+  }
+  const baseDraw = draw;
+  draw = function () {
+    baseDraw();
+    let rows = 0;
+    ctx.save(); ctx.beginPath(); ctx.rect(GUTTER, 0, canvasW - GUTTER, totalH); ctx.clip();
+    layout.forEach((blk) => (blk.moe || []).forEach((o) => { rows += drawMoeCall(moeCalls[o.k], o.y); }));
+    ctx.restore();
+    // gutter labels of the opened calls: the kernel row, then each core group at its first core
+    ctx.textBaseline = 'middle'; ctx.textAlign = 'right';
+    layout.forEach((blk) => (blk.moe || []).forEach((o) => {
+      const m = moeCalls[o.k];
+      ctx.fillStyle = '#1f3550'; ctx.font = 'bold 9px sans-serif';
+      ctx.fillText('MoE ' + m.c.event_id + ' ✕', GUTTER - 6, o.y + MOE_HEAD_H / 2 - 1, GUTTER - 10);
+      ctx.fillStyle = '#66707c'; ctx.font = '9px sans-serif';
+      m.rows.forEach((row) => {
+        if (!row.first) return;
+        const n = m.rows.filter((r) => m.c.cores[2 * r.core] === m.c.cores[2 * row.core]).length;
+        ctx.fillText(moeGroup(m.c, row.core) + ' ×' + n, GUTTER - 6, o.y + row.dy + 4, GUTTER - 10);
+      });
+    }));
+    ctx.textAlign = 'left';
+    // lane counts and where the last opened call's first core row is, for a reader (or a test) of the page
+    const base = layout.reduce((a, blk) => a + blk.lanes.length, 0);
+    cv.dataset.lanes = String(base + rows);
+    cv.dataset.moeOpen = String(moeOpen.length);
+    const lastK = moeOpen[moeOpen.length - 1];
+    const last = layout.reduce((f, blk) => f || (blk.moe || []).find((o) => o.k === lastK), undefined);
+    cv.dataset.moeRowY = last && moeCalls[last.k].rows.length ? String(last.y + moeCalls[last.k].rows[0].dy + 2) : '';
+  };
+
+  // What is under (x, y) among the opened calls' rows: {k, head} or {k, row}.
+  function moeAt(x, y) {
+    for (const blk of layout) {
+      if (y < blk.top || y > blk.bottom) continue;
+      for (const o of (blk.moe || [])) {
+        const m = moeCalls[o.k];
+        if (y < o.y || y >= o.y + m.height) continue;
+        if (y < o.y + MOE_HEAD_H) return {k: o.k, head: true};
+        const row = m.rows.find((r) => y >= o.y + r.dy && y < o.y + r.dy + MOE_CORE_H);
+        return row ? {k: o.k, row: row} : {k: o.k};
+      }
+    }
+    return null;
+  }
+  function moeText(hit, t) {
+    const m = moeCalls[hit.k], c = m.c;
+    if (hit.head) return c.kernel + '\nrank ' + c.rank + ' · call ' + c.call + ' · kernel row ' + c.event_id +
+      '\nkernel ' + fmtUs(c.d) + ' · trace span ' + fmtUs(c.span) + '\ncores placed at ' +
+      (c.t0_aligned ? 'the row start + their T0' : 'the row start (their T0 unknown)') + ' · click to close';
+    if (!hit.row) return null;
+    const p = m.cores[hit.row.core], rel = t - c.s, tol = (view.e - view.s) / plotW() * 2;
+    const covers = (i) => c.iv[i + 3] - tol <= rel && rel <= c.iv[i + 4] + tol;
+    const shortest = (list) => list.filter(covers).sort((a, b) => (c.iv[a + 4] - c.iv[a + 3]) - (c.iv[b + 4] - c.iv[b + 3]))[0];
+    const i = shortest(p.inner) !== undefined ? shortest(p.inner) : shortest(p.outer);
+    const where = moeGroup(c, hit.row.core) + ' core ' + c.cores[2 * hit.row.core + 1] + ' · rank ' + c.rank;
+    if (i === undefined) return where + '\n(no phase here)';
+    const inside = p.outer.filter((j) => j !== i && covers(j)).map((j) => c.labels[c.iv[j + 1]]);
+    return c.labels[c.iv[i + 1]] + ' · index ' + c.iv[i + 2] + '\n' + c.roles[c.iv[i + 1]] + ' · ' + where +
+      '\nduration ' + fmtUs(c.iv[i + 4] - c.iv[i + 3]) + ' · ' + fmtUs(c.iv[i + 3]) + ' – ' + fmtUs(c.iv[i + 4]) +
+      ' into the kernel' + (inside.length ? '\ninside ' + inside.join(' › ') : '');
+  }
+  const baseHover = hoverText;
+  hoverText = function (x, y) {
+    const hit = x >= GUTTER ? moeAt(x, y) : null;
+    if (hit) return moeText(hit, tOf(x));
+    const text = baseHover(x, y);
+    const k = text && x >= GUTTER ? moeKernelAt(x, y) : -1;
+    return k < 0 ? text : text + '\nclick: ' + (moeOpen.indexOf(k) >= 0 ? 'close' : 'open') + ' its in-kernel MoE lanes';
+  };
+
+  // Opening a call adds its rows under its rank and zooms to its kernel; closing removes them. At
+  // most MOE_MAX_OPEN calls are open (the earliest opened closes): each adds ~400 px to a canvas
+  // whose height browsers cap.
+  const MOE_MAX_OPEN = 8;
+  function moeToggle(k, scroll) {
+    const at = moeOpen.indexOf(k);
+    if (at >= 0) moeOpen.splice(at, 1);
+    else if (moeCalls[k] && moeCalls[k].ri !== undefined) moeOpen.push(k);
+    else return;
+    if (moeOpen.length > MOE_MAX_OPEN) moeOpen.shift();
+    resize();
+    if (at < 0) {
+      const c = moeCalls[k].c, pad = c.d * 0.08 + 0.5;
+      setView(c.s - pad, c.s + c.d + pad);
+      if (scroll) $('tl').scrollIntoView({block: 'start'});
+    }
+    moeButtons();
+  }
+  // A click (not a drag) on a traced kernel in the timeline, or on an opened call's head row.
+  function moeKernelAt(x, y) {
+    const t = tOf(x), tol = (view.e - view.s) / plotW() * 2;
+    for (let ri = 0; ri < layout.length; ri++) {
+      const blk = layout[ri], ln = blk.lanes.find((o) => y >= o.y && y < o.y + laneH);
+      if (!ln) continue;
+      const L = lanesOf[ri][ln.lane], r = ranks[ri];
+      for (let i = lowerBound(L.s, t - L.maxDur - tol); i < L.s.length && L.s[i] <= t + tol; i++) {
+        if (L.e[i] + tol < t) continue;
+        const e = L.idx[i], col = KC.event_id;
+        let id = col === undefined ? '' : S[r.ev.cells[col][e]];
+        if (!id && r.evt_prefix) id = r.evt_prefix + r.ev.row[e];
+        const k = moeByEvent[r.id + '\u001f' + id];
+        if (k !== undefined) return k;
+      }
+    }
+    return -1;
+  }
+  let moeDown = null;
+  cv.addEventListener('mousedown', (ev) => { moeDown = [ev.clientX, ev.clientY]; });
+  cv.addEventListener('click', (ev) => {
+    if (!moeDown || Math.abs(ev.clientX - moeDown[0]) + Math.abs(ev.clientY - moeDown[1]) > 4) return;
+    const b = cv.getBoundingClientRect(), x = ev.clientX - b.left, y = ev.clientY - b.top;
+    if (x < GUTTER) return;
+    const hit = moeAt(x, y);
+    const k = hit ? (hit.head ? hit.k : -1) : moeKernelAt(x, y);
+    if (k >= 0) moeToggle(k, false);
+  });
+
+  // ---- the section ----
+  function moeLegend(box) {
+    MOE_ROLES.forEach((r) => {
+      const it = el('span', null, 'legend-item'), sw = el('span', null, 'swatch');
+      sw.style.background = MOE_COLORS[r]; it.appendChild(sw); it.appendChild(document.createTextNode('MoE ' + r)); box.appendChild(it);
+    });
+  }
+  moeLegend($('moe-legend'));
+  moeLegend($('tl-legend'));
+  const moeButtonList = [];
+  function moeButtons() {
+    moeButtonList.forEach(([b, k]) => {
+      const open = moeOpen.indexOf(k) >= 0;
+      b.textContent = open ? 'close lanes' : 'open lanes';
+      b.classList.toggle('active', open);
+    });
+  }
+  (function moeSection() {
+    const calls = MOE.calls || {cols: [], rows: []}, cc = colmap(calls);
+    const capped = moeCalls.length < MOE.attached;
+    $('moe-note').textContent = MOE.calls_total + ' traced calls, ' + MOE.attached + ' attached to their kernel rows' +
+      (calls.rows.length < MOE.calls_total ? ' (the table lists the first ' + calls.rows.length + ')' : '') + '. ' +
+      (capped ? 'Nested lanes are embedded for the first ' + moeCalls.length + ' of ' + MOE.attached +
+        ' attached calls (the page stays bounded); report/timeline.json holds every call.'
+        : 'Every attached call can be opened as nested lanes (one row per core) under its rank in the timeline.');
+    $('moe-cap').textContent = capped ? 'capped: lanes of ' + moeCalls.length + ' of ' + MOE.attached + ' attached calls' : '';
+    const tbl = $('moe-calls');
+    const head = el('tr');
+    ['rank', 'call', 'variant', 'status', 'kernel row', 'kernel', 'kernel µs', 'span µs', 'span / kernel', 'cores', 'detail', 'lanes']
+      .forEach((h) => head.appendChild(el('th', h)));
+    tbl.appendChild(head);
+    calls.rows.forEach((r) => {
+      const tr = el('tr');
+      tr.dataset.status = String(r[cc.status]);
+      [r[cc.rank_id], r[cc.call], r[cc.variant], r[cc.status], r[cc.event_id], r[cc.kernel_name], fx(r[cc.kernel_duration_us], 3),
+        fx(r[cc.span_us], 3), pct(r[cc.span_share_of_kernel]), r[cc.cores]].forEach((v) => tr.appendChild(el('td', v)));
+      tr.appendChild(el('td', r[cc.detail], 'detail'));
+      const td = el('td'), k = r[cc.lane];
+      if (typeof k === 'number' && k >= 0 && moeCalls[k]) {
+        const b = el('button', 'open lanes', 'moe-open');
+        b.type = 'button';
+        if (moeCalls[k].ri === undefined) { b.disabled = true; b.title = 'rank not in this page'; }
+        b.addEventListener('click', () => moeToggle(k, true));
+        moeButtonList.push([b, k]);
+        td.appendChild(b);
+      } else {
+        td.textContent = r[cc.status] === 'attached' ? 'not embedded (page cap)' : '–';
+      }
+      tr.appendChild(td);
+      tbl.appendChild(tr);
+    });
+    $('moe-close').addEventListener('click', () => { moeOpen.length = 0; resize(); moeButtons(); });
+    // the call a row of another table names: its lanes, when embedded
+    const callOf = (rank, call) => moeCalls.findIndex((m) => m.c.rank === rank && String(m.c.call) === String(call));
+    const ph = MOE.phases || {cols: [], rows: []}, pc = colmap(ph);
+    $('moe-phases-note').textContent = ph.rows.length < MOE.phases_total ? 'the ' + ph.rows.length + ' longest of ' + MOE.phases_total + ' phases' : ph.rows.length + ' phases';
+    tableInto($('moe-phases'), ['call', 'phase', 'core group', 'role', 'ranks', 'union µs (median)', 'slowest core µs (median)',
+      'slowest core µs (max)', 'slowest rank', 'max / median'],
+      ph.rows.map((r) => ({cells: [r[pc.call], r[pc.label], r[pc.core_group], r[pc.role], r[pc.ranks], fx(r[pc.union_us_median], 3),
+        fx(r[pc.max_core_us_median], 3), fx(r[pc.max_core_us_max], 3), r[pc.slowest_rank], fx(r[pc.slowest_to_median], 2)]})));
+    const wc = MOE.worst || {cols: [], rows: []}, wm = colmap(wc);
+    tableInto($('moe-worst'), ['rank', 'call', 'phase', 'core group', 'core', 'its µs', 'median core µs', 'evidence'],
+      wc.rows.map((r) => ({key: callOf(r[wm.rank_id], r[wm.call]), cells: [r[wm.rank_id], r[wm.call],
+        r[wm.label] + (r[wm.index] !== '' ? ' #' + r[wm.index] : ''), r[wm.core_group], r[wm.max_core_id], fx(r[wm.max_core_us], 3),
+        fx(r[wm.median_core_us], 3), r[wm.evidence_id]]})),
+      (k) => { if (k >= 0 && moeOpen.indexOf(k) < 0) moeToggle(k, true); });
+    // the in-kernel findings; a click opens the lanes of the kernel row they cite (else the suspected rank's call)
+    const ol = $('moe-findings');
+    const mf = findings.filter((f) => String(f.finding_type).indexOf('moe_') === 0);
+    if (!mf.length) ol.appendChild(el('li', 'no in-kernel findings'));
+    mf.forEach((f) => {
+      const li = el('li');
+      li.appendChild(el('span', f.severity, severityClass(f.severity)));
+      li.appendChild(el('span', f.finding_type, 'ftype'));
+      li.appendChild(el('span', f.summary));
+      li.appendChild(el('div', 'suspected ranks ' + (f.suspected_ranks || []).join(', ') + ' · ' + fx(f.magnitude_ms, 3) +
+        ' ms at stake · confidence ' + f.confidence + ' · ' + (f.evidence_ids || []).length + ' evidence ids', 'fsub'));
+      li.addEventListener('click', () => {
+        let k = -1;
+        (f.evidence_ids || []).forEach((id) => { if (k < 0) k = moeCalls.findIndex((m) => m.c.event_id === id); });
+        if (k < 0) k = moeCalls.findIndex((m) => (f.suspected_ranks || []).indexOf(m.c.rank) >= 0);
+        if (k >= 0 && moeOpen.indexOf(k) < 0) moeToggle(k, true);
+      });
+      ol.appendChild(li);
+    });
+  })();
 )JS";
 
 }  // namespace ascprof::report

@@ -3,7 +3,8 @@
 // Everything from the input reaches the page only as JSON inside <script type="application/json">,
 // written through append_script_json_string; the page's script (html_assets.cpp) inserts input text
 // with textContent only. The raw kernels of whole segments are embedded up to a budget; the whole
-// capture is summarised as a per-rank/lane busy histogram, so the page size is bounded.
+// capture is summarised as a per-rank/lane busy histogram, so the page size is bounded. A root with
+// in-kernel MoE traces adds a section, its data and its script part; without them nothing is added.
 #include "ascprof/report/html_report.hpp"
 
 #include <simdjson.h>
@@ -14,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
 #include <queue>
 #include <string>
@@ -23,6 +25,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/numbers.hpp"
+#include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/tables.hpp"
 
 namespace ascprof::report {
@@ -30,6 +33,9 @@ namespace ascprof::report {
 // html_assets.cpp
 extern const char* const kHtmlCss;
 extern const char* const kHtmlJs;
+extern const char* const kHtmlJsStart;
+extern const char* const kHtmlMoeCss;
+extern const char* const kHtmlMoeJs;
 
 namespace fs = std::filesystem;
 
@@ -64,7 +70,7 @@ void append_num(std::string& out, double v) {
 }
 
 // Nanoseconds as µs with up to 3 decimals, trailing zeros dropped ("12.5", "3").
-void append_us(std::string& out, int64_t ns) {
+void append_us_short(std::string& out, int64_t ns) {
   if (ns < 0) {
     out += '-';
     ns = -ns;
@@ -166,6 +172,9 @@ class HtmlBuilder {
   Status read_bubbles();
   Status read_findings();
   Status read_deep_dive();
+  Status read_moe_calls();
+  void note_moe_kernel(int rank, int64_t row, std::string_view event_id, int64_t start, int64_t dur);
+  Status read_moe();
   int64_t rel(int64_t corrected_ns) const { return corrected_ns - t0_ns_; }
   void emit_table(std::string& out, const KeptTable& t) const;
 
@@ -193,6 +202,17 @@ class HtmlBuilder {
   uint64_t bubble_total_ = 0;
   std::string findings_json_ = "[]";
   std::string deep_dive_json_ = "null";  // operator_deep_dive.json, bounded (null: absent)
+  std::string moe_json_;                 // the in-kernel MoE part (empty: the root has no traces)
+  std::optional<TextTable> moe_calls_;   // moe_trace_calls.csv (absent: the root has no traces)
+  // The kernel rows traces attached to, (rank index, row) -> their event id and exact page start and
+  // duration (ns, noted while the kernels are read): moe_trace_calls.csv's kernel_start_us went
+  // through a double, which keeps only quarter-µs steps at epoch scale, and the lanes must sit
+  // exactly on the kernel the page draws.
+  struct MoeKernel {
+    std::string event_id;
+    int64_t start = kNoValue, dur = 0;
+  };
+  std::map<std::pair<int, int64_t>, MoeKernel> moe_kernels_;
   StringTable strings_;
 };
 
@@ -281,7 +301,7 @@ Status read_kept(const fs::path& path, KeptTable& t, const std::vector<std::pair
       const std::string_view cell = s >= 0 && size_t(s) < f.size() ? f[size_t(s)] : std::string_view();
       if (t.kind[k] == 't') {
         auto ns = parse_us_to_ns(cell);
-        if (ns) append_us(row, *ns - rank_base(rank));
+        if (ns) append_us_short(row, *ns - rank_base(rank));
         else row += "null";
       } else if (t.kind[k] == 'n') {
         auto v = parse_double(cell);
@@ -539,6 +559,7 @@ Status HtmlBuilder::read_kernels() {
     }
     // rows of a rank come in ascending order, so ev_row stays sorted (binary-searched later)
     const int64_t row = parse_int64(at(c_row)).value_or(-1);
+    if (!moe_kernels_.empty()) note_moe_kernel(ri, row, at(c_evt), s, e - s);
     auto it = std::upper_bound(r.embed_rows.begin(), r.embed_rows.end(), std::make_pair(row, INT64_MAX));
     if (it == r.embed_rows.begin() || (it - 1)->second < row) return true;
     ++embedded_events_;
@@ -629,9 +650,9 @@ Status HtmlBuilder::read_bubbles() {
     const int ri = rank_index(rank);
     const RankInfo& r = ranks_[size_t(ri)];
     std::string item = "[" + std::to_string(ri) + ",";
-    append_us(item, rel(us_double_to_ns(s) - r.offset_ns));
+    append_us_short(item, rel(us_double_to_ns(s) - r.offset_ns));
     item += ',';
-    append_us(item, rel(us_double_to_ns(e) - r.offset_ns));
+    append_us_short(item, rel(us_double_to_ns(e) - r.offset_ns));
     item += ',';
     append_json_str(item, seg);
     item += ',';
@@ -772,6 +793,221 @@ Status HtmlBuilder::read_deep_dive() {
   return {};
 }
 
+// In-kernel MoE (issue 20): the section's tables, bounded like report.md's (the first calls, the
+// longest phases, the worst cores), and each attached call's intervals for the nested lanes.
+constexpr size_t kMoeCallRows = 1000, kMoePhaseRows = 200, kMoeWorstCores = 10;
+
+using MoeCols = std::vector<std::pair<const char*, bool>>;  // column, numeric
+
+void append_moe_cells(std::string& out, const TextTable& t, size_t row, const MoeCols& cols) {
+  for (size_t k = 0; k < cols.size(); ++k) {
+    if (k) out += ',';
+    if (cols[k].second) append_num(out, t.number(row, cols[k].first));
+    else append_json_str(out, t.cell(row, cols[k].first));
+  }
+}
+
+void append_moe_table(std::string& out, const TextTable& t, const std::vector<size_t>& rows, const MoeCols& cols) {
+  out += "{\"cols\":[";
+  for (size_t k = 0; k < cols.size(); ++k) {
+    if (k) out += ',';
+    append_json_str(out, cols[k].first);
+  }
+  out += "],\"rows\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i) out += ",\n";
+    out += '[';
+    append_moe_cells(out, t, rows[i], cols);
+    out += ']';
+  }
+  out += "]}";
+}
+
+// Rows of `t` sorted by `key` descending (a missing number last), the first `cap` of them.
+std::vector<size_t> moe_top_rows(std::vector<size_t> rows, size_t cap, const std::function<double(size_t)>& key) {
+  auto k = [&](size_t i) {
+    const double v = key(i);
+    return std::isnan(v) ? -HUGE_VAL : v;
+  };
+  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return k(a) > k(b); });
+  if (rows.size() > cap) rows.resize(cap);
+  return rows;
+}
+
+// The phases across ranks: label rows (no expert-group index), the longest union first.
+std::vector<size_t> moe_phase_rows(const TextTable& compare) {
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < compare.rows.size(); ++i)
+    if (compare.cell(i, "index").empty()) rows.push_back(i);
+  return rows;
+}
+
+// The worst cores as report.md picks them: non-container phases on two or more cores, by how far
+// the slowest core runs past the median core.
+std::vector<size_t> moe_worst_rows(const TextTable& phases) {
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < phases.rows.size(); ++i)
+    if (phases.cell(i, "role") != "container" && phases.number(i, "cores") >= 2) rows.push_back(i);
+  return moe_top_rows(std::move(rows), kMoeWorstCores,
+                      [&](size_t i) { return phases.number(i, "max_core_us") - phases.number(i, "median_core_us"); });
+}
+
+void append_str_array(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    append_json_str(out, v[i]);
+  }
+  out += ']';
+}
+
+// One attached call for the nested lanes: its kernel row on the page's clock (`start_ns`,
+// `dur_ns`), labels, roles and core groups, its cores as [core_type, core_id] pairs, and its
+// intervals flat as [core, label, index, start, end] with times in µs from the kernel row's start.
+void append_moe_call(std::string& out, const MoeCallLanes& c, std::string_view call, int64_t start_ns, int64_t dur_ns,
+                     double span_us) {
+  out += "{\"rank\":";
+  append_json_str(out, c.rank_id);
+  out += ",\"call\":";
+  append_json_str(out, call);
+  out += ",\"event_id\":";
+  append_json_str(out, c.kernel_event_id);
+  out += ",\"kernel\":";
+  append_json_str(out, c.kernel_name);
+  out += ",\"s\":";
+  append_us_short(out, start_ns);
+  out += ",\"d\":";
+  append_us_short(out, dur_ns);
+  out += ",\"span\":";
+  append_num(out, span_us);
+  out += c.t0_aligned ? ",\"t0_aligned\":true,\"groups\":" : ",\"t0_aligned\":false,\"groups\":";
+  append_str_array(out, c.core_groups);
+  out += ",\"labels\":";
+  append_str_array(out, c.labels);
+  out += ",\"roles\":";
+  append_str_array(out, c.roles);
+  std::vector<std::pair<uint32_t, uint32_t>> cores;
+  for (const MoeLaneInterval& iv : c.intervals) cores.emplace_back(iv.core_type, iv.core_id);
+  std::sort(cores.begin(), cores.end());
+  cores.erase(std::unique(cores.begin(), cores.end()), cores.end());
+  out += ",\"cores\":[";
+  for (size_t i = 0; i < cores.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(cores[i].first) + ',' + std::to_string(cores[i].second);
+  }
+  out += "],\"iv\":[";
+  for (size_t i = 0; i < c.intervals.size(); ++i) {
+    const MoeLaneInterval& iv = c.intervals[i];
+    if (i) out += ',';
+    const auto core =
+        std::lower_bound(cores.begin(), cores.end(), std::make_pair(iv.core_type, iv.core_id)) - cores.begin();
+    out += std::to_string(core) + ',' + std::to_string(iv.label) + ',' + std::to_string(iv.index) + ',';
+    append_us_short(out, std::llround(iv.start_us * 1e3));
+    out += ',';
+    append_us_short(out, std::llround(iv.end_us * 1e3));
+  }
+  out += "]}";
+}
+
+// Before the kernels are read: the calls table, and the kernel rows the attached calls name.
+Status HtmlBuilder::read_moe_calls() {
+  std::error_code ec;
+  if (!fs::exists(root_ / "moe_trace_calls.csv", ec)) return {};
+  ASCPROF_ASSIGN_OR_RETURN(moe_calls_, read_table(root_ / "moe_trace_calls.csv"));
+  const TextTable& calls = *moe_calls_;
+  for (size_t i = 0; i < calls.rows.size(); ++i) {
+    const std::string& id = calls.cell(i, "event_id");
+    const auto rank = rank_ids_.find(calls.cell(i, "rank_id"));
+    const auto row = parse_int64(std::string_view(id).substr(id.rfind('_') + 1));  // evt_<ordinal>_<row>
+    if (calls.cell(i, "status") == "attached" && rank != rank_ids_.end() && row)
+      moe_kernels_[{rank->second, *row}].event_id = id;
+  }
+  return {};
+}
+
+void HtmlBuilder::note_moe_kernel(int rank, int64_t row, std::string_view event_id, int64_t start, int64_t dur) {
+  auto it = moe_kernels_.find({rank, row});
+  if (it == moe_kernels_.end() || it->second.event_id != event_id) return;
+  it->second.start = start;
+  it->second.dur = dur;
+}
+
+Status HtmlBuilder::read_moe() {
+  if (!moe_calls_) return {};
+  const TextTable& calls = *moe_calls_;
+  ASCPROF_ASSIGN_OR_RETURN(TextTable compare, read_table(root_ / "moe_phase_compare.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable phases, read_table(root_ / "moe_phase_summary.csv"));
+  auto offset_ns = [this](const std::string& rank) {
+    auto it = offsets_ns_.find(rank);
+    return it == offsets_ns_.end() ? int64_t{0} : it->second;
+  };
+  // the kernel row's start on the page's clock (its rank's offset plus t0 subtracted) is the fallback
+  // when the kernel table lacks the row; the intervals themselves count from the row's start
+  std::map<std::string, double> base_us;
+  for (size_t i = 0; i < calls.rows.size(); ++i) {
+    const std::string& rank = calls.cell(i, "rank_id");
+    base_us[rank] = static_cast<double>(offset_ns(rank) + t0_ns_) / 1e3;
+  }
+  ASCPROF_ASSIGN_OR_RETURN(const std::vector<MoeCallLanes> lanes, read_moe_lanes(root_, base_us));
+  std::map<std::pair<std::string, std::string>, size_t> lanes_of;  // (rank, kernel event id) -> lanes
+  for (size_t i = 0; i < lanes.size(); ++i) lanes_of.emplace(std::make_pair(lanes[i].rank_id, lanes[i].kernel_event_id), i);
+
+  const MoeCols call_cols = {{"rank_id", false}, {"call", false}, {"variant", false}, {"status", false},
+                             {"event_id", false}, {"kernel_name", false}, {"kernel_duration_us", true},
+                             {"span_us", true}, {"span_share_of_kernel", true}, {"cores", true}, {"detail", false}};
+  std::string& out = moe_json_;
+  out = "{\"calls\":{\"cols\":[";
+  for (const auto& [name, numeric] : call_cols) {
+    append_json_str(out, name);
+    out += ',';
+  }
+  out += "\"lane\"],\"rows\":[";
+  std::string lane_json;
+  uint64_t attached = 0, embedded = 0;
+  for (size_t i = 0; i < calls.rows.size(); ++i) {
+    const bool is_attached = calls.cell(i, "status") == "attached";
+    attached += is_attached;
+    int64_t lane = -1;
+    auto it = lanes_of.find({calls.cell(i, "rank_id"), calls.cell(i, "event_id")});
+    if (is_attached && embedded < opt_.max_moe_calls && it != lanes_of.end()) {
+      const MoeCallLanes& c = lanes[it->second];
+      // the kernel as the page draws it; a row the kernel table lacks falls back to the calls table
+      int64_t s = std::llround(c.kernel_start_us * 1e3), d = std::llround((c.kernel_end_us - c.kernel_start_us) * 1e3);
+      const auto rank = rank_ids_.find(c.rank_id);
+      const auto row = parse_int64(std::string_view(c.kernel_event_id).substr(c.kernel_event_id.rfind('_') + 1));
+      const auto k = rank != rank_ids_.end() && row ? moe_kernels_.find({rank->second, *row}) : moe_kernels_.end();
+      if (k != moe_kernels_.end() && k->second.start != kNoValue) {
+        s = k->second.start;
+        d = k->second.dur;
+      }
+      if (embedded) lane_json += ",\n";
+      append_moe_call(lane_json, c, calls.cell(i, "call"), s, d, calls.number(i, "span_us"));
+      lane = int64_t(embedded++);
+    }
+    if (i >= kMoeCallRows) continue;
+    if (i) out += ",\n";
+    out += '[';
+    append_moe_cells(out, calls, i, call_cols);
+    out += ',' + std::to_string(lane) + ']';
+  }
+  out += "]},\"calls_total\":" + std::to_string(calls.rows.size()) + ",\"attached\":" + std::to_string(attached) +
+         ",\"lane_cap\":" + std::to_string(opt_.max_moe_calls) + ",\n\"phases\":";
+  const std::vector<size_t> label_rows = moe_phase_rows(compare);
+  auto union_median = [&](size_t i) { return compare.number(i, "union_us_median"); };
+  append_moe_table(out, compare, moe_top_rows(label_rows, kMoePhaseRows, union_median),
+                   {{"call", false}, {"label", false}, {"core_group", false}, {"role", false}, {"ranks", true},
+                    {"union_us_median", true}, {"max_core_us_median", true}, {"max_core_us_max", true},
+                    {"slowest_rank", false}, {"slowest_to_median", true}});
+  out += ",\"phases_total\":" + std::to_string(label_rows.size()) + ",\n\"worst\":";
+  append_moe_table(out, phases, moe_worst_rows(phases),
+                   {{"rank_id", false}, {"call", false}, {"label", false}, {"index", false}, {"core_group", false},
+                    {"max_core_id", false}, {"max_core_us", true}, {"median_core_us", true}, {"evidence_id", false}});
+  out += ",\n\"lanes\":[";
+  out += lane_json;
+  out += "]}";
+  return {};
+}
+
 Status HtmlBuilder::build() {
   ASCPROF_RETURN_IF_ERROR(read_offsets());
   ASCPROF_RETURN_IF_ERROR(read_rank_summary());
@@ -807,6 +1043,7 @@ Status HtmlBuilder::build() {
   bins_ = std::clamp<uint32_t>(uint32_t(2'000'000 / (nr * kLaneCount)), 64, std::max<uint32_t>(opt_.histogram_bins, 64));
   bin_ns_ = std::max<int64_t>(1, (t1_ns_ - t0_ns_ + bins_ - 1) / bins_);
   hist_.assign(nr * kLaneCount * bins_, 0.0);
+  ASCPROF_RETURN_IF_ERROR(read_moe_calls());
   ASCPROF_RETURN_IF_ERROR(read_kernels());
   // ranks seen only in the kernel table: their histogram rows did not exist during the read
   hist_.resize(std::max<size_t>(ranks_.size(), 1) * kLaneCount * bins_, 0.0);
@@ -837,7 +1074,8 @@ Status HtmlBuilder::build() {
   ASCPROF_RETURN_IF_ERROR(read_layers_blocks("block_summary.csv", opt_.max_block_rows, blocks_, block_cols));
   ASCPROF_RETURN_IF_ERROR(read_bubbles());
   ASCPROF_RETURN_IF_ERROR(read_findings());
-  return read_deep_dive();
+  ASCPROF_RETURN_IF_ERROR(read_deep_dive());
+  return read_moe();
 }
 
 void HtmlBuilder::emit_table(std::string& out, const KeptTable& t) const {
@@ -881,9 +1119,12 @@ Status HtmlBuilder::write(const fs::path& out) {
        "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
        "<title>ascprof-mpi report</title>\n<style>\n";
   b += kHtmlCss;
+  if (!moe_json_.empty()) b += kHtmlMoeCss;
   b += "</style></head>\n<body>\n";
   b += R"(<header><h1>ascprof-mpi profiling report</h1><div id="meta" class="meta"></div></header>
-<nav><a href="#l1">L1 cross-rank</a><a href="#tl">Timeline</a><a href="#l2">L2 step inspector</a><a href="#l3">L3 layers / blocks / operators</a><a href="#dd">Operator deep dive</a></nav>
+<nav><a href="#l1">L1 cross-rank</a><a href="#tl">Timeline</a><a href="#l2">L2 step inspector</a><a href="#l3">L3 layers / blocks / operators</a><a href="#dd">Operator deep dive</a>)";
+  if (!moe_json_.empty()) b += R"(<a href="#moe">In-kernel MoE</a>)";
+  b += R"(</nav>
 <section id="l1"><h2>L1 · Cross-rank overview</h2>
 <div class="cols"><div class="col"><h3>Per-rank steps <span class="hint">(bar = mean step wall: head / main / tail; text: count, mean, max, bubble)</span></h3><div id="rank-bars"></div></div>
 <div class="col"><h3>Findings</h3><div id="findings-summary" class="hint"></div><ol id="findings"></ol></div></div>
@@ -913,6 +1154,17 @@ Status HtmlBuilder::write(const fs::path& out) {
 <h3>Host API overhead</h3><div id="dd-host-note" class="hint"></div><div class="scroll tbl"><table id="dd-host"></table></div>
 </section>
 )";
+  if (!moe_json_.empty())
+    b += R"(<section id="moe"><h2>In-kernel MoE <span class="hint">(MoeTracing traces inside the fused MoE kernels; each core's times count from its own kernel entry, so ranks are compared by durations; the instrumented build's trace points make phases longer than in a clean build)</span></h2>
+<div id="moe-note" class="hint"></div><div id="moe-cap" class="hint"></div>
+<h3>Calls and their kernel rows <span class="hint">(open lanes: the call's cores as nested lanes under its rank in the timeline, coloured by role; a click on a traced kernel in the timeline does the same, a click on an opened call's head row closes it; up to 8 calls open at once)</span></h3>
+<div class="toolbar"><button id="moe-close" type="button">Close all lanes</button><span id="moe-legend"></span></div>
+<div class="scroll tbl"><table id="moe-calls"></table></div>
+<h3>Phases across ranks <span id="moe-phases-note" class="hint"></span></h3><div class="scroll tbl"><table id="moe-phases"></table></div>
+<h3>Worst cores <span class="hint">(slowest core past the median core; click a row for its call's lanes)</span></h3><div class="scroll tbl"><table id="moe-worst"></table></div>
+<h3>In-kernel findings <span class="hint">(click one for the lanes of the kernel it cites)</span></h3><ol id="moe-findings"></ol>
+</section>
+)";
   b += "<script type=\"application/json\" id=\"data\">{";
   // meta
   b += "\"meta\":{\"root\":";
@@ -923,9 +1175,9 @@ Status HtmlBuilder::write(const fs::path& out) {
   }
   b += ",\"t0_note\":\"times are µs from the earliest clock-corrected rank start\"";
   b += ",\"span_us\":";
-  append_us(b, t1_ns_ - t0_ns_);
+  append_us_short(b, t1_ns_ - t0_ns_);
   b += ",\"bins\":" + std::to_string(bins_) + ",\"bin_us\":";
-  append_us(b, bin_ns_);
+  append_us_short(b, bin_ns_);
   b += ",\"total_events\":" + std::to_string(total_events_) + ",\"embedded_events\":" +
        std::to_string(embedded_events_) + ",\"event_budget\":" + std::to_string(opt_.max_kernel_events) +
        ",\"bubble_total\":" + std::to_string(bubble_total_) + "},\n\"lanes\":[";
@@ -940,12 +1192,12 @@ Status HtmlBuilder::write(const fs::path& out) {
     b += "{\"id\":";
     append_json_str(b, r.id);
     b += ",\"offset_us\":";
-    append_us(b, r.offset_ns);
+    append_us_short(b, r.offset_ns);
     b += ",\"start\":";
-    if (r.start_ns <= r.end_ns) append_us(b, rel(r.start_ns));
+    if (r.start_ns <= r.end_ns) append_us_short(b, rel(r.start_ns));
     else b += "null";
     b += ",\"end\":";
-    if (r.start_ns <= r.end_ns) append_us(b, rel(r.end_ns));
+    if (r.start_ns <= r.end_ns) append_us_short(b, rel(r.end_ns));
     else b += "null";
     b += ",\"evt_prefix\":";
     append_json_str(b, r.evt_prefix);
@@ -953,9 +1205,9 @@ Status HtmlBuilder::write(const fs::path& out) {
     for (size_t k = 0; k < r.embed_times.size(); ++k) {
       if (k) b += ',';
       b += '[';
-      append_us(b, r.embed_times[k].first);
+      append_us_short(b, r.embed_times[k].first);
       b += ',';
-      append_us(b, r.embed_times[k].second);
+      append_us_short(b, r.embed_times[k].second);
       b += ']';
     }
     b += "],\"hist\":[";
@@ -980,12 +1232,12 @@ Status HtmlBuilder::write(const fs::path& out) {
     b += "],\"s\":[";
     for (size_t k = 0; k < r.ev_start.size(); ++k) {
       if (k) b += ',';
-      append_us(b, r.ev_start[k]);
+      append_us_short(b, r.ev_start[k]);
     }
     b += "],\"d\":[";
     for (size_t k = 0; k < r.ev_dur.size(); ++k) {
       if (k) b += ',';
-      append_us(b, r.ev_dur[k]);
+      append_us_short(b, r.ev_dur[k]);
     }
     b += "],\"lane\":[";
     for (size_t k = 0; k < r.ev_lane.size(); ++k) {
@@ -1008,7 +1260,7 @@ Status HtmlBuilder::write(const fs::path& out) {
       for (size_t k = 0; k < r.ev_nums[c].size(); ++k) {
         if (k) b += ',';
         if (r.ev_nums[c][k] == kNoValue) b += "null";
-        else append_us(b, r.ev_nums[c][k]);
+        else append_us_short(b, r.ev_nums[c][k]);
       }
       b += ']';
       flush(false);
@@ -1099,8 +1351,14 @@ Status HtmlBuilder::write(const fs::path& out) {
   b += findings_json_;
   b += ",\n\"deep_dive\":";
   b += deep_dive_json_;
+  if (!moe_json_.empty()) {
+    b += ",\n\"moe\":";
+    b += moe_json_;
+  }
   b += "}</script>\n<script>\n";
   b += kHtmlJs;
+  if (!moe_json_.empty()) b += kHtmlMoeJs;
+  b += kHtmlJsStart;
   b += "</script>\n</body></html>\n";
   flush(true);
   return w.commit();

@@ -53,7 +53,7 @@ Status place_call(const fs::path& h5, uint32_t call, MoeCallLanes& lanes) {
       lanes.labels.push_back(ilabel[i]);
       lanes.roles.emplace_back("work");
     }
-    const double base = lanes.kernel_start_us + shift_us[{itype[i], icore[i]}];
+    const double base = shift_us[{itype[i], icore[i]}];
     lanes.intervals.push_back({itype[i], icore[i], it->second, iindex[i], base + static_cast<double>(istart[i]) / 1e3,
                                base + static_cast<double>(iend[i]) / 1e3});
   }

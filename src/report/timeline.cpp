@@ -162,7 +162,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
         emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) +
              ",\"args\":{\"name\":" + escaped(lane + " (" + call.kernel_name + ")") + "}}");
       std::string ev = "{\"ph\":\"X\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) + ",\"ts\":";
-      std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", iv.start_us - origin, iv.end_us - iv.start_us);
+      std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", (call.kernel_start_us - origin) + iv.start_us, iv.end_us - iv.start_us);
       ev += buf;
       const std::string& label = call.labels[iv.label];
       ev += ",\"name\":" + escaped(iv.index != 0 ? label + " #" + std::to_string(iv.index) : label);

@@ -3,14 +3,23 @@
 
 usage: report_browser_test.py ASCPROF_MPI WORK_DIR SCREENSHOT_PNG [--chromium PATH] [--ranks N] [--steps N]
 
-1. `ascprof-mpi synth` writes a capture into WORK_DIR/cap; one kernel of one rank is renamed to
-   `<img src=x onerror=alert(1)>`; `ascprof-mpi analyze` analyses it into WORK_DIR/out, report
-   stage included (report.html).
+1. `ascprof-mpi synth` writes a capture into WORK_DIR/cap, an instrumented build with in-kernel
+   MoE traces (--moe-trace skill) whose rank 1 has a slow expert (moe_slow_expert:1); one kernel
+   of one rank is renamed to `<img src=x onerror=alert(1)>`, and that rank's traced FusedDeepMoe
+   row to `aclnnFusedDeepMoe_<img src=x onerror=alert(1)>` (still an instrumented kernel, so its
+   trace attaches and the name reaches the MoE section and lanes); `ascprof-mpi analyze` analyses
+   it into WORK_DIR/out, report stage included (report.html).
 2. Chromium is driven over the DevTools protocol on a pipe (--remote-debugging-pipe: commands on
    fd 3, replies on fd 4, NUL-terminated JSON). Checks: no console error, no uncaught exception, no
    JavaScript dialog (a dialog means the injected name ran as markup), no <img> element, the timeline
    canvas drew, a wheel zoom changes the view, a click on the inspector's second step changes the
-   shown step, the operator deep dive view lists rows and a click on one opens its card. When the
+   shown step, the operator deep dive view lists rows and a click on one opens its card; the
+   In-kernel MoE section lists 4 attached calls (the hostile name as text), a click on rank 1's
+   "open lanes" adds its 72 cores as lanes to the timeline (the canvas's data-lanes, and more
+   coloured pixels than with the lanes closed in the same view), a hover on one shows its phase,
+   index, core and duration, a click on the call's head row closes them and one on the traced
+   kernel in the timeline opens them again, "Close all lanes" removes them, a click on an in-kernel
+   finding opens them again, and the in-kernel findings name rank 1 only. When the
    analysis wrote no operator_deep_dive.json (a build without the deep dive), hand-made files
    (schema operator_deep_dive/v1, a row named like the injected kernel) are written into the root's
    output folder and the report stage is rerun (--from-stage report) before the page is loaded.
@@ -41,6 +50,8 @@ PIXELS = """(() => {
         }
         return n; })()"""
 HOSTILE = "<img src=x onerror=alert(1)>"
+MOE_KERNEL = "aclnnFusedDeepMoe_" + HOSTILE  # still matches the instrumented kernel names
+MOE_SLOW_RANK = "1"
 
 
 def fail(msg):
@@ -58,7 +69,8 @@ def run(cmd, env=None, timeout=600):
 
 
 def poison_kernel_name(capture):
-    """Renames the kernel of data row 1 of the first rank folder's kernel_details.csv."""
+    """Renames the kernel of data row 1 of the first rank folder's kernel_details.csv, and the
+    FusedDeepMoe row its in-kernel trace belongs to (trace_call<K>.json: the Kth such row)."""
     folders = sorted(p for p in capture.iterdir() if p.is_dir())
     csv = folders[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
     lines = csv.read_text(encoding="utf-8").split("\n")
@@ -66,6 +78,17 @@ def poison_kernel_name(capture):
     cells = lines[2].split(",", 6)
     cells[5] = HOSTILE
     lines[2] = ",".join(cells)
+    traces = sorted((folders[0] / "moe_trace").glob("trace_call*.json"))
+    if not traces:
+        fail("the capture has no in-kernel MoE trace in %s" % folders[0])
+    call = int(traces[0].stem[len("trace_call"):])
+    names = [(i, line.split(",", 6)) for i, line in enumerate(lines) if i > 0]
+    moe_rows = [i for i, c in names if len(c) > 5 and "FusedDeepMoe" in c[5]]
+    if call >= len(moe_rows):
+        fail("%s names call %d but the rank has %d FusedDeepMoe rows" % (traces[0].name, call, len(moe_rows)))
+    cells = lines[moe_rows[call]].split(",", 6)
+    cells[5] = MOE_KERNEL
+    lines[moe_rows[call]] = ",".join(cells)
     csv.write_text("\n".join(lines), encoding="utf-8")
 
 
@@ -188,7 +211,8 @@ def main():
         shutil.rmtree(work / sub, ignore_errors=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     run([a.ascprof, "synth", "--scenario", "moe_mla_decode", "-o", work / "cap", "--ranks", a.ranks,
-         "--steps", a.steps, "--fault", "idle_bubble:%d" % (a.ranks // 2)], env)
+         "--steps", a.steps, "--fault", "idle_bubble:%d" % (a.ranks // 2), "--moe-trace", "skill",
+         "--fault", "moe_slow_expert:" + MOE_SLOW_RANK], env)
     poison_kernel_name(work / "cap")
     result = json.loads(run([a.ascprof, "analyze", work / "cap", "-o", work / "out", "--progress", "none"], env))
     root_out = pathlib.Path(result["roots"][0]["out_dir"])
@@ -236,6 +260,109 @@ def main():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def click(cdp, session, xy):
+    for kind in ("mousePressed", "mouseReleased"):
+        cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": xy[0], "y": xy[1], "button": "left", "clickCount": 1}, session)
+
+
+def center_of(cdp, session, selector_expr):
+    """Scrolls the element `selector_expr` evaluates to into view; its centre, or None."""
+    return evaluate(cdp, session, "(() => { const e = %s; if (!e) return null; e.scrollIntoView({block: 'center'}); "
+                                  "const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+                    % selector_expr)
+
+
+def check_moe(cdp, session, checks):
+    """The In-kernel MoE section and the nested lanes it opens in the timeline (real mouse input)."""
+    lanes = "Number(document.getElementById('timeline').dataset.lanes)"
+    is_open = "document.getElementById('timeline').dataset.moeOpen"
+    status = "document.getElementById('tl-status').textContent"
+    checks["moe_attached_rows"] = evaluate(cdp, session, "document.querySelectorAll('#moe-calls tr[data-status=\"attached\"]').length")
+    checks["moe_name_as_text"] = evaluate(cdp, session, "document.getElementById('moe-calls').textContent.includes(%s)"
+                                          % json.dumps(MOE_KERNEL))
+    checks["moe_lanes_closed"] = evaluate(cdp, session, lanes)
+    box = center_of(cdp, session, "Array.from(document.querySelectorAll('#moe-calls tr[data-status=\"attached\"]'))"
+                                  ".map((r) => r.cells[0].textContent === %s && r.querySelector('button.moe-open'))"
+                                  ".find((b) => b)" % json.dumps(MOE_SLOW_RANK))
+    if box is None:
+        fail("the MoE section has no 'open lanes' button for rank %s" % MOE_SLOW_RANK)
+    click(cdp, session, box)
+    cdp.pump(0.5)
+    checks["moe_lanes_open"] = evaluate(cdp, session, lanes)
+    checks["moe_open_after_button"] = evaluate(cdp, session, is_open)
+    checks["moe_view_open"] = evaluate(cdp, session, status)
+    checks["moe_pixels_open"] = evaluate(cdp, session, PIXELS)
+    # a hover on the first core row, inside the kernel (the view is zoomed to it)
+    at = evaluate(cdp, session, "(() => { const c = document.getElementById('timeline'), y = Number(c.dataset.moeRowY); "
+                                "if (!c.dataset.moeRowY) return null; window.scrollTo(0, window.scrollY + c.getBoundingClientRect().top + y - 300); "
+                                "const r = c.getBoundingClientRect(); return [r.left + r.width * 0.6, r.top + y]; })()")
+    if at is not None:
+        cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": at[0], "y": at[1]}, session)
+        cdp.pump(0.3)
+    tip = "(() => { const t = document.getElementById('tl-tip'); return t.hidden ? '' : t.textContent; })()"
+    checks["moe_tooltip"] = evaluate(cdp, session, tip)
+    if at is not None:
+        # a click on the call's head row (above its first core row) closes it; a click on the traced
+        # kernel itself (found above by its tooltip) opens it again
+        click(cdp, session, [at[0], at[1] - 9])
+        cdp.pump(0.4)
+        checks["moe_open_after_head_click"] = evaluate(cdp, session, is_open)
+        checks["moe_kernel_tooltip"] = ""
+        for dy in range(16, 120, 4):
+            cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": at[0], "y": at[1] - dy}, session)
+            cdp.pump(0.05)
+            text = evaluate(cdp, session, tip)
+            if "FusedDeepMoe" in text and "rank %s " % MOE_SLOW_RANK in text:
+                checks["moe_kernel_tooltip"] = text
+                click(cdp, session, [at[0], at[1] - dy])
+                cdp.pump(0.4)
+                break
+        checks["moe_open_after_kernel_click"] = evaluate(cdp, session, is_open)
+    # "Close all lanes": the same view without them
+    click(cdp, session, center_of(cdp, session, "document.getElementById('moe-close')"))
+    cdp.pump(0.4)
+    checks["moe_lanes_closed_again"] = evaluate(cdp, session, lanes)
+    checks["moe_pixels_closed"] = evaluate(cdp, session, PIXELS)
+    # the in-kernel findings name the slow rank; a click on one opens the lanes of the kernel it cites
+    checks["moe_findings"] = evaluate(cdp, session, "Array.from(document.querySelectorAll('#moe-findings li')).map((li) => li.textContent)")
+    box = center_of(cdp, session, "document.querySelector('#moe-findings li')")
+    if box is not None:
+        click(cdp, session, box)
+        cdp.pump(0.5)
+    checks["moe_open_after_finding"] = evaluate(cdp, session, is_open)
+
+
+def moe_errors(checks):
+    errors = []
+    if checks["moe_attached_rows"] != 4:
+        errors.append("the MoE section lists %s attached calls, not 4" % checks["moe_attached_rows"])
+    if checks["moe_name_as_text"] is not True:
+        errors.append("the MoE calls table does not show the hostile kernel name as text")
+    closed, opened = checks["moe_lanes_closed"] or 0, checks["moe_lanes_open"] or 0
+    if opened < closed + 72 or checks["moe_open_after_button"] != "1":
+        errors.append("opening rank %s's lanes did not add its 72 cores: lanes %s -> %s, open %r"
+                      % (MOE_SLOW_RANK, closed, opened, checks["moe_open_after_button"]))
+    if (checks["moe_pixels_open"] or 0) < (checks["moe_pixels_closed"] or 0) + 20000:
+        errors.append("the opened lanes drew too few pixels: %s open, %s closed in the same view"
+                      % (checks["moe_pixels_open"], checks["moe_pixels_closed"]))
+    tip = checks["moe_tooltip"] or ""
+    if not all(w in tip for w in (" index ", " core ", "duration ")):
+        errors.append("hovering a nested lane shows no phase tooltip: %r" % tip)
+    if checks.get("moe_open_after_head_click") != "0":
+        errors.append("a click on the opened call's head row did not close it (%r)" % checks.get("moe_open_after_head_click"))
+    if checks.get("moe_open_after_kernel_click") != "1":
+        errors.append("a click on rank %s's traced kernel did not open its lanes (%r, kernel tooltip %r)"
+                      % (MOE_SLOW_RANK, checks.get("moe_open_after_kernel_click"), checks.get("moe_kernel_tooltip")))
+    if checks["moe_lanes_closed_again"] != closed:
+        errors.append("'Close all lanes' left %s lanes (%s before opening)" % (checks["moe_lanes_closed_again"], closed))
+    found = checks["moe_findings"] or []
+    if not found or not all(("suspected ranks %s ·" % MOE_SLOW_RANK) in f for f in found):
+        errors.append("the in-kernel findings do not name rank %s alone: %r" % (MOE_SLOW_RANK, found))
+    if checks["moe_open_after_finding"] != "1":
+        errors.append("a click on an in-kernel finding did not open its lanes (%r)" % checks["moe_open_after_finding"])
+    return errors
 
 
 def check_page(cdp, html, screenshot, injected):
@@ -318,6 +445,7 @@ def check_page(cdp, html, screenshot, injected):
     evaluate(cdp, session, "document.getElementById('tl-reset').click()")
     cdp.pump(0.3)
     checks["draw_ms_full_view_warm"] = evaluate(cdp, session, "Number(document.getElementById('timeline').dataset.drawMs)")
+    check_moe(cdp, session, checks)
 
     # Full-page screenshot as the artifact. The viewport is made as tall as the page first and
     # the page given time to redraw: capturing beyond the viewport resizes it during the capture.
@@ -373,6 +501,7 @@ def check_page(cdp, html, screenshot, injected):
         errors.append("clicking a deep dive row did not open its card (%s cards)" % checks["deep_dive_cards"])
     elif injected and (DEEP_DIVE_SUGGESTION not in checks["deep_dive_card_text"] or HOSTILE not in checks["deep_dive_card_text"]):
         errors.append("the deep dive card lacks the row's name or suggestion: %r" % checks["deep_dive_card_text"])
+    errors += moe_errors(checks)
     if errors:
         fail("\n".join(errors))
     print("PASS", file=sys.stderr)

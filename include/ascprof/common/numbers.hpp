@@ -3,6 +3,7 @@
 /// integer/double parsing. Whitespace (including the TAB CANN appends to times) is trimmed.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace ascprof {
@@ -27,5 +28,14 @@ std::optional<int64_t> parse_int64(std::string_view s);
 
 /// Converts a double µs value (e.g. JSON `dur`) to integer ns, rounding to nearest.
 int64_t us_double_to_ns(double us);
+
+/// Integer ns as µs with exactly 3 decimals ("1736408883704643.212"), with no double in between:
+/// epoch µs need 19 digits, more than a double holds. The inverse of parse_us_to_ns.
+void append_us(std::string& out, int64_t ns);
+inline std::string us_text(int64_t ns) {
+  std::string s;
+  append_us(s, ns);
+  return s;
+}
 
 }  // namespace ascprof

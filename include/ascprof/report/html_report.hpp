@@ -2,7 +2,9 @@
 /// report/report.html (issue 5, reference-analysis.md §2.9): one self-contained interactive page
 /// (inline CSS/JS, no network) built from the root's own output tables. Three levels: L1 cross-rank
 /// overview, L2 Single-step Inspector, L3 layer/block/operator cards, plus a zoomable multi-lane
-/// timeline on a canvas with a bubble axis and finding marks.
+/// timeline on a canvas with a bubble axis and finding marks. A root with in-kernel MoE traces (issue 20)
+/// adds an "In-kernel MoE" section whose calls open as nested per-core lanes in the timeline; a root
+/// without them gets the page it got before, byte for byte.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -21,6 +23,7 @@ struct HtmlOptions {
   uint64_t max_block_rows = 60'000;      ///< block_summary rows embedded (embedded steps' first)
   uint64_t max_bubbles = 20'000;         ///< bubble windows on the bubble axis (longest first)
   uint32_t histogram_bins = 4096;        ///< bins per rank lane over the whole capture (fewer for many ranks)
+  uint32_t max_moe_calls = 64;           ///< attached in-kernel MoE calls whose intervals are embedded (nested lanes)
 };
 
 /// Writes `root_out`/report/report.html atomically (temporary name, then rename) and returns its path.

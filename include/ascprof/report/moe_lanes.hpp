@@ -19,13 +19,14 @@ struct MoeLaneInterval {
   uint32_t core_type = 0, core_id = 0;
   uint32_t label = 0;   ///< index into MoeCallLanes::labels
   int64_t index = 0;    ///< the name's #s (expert group ...)
-  double start_us = 0, end_us = 0;  ///< corrected clock
+  /// µs from the kernel row's start (small numbers: epoch µs in a double keep only quarter-µs steps)
+  double start_us = 0, end_us = 0;
 };
 
 /// One attached call of one rank.
 struct MoeCallLanes {
   std::string rank_id, file, kernel_event_id, kernel_name;
-  double kernel_start_us = 0, kernel_end_us = 0;   ///< the kernel row, corrected clock
+  double kernel_start_us = 0, kernel_end_us = 0;   ///< the kernel row, corrected clock (epoch µs)
   bool t0_aligned = false;                         ///< cores placed by their T0 (else all at the row start)
   std::vector<std::string> core_groups;            ///< core_type -> group name
   std::vector<std::string> labels, roles;          ///< distinct labels and their roles

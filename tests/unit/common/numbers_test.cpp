@@ -43,3 +43,16 @@ TEST(ParseNumbers, IntegersAndDoubles) {
 
 }  // namespace
 }  // namespace ascprof
+
+// Integer ns back to µs text: exactly 3 decimals, no double in between (epoch µs need 19 digits).
+TEST(UsText, ExactForEpochTimesAndTheInverseOfParsing) {
+  EXPECT_EQ(ascprof::us_text(1736408883704643212), "1736408883704643.212");
+  EXPECT_EQ(ascprof::us_text(0), "0.000");
+  EXPECT_EQ(ascprof::us_text(-1500), "-1.500");
+  EXPECT_EQ(ascprof::us_text(7), "0.007");
+  for (int64_t ns : {int64_t{1736408883704643212}, int64_t{-42}, int64_t{999}, int64_t{1000}})
+    EXPECT_EQ(ascprof::parse_us_to_ns(ascprof::us_text(ns)), ns);
+  std::string s = "x=";
+  ascprof::append_us(s, 12345);
+  EXPECT_EQ(s, "x=12.345");
+}

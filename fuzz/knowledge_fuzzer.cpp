@@ -2,7 +2,7 @@
 //
 // The whole input is one rule file. It is parsed, then handed to each rule-file loader (vocabulary,
 // taxonomy, op_type, hccl_op_kind, pipeline, name_key, segmentation, summarize, diagnostics,
-// operator_alignment, operator_deep_dive), the ones that need a vocabulary getting the project's real one (loaded once
+// operator_alignment, operator_deep_dive, moe_trace, modules), the ones that need a vocabulary getting the project's real one (loaded once
 // from knowledge/vocabulary.rules). Whatever loads is then used on a few kernel names, so the
 // matchers built from fuzzed rules run too. Seeds are the real .rules files, so each loader is
 // reached with mostly-valid text of its own kind.
@@ -113,6 +113,21 @@ void exercise(const RuleFile& file) {
             FUZZ_CHECK(c.feature >= 0 && static_cast<size_t>(c.feature) < n, "condition feature out of range");
           }
       (void)d.bytes_of("DT_BF16");
+    }
+  }
+  {
+    MoeTraceRules t;
+    if (t.load(file).ok()) {
+      FUZZ_CHECK(t.min_span_share <= t.max_span_share, "attachment shares out of order");
+      (void)t.role_of("dispatch-gmm1 wait-moe-token");
+      (void)t.is_instrumented_kernel("aclnnFusedDeepMoe_FusedDeepMoe", "FusedDeepMoe");
+    }
+  }
+  {
+    ModuleRules m;
+    if (m.load(file).ok()) {
+      FUZZ_CHECK(m.spread_ratio >= 1, "spread_ratio below 1");
+      FUZZ_CHECK(!m.prefix.empty(), "empty module prefix");
     }
   }
 }

@@ -22,7 +22,7 @@ const char* kUsage =
     "  mpirun -np N ascprof-mpi analyze ROOT [ROOT ...] -o OUT [options]\n"
     "  mpirun -np N ascprof-mpi sweep --search-root DIR [--search-root DIR ...] -o OUT [options]\n"
     "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F] [--export text|db|both]\n"
-    "                    [--moe-trace skill|umdk|array]\n";
+    "                    [--moe-trace skill|umdk|array] [--with-modules]\n";
 
 po::options_description make_options(CliOptions& o) {
   po::options_description d("options");
@@ -67,7 +67,10 @@ po::options_description make_options(CliOptions& o) {
       ("moe-trace", po::value(&o.moe_trace),
        "synth: moe_mla_decode as an instrumented build: FusedDeepMoe kernels and per rank the MoeTracing in-kernel "
        "trace of its last call (moe_trace/trace_call<K>.json), as the skill | umdk collector writes it, or a bare "
-       "X-event array; enables the faults moe_slow_expert and moe_recv_starved");
+       "X-event array; enables the faults moe_slow_expert and moe_recv_starved")
+      ("with-modules", po::bool_switch(&o.with_modules),
+       "synth: training captured with with_modules=True: nn.Module ranges (Model_0/Layer_<n>/Attention_<n>, MLP_<n>) "
+       "on the Python thread, their exact device time in ground_truth.json");
   return d;
 }
 
@@ -150,6 +153,10 @@ ParseOutcome parse_command_line(int argc, const char* const* argv) {
     if (vm.count("inputs")) o.roots = vm["inputs"].as<std::vector<std::string>>();
     if (vm.count("moe-trace") && o.command != "synth") {
       out.message = "--moe-trace applies to synth only\n" + std::string(kUsage);
+      return out;
+    }
+    if (o.with_modules && o.command != "synth") {
+      out.message = "--with-modules applies to synth only\n" + std::string(kUsage);
       return out;
     }
   } catch (const std::exception& e) {

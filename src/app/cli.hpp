@@ -44,6 +44,7 @@ struct CliOptions {
   int microbatches = 0;                // training: microbatches per step (0 = scenario default)
   std::string export_format = "text";  // text | db | both
   std::string moe_trace;               // synth: "" | skill | umdk | array
+  bool with_modules = false;           // synth training: nn.Module ranges (with_modules=True)
 };
 
 struct ParseOutcome {

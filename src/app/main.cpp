@@ -36,6 +36,7 @@ int run_synth(const ascprof::app::CliOptions& o) {
   so.microbatches = o.microbatches;
   so.export_format = o.export_format;
   so.moe_trace = o.moe_trace;
+  so.with_modules = o.with_modules;
   so.force = o.force;
   if (!o.dummy_ranks.empty()) {
     auto d = ascprof::synth::parse_rank_list(o.dummy_ranks);

@@ -42,6 +42,8 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_RETURN_IF_ERROR(k.deep_dive.load(deep_dive, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile moe_trace, load("moe_trace.rules"));
   ASCPROF_RETURN_IF_ERROR(k.moe_trace.load(moe_trace));
+  ASCPROF_ASSIGN_OR_RETURN(RuleFile modules, load("modules.rules"));
+  ASCPROF_RETURN_IF_ERROR(k.modules.load(modules));
   return k;
 }
 

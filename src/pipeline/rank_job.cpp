@@ -452,8 +452,15 @@ class RankJob {
     steps_ = std::move(tr.steps);
     aicore_freq_ = std::move(tr.aicore_freq);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
-    out_.host_bound = analysis::host_bound_stats(tr, pool_);
+    // one binding of device tasks to their launches, read by host-bound and by the module breakdown
+    const bool modules_present = analysis::has_module_ranges(tr, pool_, kb_.modules);
+    const analysis::LaunchBinding links = analysis::bind_launches(tr, pool_, /*with_torch_ops=*/modules_present);
+    out_.host_bound = analysis::host_bound_stats(tr, links);
     if (from_db()) out_.host_bound.launch_links = "the database's CANN_API node launches (connectionId) and CONNECTION_IDS";
+    if (!modules_present) return {};  // a capture without nn.Module ranges writes nothing new
+    analysis::ModuleBreakdown modules = analysis::module_breakdown(tr, pool_, links, kb_.modules);
+    ASCPROF_RETURN_IF_ERROR(write_module_tables(*writer_, modules));
+    out_.modules = std::move(modules.summary);
     return {};
   }
 

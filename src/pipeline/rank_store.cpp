@@ -15,6 +15,12 @@
 //                (moe_trace_store.cpp): every paired interval (call, core, label, extra id, index, start/end ns
 //                on the core's own clock), each core's T0, each call's file, status and kernel row, its
 //                phases per core group, its bubbles
+//   /modules/{summary,calls}  the module breakdown, when the trace has nn.Module ranges (module_store.cpp):
+//                per module path (text) its depth, calls, host ns, self / total device ns, tasks and wait ns; per
+//                call its row, thread, start/end ns, device ns and the event's source_offset; the group's
+//                attributes say where every device task's time went (module_ns, outside_ns, unlaunched_ns,
+//                their task counts, device_ns, and how launches were placed: by_launch_thread,
+//                by_task_queue, by_torch_op)
 #include <algorithm>
 #include <cmath>
 #include <string>

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/analysis/module_breakdown.hpp"
 #include "ascprof/analysis/moe_trace.hpp"
 #include "ascprof/analysis/normalize.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -33,6 +34,8 @@ Status write_step_trace_table(store::H5Writer& w, const model::StepTraceTable& s
 /// summarised in `summary.calls[k]`; labels are ids into `pool`).
 Status write_moe_trace_tables(store::H5Writer& w, const std::vector<model::MoeTraceCall>& calls,
                               const analysis::MoeRankSummary& summary, const StringPool& pool);
+/// /modules/{summary,calls}: the rank's module breakdown (only written when it has module ranges).
+Status write_module_tables(store::H5Writer& w, const analysis::ModuleBreakdown& breakdown);
 /// Root attributes naming the rank.
 Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t device_id,
                              const std::string& profiler_level, const std::string& header_era);

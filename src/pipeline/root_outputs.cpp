@@ -12,6 +12,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/pipeline/class_summary_outputs.hpp"
 #include "ascprof/pipeline/deep_dive_outputs.hpp"
+#include "ascprof/pipeline/module_outputs.hpp"
 #include "ascprof/pipeline/moe_trace_outputs.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
@@ -363,6 +364,21 @@ void record_moe_traces(const RootPlan& plan, const std::vector<RankOutcome>& out
   for (const auto& p : *written) s.outputs.push_back(p.string());
 }
 
+// The module breakdown tables, when any rank has nn.Module ranges (else nothing new is written).
+void record_modules(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+                    RootSummary& s) {
+  std::vector<ModuleRankView> views;
+  for (const auto& o : outcomes)
+    if (o.ok && o.modules.present()) views.push_back({o.rank_id, &o.modules});
+  if (views.empty()) return;
+  auto written = write_module_outputs(plan.out_dir, views, kb != nullptr ? kb->modules : knowledge::ModuleRules{});
+  if (!written.ok()) {
+    record(s, plan.out_dir, written.status());
+    return;
+  }
+  for (const auto& p : *written) s.outputs.push_back(p.string());
+}
+
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
 // evidence gate (a finding without evidence is counted, not reported).
 void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
@@ -637,6 +653,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
   if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, *kb, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now

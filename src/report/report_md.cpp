@@ -1,6 +1,7 @@
 // report.md (reference-analysis.md §2.9): the reference's twelve sections in its order, with the
 // operator deep dive (issue 9) after the operator view, then the sections for what the reference
-// does not have (clock offsets, slow rank/link, host-bound time, training phases). Every number is either a cell copied from a table or an aggregate of one table
+// does not have (clock offsets, slow rank/link, host-bound time, training phases, and when the root has
+// them the in-kernel MoE traces and the nn.Module breakdown). Every number is either a cell copied from a table or an aggregate of one table
 // column whose rule the text states, so the report always agrees with the CSV/HDF5 tables.
 #include <simdjson.h>
 
@@ -422,6 +423,77 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Findi
   d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
 }
 
+// The module breakdown (issue 21; only a root whose trace has nn.Module ranges has the tables; the
+// section is absent otherwise). Numbered after the sections before it.
+void module_section(Doc& d, const fs::path& root_out, int number) {
+  std::error_code ec;
+  if (!fs::exists(root_out / "module_summary.csv", ec)) return;
+  auto ranks = read_table(root_out / "module_ranks.csv");
+  auto compare = read_table(root_out / "module_compare.csv");
+  d.h2(std::to_string(number) + ". Module Breakdown");
+  d.p("Device time per nn.Module (torch_npu with_modules=True). Each device task is bound to its host launch (the "
+      "binding host-bound uses), placed on the Python thread (the launch's own thread, the Enqueue of torch_npu's task "
+      "queue, or the task's torch op) and counted in the innermost module range holding it. Self = the module's own "
+      "tasks; total = self + every module below it; device time = the tasks' summed durations (concurrent streams "
+      "add up). Tables: module_summary.csv (per rank and module), module_ranks.csv (where each rank's device time "
+      "went), module_compare.csv (each module across ranks).");
+  if (ranks.ok()) {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < ranks->rows.size(); ++i)
+      rows.push_back({md(ranks->cell(i, "rank_id")), md(ranks->cell(i, "ranges")), md(ranks->cell(i, "modules")),
+                      num(ranks->number(i, "device_us")), num(ranks->number(i, "module_device_us")),
+                      pct(ranks->number(i, "module_share")), num(ranks->number(i, "outside_device_us")),
+                      md(ranks->cell(i, "outside_tasks")), num(ranks->number(i, "unlaunched_device_us")),
+                      md(ranks->cell(i, "unlaunched_tasks")),
+                      md(ranks->cell(i, "placed_by_launch_thread")) + " / " + md(ranks->cell(i, "placed_by_task_queue")) +
+                          " / " + md(ranks->cell(i, "placed_by_torch_op"))});
+    d.h3("Where Each Rank's Device Time Went");
+    d.table({"rank", "module calls", "modules", "device us", "in modules us", "share", "outside modules us",
+             "outside tasks", "no launch us", "no launch tasks", "placed by launch thread / task queue / torch op"},
+            rows);
+  }
+  if (compare.ok()) {
+    std::vector<size_t> order(compare->rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return compare->number(a, "total_device_us_median") > compare->number(b, "total_device_us_median");
+    });
+    auto calls = [&](size_t i) {
+      const std::string &lo = compare->cell(i, "calls_min"), &hi = compare->cell(i, "calls_max");
+      return lo == hi ? md(lo) : md(lo) + "-" + md(hi);
+    };
+    std::vector<std::vector<std::string>> rows;
+    for (size_t k = 0; k < order.size() && k < 25; ++k) {
+      const size_t i = order[k];
+      rows.push_back({md(compare->cell(i, "module_path")), md(compare->cell(i, "ranks")), calls(i),
+                      num(compare->number(i, "total_device_us_median")), num(compare->number(i, "self_device_us_median")),
+                      num(compare->number(i, "total_device_us_min")), num(compare->number(i, "total_device_us_max")),
+                      md(compare->cell(i, "slowest_rank")), num(compare->number(i, "busy_us_median")),
+                      md(compare->cell(i, "busiest_rank")), num(compare->number(i, "busiest_to_median"), 2)});
+    }
+    d.h3("Modules By Device Time");
+    d.p("Busy = total device time minus its waiting tasks (modules.rules [device]): a rank waiting in a collective "
+        "for a slow peer has long device time but is not the slow one.");
+    d.table({"module", "ranks", "calls", "total us (median)", "self us (median)", "total us (min)", "total us (max)",
+             "slowest rank", "busy us (median)", "busiest rank", "busiest / median"},
+            rows);
+    if (order.size() > 25) d.p("Showing 25 of " + std::to_string(order.size()) + " modules (all in module_compare.csv).");
+    rows.clear();
+    for (const size_t i : order)
+      if (compare->cell(i, "stands_out") == "true")
+        rows.push_back({md(compare->cell(i, "module_path")), md(compare->cell(i, "busiest_rank")),
+                        num(compare->number(i, "busy_us_max")), num(compare->number(i, "busy_us_median")),
+                        num(compare->number(i, "busiest_to_median"), 2), md(compare->cell(i, "slowest_rank")),
+                        num(compare->number(i, "total_device_us_max"))});
+    d.h3("Modules Whose Busiest Rank Stands Out");
+    d.p("Module paths whose busiest rank's busy time reaches modules.rules [compare] spread_ratio x the ranks' median "
+        "and its min_device_us (module_compare.csv stands_out).");
+    d.table({"module", "busiest rank", "its busy us", "median busy us", "busiest / median", "slowest rank (total)",
+             "its total us"},
+            rows);
+  }
+}
+
 Result<fs::path> write_report_md(const fs::path& root_out) {
   auto load = [&root_out](const char* name) -> Result<TextTable> { return read_table(root_out / name); };
   ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load("rank_summary.csv"));
@@ -765,6 +837,8 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     }
   }
   moe_trace_section(d, root_out, findings);
+  std::error_code ec;
+  module_section(d, root_out, fs::exists(root_out / "moe_trace_calls.csv", ec) ? 18 : 17);
   const fs::path out = root_out / "report" / "report.md";
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(out, d.take()));
   return out;

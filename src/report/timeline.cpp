@@ -2,7 +2,8 @@
 // One process per rank, one thread per task type (the device lanes: AI_CORE, AI_VECTOR, HCCL, ...),
 // times corrected by the rank's clock offset and made relative to the earliest event, findings as
 // instant events. Streams raw_kernel_index.csv; memory does not grow with the capture. In-kernel MoE
-// traces add one thread per core ("MoE <group> core N") holding the phases inside their kernel.
+// traces add one thread per core ("MoE <group> core N") holding the phases inside their kernel; nn.Module
+// ranges (with_modules) add a "modules" thread per rank holding the module calls, nested.
 #include <simdjson.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/report/module_lanes.hpp"
 #include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
@@ -82,6 +84,14 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     if (std::isfinite(s)) origin = std::min(origin, s);
   }
   if (!std::isfinite(origin)) origin = 0;
+  // module calls run on the host ahead of their kernels: the origin moves back to the earliest of them
+  // (a root without modules keeps its origin)
+  ASCPROF_ASSIGN_OR_RETURN(const std::vector<ModuleLanes> modules, read_module_lanes(root_out));
+  for (const ModuleLanes& rank : modules)
+    if (!rank.calls.empty()) {
+      const double off = offset.count(rank.rank_id) ? offset[rank.rank_id] : 0.0;
+      origin = std::min(origin, std::floor(static_cast<double>(rank.calls.front().start_ns) / 1e3 - off));
+    }
 
   AtomicFileWriter out;
   const fs::path path = root_out / "report" / "timeline.json";
@@ -168,6 +178,35 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
       ev += ",\"name\":" + escaped(iv.index != 0 ? label + " #" + std::to_string(iv.index) : label);
       ev += ",\"args\":{\"role\":" + escaped(call.roles[iv.label]) + ",\"kernel_event_id\":" + escaped(call.kernel_event_id) +
             ",\"placement\":" + escaped(call.t0_aligned ? "row start + core T0" : "row start (cores' T0 unknown)") + "}}";
+      emit(ev);
+      ++events;
+    }
+  }
+  // nn.Module calls: one lane per Python thread of the rank, the calls nested by time (issue 21)
+  for (const ModuleLanes& rank : modules) {
+    const uint32_t p = pid.count(rank.rank_id) ? pid[rank.rank_id] : static_cast<uint32_t>(pid.size());
+    const double off = offset.count(rank.rank_id) ? offset[rank.rank_id] : 0.0;
+    const auto w = window.find(rank.rank_id);
+    // ts on the corrected clock from the origin, in ns first: epoch µs in a double keep only ~0.25 µs
+    const int64_t base_ns = std::llround((origin + off) * 1000.0);
+    for (const ModuleLaneCall& c : rank.calls) {
+      const double own_start_us = static_cast<double>(c.start_ns) / 1e3;
+      if (options.max_steps > 0 &&  // the window is on the rank's own clock
+          (w == window.end() || own_start_us < w->second.first || own_start_us >= w->second.second))
+        continue;
+      const std::string lane = rank.threads > 1 ? "modules (thread " + std::to_string(c.tid) + ")" : std::string("modules");
+      auto [it, inserted] = tid.emplace(std::make_pair(p, lane), static_cast<uint32_t>(tid.size()));
+      if (inserted)
+        emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) +
+             ",\"args\":{\"name\":" + escaped(lane) + "}}");
+      std::string ev = "{\"ph\":\"X\",\"pid\":" + std::to_string(p) + ",\"tid\":" + std::to_string(it->second) + ",\"ts\":";
+      std::snprintf(buf, sizeof buf, "%.3f,\"dur\":%.3f", static_cast<double>(c.start_ns - base_ns) / 1e3,
+                    static_cast<double>(c.end_ns - c.start_ns) / 1e3);
+      ev += buf;
+      ev += ",\"name\":" + escaped(rank.names[c.row]) + ",\"args\":{\"module_path\":" + escaped(rank.paths[c.row]);
+      std::snprintf(buf, sizeof buf, ",\"self_device_us\":%.3f,\"total_device_us\":%.3f,\"tasks\":%llu}}", c.self_device_us,
+                    c.total_device_us, static_cast<unsigned long long>(c.tasks));
+      ev += buf;
       emit(ev);
       ++events;
     }

@@ -89,6 +89,14 @@ constexpr SheetSpec kSheets[] = {
      "evidence_id", "union_us", true},
     {"moe_phase_compare", "moe_phase_compare.csv", "the same in-kernel MoE phase across ranks, core group by core group",
      "", "max_core_us_max", true},
+    {"module_summary", "module_summary.csv",
+     "device time per rank and nn.Module path: calls, host us, self and total device us, tasks, share of the rank",
+     "module_path,module", "total_device_us", true},
+    {"module_ranks", "module_ranks.csv",
+     "per rank: device time in modules, outside every module and without a launch; how launches were placed", "", "", true},
+    {"module_compare", "module_compare.csv",
+     "each nn.Module path across ranks: min / median / max total device us, slowest rank, max / median",
+     "module_path,module,slowest_rank,fastest_rank", "total_device_us_max", true},
 };
 
 /// One cell as text; text_only cells (JSON strings) are never read as numbers.

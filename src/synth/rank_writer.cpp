@@ -1242,6 +1242,35 @@ class RankWriter {
     for (const Row& r : rows) api_row(r.level, r.name, *r.t);
   }
 
+  // nn.Module ranges of the step (with_modules): python_function X events on the Python thread, as
+  // torch_npu's with_modules=True writes them (database: PYTORCH_API rows of type trace)
+  void write_modules(const StepRec& rec, int prog) {
+    step_modules(sc_, prog, rec, op_device_, module_id_, module_ranges_, c_.modules);
+    for (const ModuleRange& m : module_ranges_) {
+      ev(kX);
+      ++c_.python_ops;
+      if (text_) {
+        tv_.put("{\"ph\": \"X\", \"name\": \"nn.Module: ");
+        tv_.put(m.name);
+        tv_.put("\", \"pid\": ");
+        tv_.u64(pids_.python);
+        tv_.put(", \"tid\": ");
+        tv_.u64(static_cast<uint64_t>(lay_.host_pid));
+        tv_.put(", \"ts\": ");
+        ts(m.start);
+        tv_.put(", \"dur\": ");
+        tv_.us_trim(m.end - m.start);
+        tv_.put(", \"cat\": \"python_function\", \"args\": {\"Python id\": ");
+        tv_.i64(m.python_id);
+        tv_.put(", \"Python parent id\": ");
+        tv_.i64(m.parent_id);
+        tv_.put(", \"Python module id\": 0}}");
+      }
+      if (dbw_)
+        db_.pytorch_api(m.start + toff_, m.end + toff_, db_.fwk("nn.Module: " + m.name), -1, 0, -1, -1, db_enum::kApiTrace, -1);
+    }
+  }
+
   // ---- one step ----
   void write_step(const StepRec& rec, int prog) {
     const int step_number = sc_.first_step + rec.index;
@@ -1346,8 +1375,10 @@ class RankWriter {
     if (dbw_) db_.aicore_freq(rec.host_start + toff_, aicore_mhz_);
 
     const uint64_t htid = static_cast<uint64_t>(lay_.host_pid);
+    if (sc_.with_modules) op_device_.assign(rec.ops.size(), OpDevice{});
     for (size_t oi = 0; oi < rec.ops.size(); ++oi) {
       const OpRec& op = rec.ops[oi];
+      if (sc_.with_modules && op.kind != OpRec::Kind::kComm) op_device_[oi] = {1, op.dur, 0};  // its one device task
       if (op.kind == OpRec::Kind::kAux) {
         // No connection_id: 0 is also what the step's aclrtSynchronizeStream carries, and a task that
         // shares a connection_id with a CANN call counts as launched by it (host-bound analysis).
@@ -1449,8 +1480,13 @@ class RankWriter {
           plane_task(ptid, "Notify_Record", "Notify_Record", op.start + op.wait + move, 20, me, peer, "LOCAL", 4,
                      "INVALID_TYPE", 0.0, tid + 2, pd);
         }
+        // the op's device tasks are its plane tasks (the three above per plane, on stream 5)
+        if (sc_.with_modules)
+          op_device_[oi] = {3 * static_cast<uint64_t>(np), np * (std::max<int64_t>(20, op.wait) + move + 20),
+                            np * std::max<int64_t>(20, op.wait)};
       }
     }
+    if (sc_.with_modules) write_modules(rec, prog);
     cann_op("AscendCL@", "aclrtSynchronizeStream", rec.sync_start, rec.host_end - 10000 - rec.sync_start, "ACL_RTS",
             "acl", "aclrtSynchronizeStream", "0", 0);
     if (dbw_)  // connection_id 0 on every step: a fresh CANN_API id
@@ -1573,6 +1609,9 @@ class RankWriter {
   std::vector<std::string> dims_, types_;
   std::vector<int> group_tid_;
   std::vector<size_t> order_, comm_ops_, p2p_ops_, coll_ops_;
+  std::vector<OpDevice> op_device_;         // with_modules: the device tasks of each op of the step
+  std::vector<ModuleRange> module_ranges_;  // with_modules: the step's module ranges
+  int64_t module_id_ = 1000;                // with_modules: the next "Python id"
   int stage_ = 0;
   uint64_t moe_rows_ = 0;    // FusedDeepMoe rows written so far (moe_trace)
   MoeTracedCall moe_last_;   // the last of them in the last step
@@ -1602,7 +1641,7 @@ void write_profiler_info(const Scenario& sc, const RankLayout& lay, bool text_ex
   w.kv("profile_memory", false);
   w.kv("with_stack", false);
   w.kv("with_flops", false);
-  w.kv("with_modules", false);
+  w.kv("with_modules", sc.with_modules);
   w.end_object();
   w.key("experimental_config");
   w.begin_object();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ascprof/common/status.hpp"
+#include "module_writer.hpp"
 #include "moe_trace_writer.hpp"
 #include "scenario.hpp"
 #include "simulate.hpp"
@@ -86,6 +87,7 @@ struct RankCounts {
            bytes_profiler_info = 0, bytes_metadata = 0, bytes_op_statistic = 0, bytes_api_statistic = 0;
   uint64_t bytes_profiler_db = 0, bytes_analysis_db = 0;  ///< ascend_pytorch_profiler_<rank>.db, analysis.db
   MoeTraceSummary moe;              ///< the in-kernel trace of the rank's last FusedDeepMoe call (moe_trace)
+  ModuleTruth modules;              ///< nn.Module ranges and their exact device time (with_modules)
   uint64_t total_bytes() const {
     return bytes_kernel_details + bytes_trace_view + bytes_communication + bytes_step_trace + bytes_profiler_info +
            bytes_metadata + bytes_op_statistic + bytes_api_statistic + bytes_profiler_db + bytes_analysis_db + moe.bytes;

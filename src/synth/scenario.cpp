@@ -368,8 +368,11 @@ class Builder {
   }
   /// Later kernels stay in the current layer (epilogue rows belong to the last layer) until the next begin_layer.
   void outside_layers() { layer_ = -1; }
+  /// Later kernels and collectives run in nn.Module part `m` (with_modules), until the next call.
+  void module(ModulePart m) { module_ = m; }
   void kernel(KernelSpec k, double scale = 1.0) {
     k.layer = layer_;
+    k.module = module_;
     k.layer_first = layer_ >= 0 && first_;
     if (layer_ >= 0) first_ = false;
     k.base_ns = std::llround(static_cast<double>(k.base_ns) * scale);
@@ -385,6 +388,7 @@ class Builder {
     s.bytes = bytes;
     s.base_ns = std::llround(transit_us * kUs);
     s.layer = layer_;
+    s.module = module_;
     close(s);
   }
   void sync_kernel(KernelSpec k, GroupKind g, double work_us) {
@@ -438,6 +442,7 @@ class Builder {
   }
   std::vector<KernelSpec>& kernels_;
   StepProgram& p_;
+  ModulePart module_ = ModulePart::kNone;
   int16_t layer_ = -1;
   bool first_ = false;
 };
@@ -652,21 +657,29 @@ struct TrainModel {
   // takes the device gap at a step start, so the first kernel of a step does not look starved.
   void embed(Builder& b) const {
     if (tp > 1) b.collective(GroupKind::kTp, CommKind::kBroadcast, t * 8 * 4, 14);
+    b.module(ModulePart::kModel);  // the model's forward starts at its embedding (get_batch is outside)
     b.kernel(embedding(t, h, vocab, 60));
   }
+  // Module parts (with_modules): the norms are the layer's own, attention from the QKV projection to
+  // its TP allReduce (Megatron's row-parallel output), the MLP from the up projection to its allReduce.
   void forward_layer(Builder& b, bool first_layer) const {
+    b.module(ModulePart::kLayer);
     if (first_layer) b.kernel(rms_norm(t, h, 70));
     else b.kernel(add_rms_norm(t, h, 80));
+    b.module(ModulePart::kAttention);
     b.kernel(matmul(t, h, (heads + 2 * kv) * dim, 420));
     b.kernel(rope(t, heads + kv, dim, 60));
     b.kernel(flash_attention(t, heads, kv, dim, 950));
     b.kernel(matmul(t, heads * dim, h, 280));
     b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.module(ModulePart::kLayer);
     b.kernel(add_rms_norm(t, h, 80));
+    b.module(ModulePart::kMlp);
     b.kernel(matmul(t, h, 2 * ffn, 700));
     b.kernel(swiglu(t, ffn, 120));
     b.kernel(matmul(t, ffn, h, 650));
     b.collective(GroupKind::kTp, CommKind::kAllReduce, ar_bytes, ar_us);
+    b.module(ModulePart::kNone);  // what follows the last layer (final norm, loss) is outside the modules
   }
   void loss(Builder& b) const {  // final norm, lm head, loss and the lm head's gradients
     b.kernel(rms_norm(t, h, 70));
@@ -1241,6 +1254,8 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   pp = std::max(pp, 1);
   if (split_attention && o.scenario != "moe_mla_decode")
     return invalid("split_attention applies to moe_mla_decode only (scenario '" + o.scenario + "')");
+  if (o.with_modules && o.scenario != "training")
+    return invalid("with_modules applies to training only (scenario '" + o.scenario + "')");
   if (!o.moe_trace.empty()) {
     if (o.moe_trace != "skill" && o.moe_trace != "umdk" && o.moe_trace != "array")
       return invalid("unknown moe_trace variant '" + o.moe_trace + "' (expected skill, umdk or array)");
@@ -1252,6 +1267,7 @@ Result<Scenario> build_scenario(const SynthOptions& o) {
   sc.name = o.scenario;
   sc.split_attention = split_attention;
   sc.moe_trace = o.moe_trace;
+  sc.with_modules = o.with_modules;
   sc.seed = o.seed;
   sc.steps = std::max(1, static_cast<int>(eff));
   sc.first_step = o.first_step;

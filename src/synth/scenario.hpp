@@ -30,6 +30,11 @@ enum class CommKind : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadca
 const char* comm_kind_name(CommKind k);       ///< "allReduce"
 const char* comm_torch_op(CommKind k);        ///< "c10d::allreduce_"
 
+/// The nn.Module a kernel or collective runs in, for captures with module ranges (with_modules): the
+/// model's own work (the embedding), a decoder layer's own work (its norms), its attention or its MLP.
+/// kNone: outside every module (get_batch, loss, backward, optimizer).
+enum class ModulePart : uint8_t { kNone = 0, kModel, kLayer, kAttention, kMlp };
+
 /// One compute kernel as it appears in kernel_details.csv (Name, Type, core, shapes) plus the host op
 /// that launches it and its nominal duration.
 struct KernelSpec {
@@ -52,6 +57,7 @@ struct KernelSpec {
   bool layer_first = false; ///< first kernel of its layer (exposed_aicpu inserts before it)
   bool fused_moe = false;   ///< the instrumented FusedDeepMoe kernel (moe_trace): duration from moe_trace_writer.hpp
   int16_t layer = -1;       ///< index into StepProgram::layers (-1 = outside any layer)
+  ModulePart module = ModulePart::kNone;  ///< its nn.Module (with_modules)
 };
 
 /// The synchronisation point ending a segment.
@@ -68,6 +74,7 @@ struct SyncSpec {
   /// Pipeline P2P transfer (kCollective on the kPp group): sender and receiver stage; only the ranks
   /// of these two stages take part (send on the sender, receive on the receiver). -1 = not P2P.
   int16_t p2p_from = -1, p2p_to = -1;
+  ModulePart module = ModulePart::kNone;  ///< its nn.Module (with_modules)
 };
 
 struct Segment {
@@ -166,6 +173,7 @@ struct Scenario {
   std::vector<int> island_kernels_dummy;  ///< ... on a dummy rank (anchor of the rank's fallback kind)
   bool split_attention = false;
   std::string moe_trace;            ///< MoeTracing variant (skill | umdk | array); empty = no instrumented kernel
+  bool with_modules = false;        ///< nn.Module ranges on the Python thread (training only)
   int64_t host_op_ns = 14000;       ///< nominal host cost per launched operator
   int64_t base_time_ns = 0;         ///< wall clock of the capture start (ns since epoch)
   int host_pid_base = 0;

@@ -111,11 +111,12 @@ void RankSim::launch(OpRec& op, bool extra) {
   else ++op_index_;
 }
 
-void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island, bool extra) {
+void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, ModulePart module, bool island, bool extra) {
   OpRec op;
   op.kind = OpRec::Kind::kKernel;
   op.spec = spec;
   op.layer = layer;
+  op.module = module;
   op.island = island;
   const int64_t gap = 600 + static_cast<int64_t>(hash_of(sc_.seed ^ 0x9a9, static_cast<uint64_t>(rank_),
                                                          static_cast<uint64_t>(step_), static_cast<uint64_t>(op_index_)) %
@@ -131,7 +132,7 @@ void RankSim::emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island, 
 void RankSim::emit_island() {
   // on a dummy rank the fragment's anchor is of the rank's fallback kind, not attention
   for (const int k : dummy_ ? sc_.island_kernels_dummy : sc_.island_kernels) {
-    emit_kernel(k, -1, kernel_ns(k, op_index_), /*island=*/true);
+    emit_kernel(k, -1, kernel_ns(k, op_index_), ModulePart::kNone, /*island=*/true);
   }
 }
 
@@ -182,21 +183,22 @@ int64_t RankSim::run_segment(int seg) {
     if (island_here && static_cast<int>(i) == prog.island_pos) emit_island();
     const int k = sg.kernels[i];
     const KernelSpec& spec = sc_.kernels[static_cast<size_t>(k)];
-    if (aicpu_ns_ > 0 && spec.layer_first) emit_kernel(sc_.aicpu_kernel, spec.layer, aicpu_ns_);
+    if (aicpu_ns_ > 0 && spec.layer_first) emit_kernel(sc_.aicpu_kernel, spec.layer, aicpu_ns_, spec.module);
     if (spec.fused_moe) {
       // the row lasts exactly its in-kernel trace's span plus the entry/exit overhead
       const int call = moe_call_++;
-      emit_kernel(k, spec.layer, moe_call_span(sc_, rank_, step_, call) * kMoeNsPerCycle + kMoeOverheadNs);
+      emit_kernel(k, spec.layer, moe_call_span(sc_, rank_, step_, call) * kMoeNsPerCycle + kMoeOverheadNs, spec.module);
       if (rec_ != nullptr) rec_->ops.back().moe_call = static_cast<int16_t>(call);
     } else if (!(dummy_ && spec.attention)) {
-      emit_kernel(k, spec.layer, kernel_ns(k, op_index_));
+      emit_kernel(k, spec.layer, kernel_ns(k, op_index_), spec.module);
     }
     if (fallback_ && spec.layer_first) {
       const KernelSpec& fb = sc_.kernels[static_cast<size_t>(sc_.fallback_kernel)];
       const double j = unit_range(hash_of(sc_.seed ^ 0xfb, static_cast<uint64_t>(rank_), static_cast<uint64_t>(step_),
                                           extra_index_),
                                   0.93, 1.07);
-      emit_kernel(sc_.fallback_kernel, spec.layer, scaled(fb.base_ns, rank_speed_ * slow_factor_ * j), false, true);
+      emit_kernel(sc_.fallback_kernel, spec.layer, scaled(fb.base_ns, rank_speed_ * slow_factor_ * j), spec.module, false,
+                  true);
     }
   }
   if (island_here && prog.island_pos >= static_cast<int>(sg.kernels.size())) emit_island();
@@ -208,6 +210,7 @@ int64_t RankSim::run_segment(int seg) {
   OpRec op;
   op.seg = seg;
   op.layer = s.layer;
+  op.module = s.kind == SyncSpec::Kind::kSyncKernel ? sc_.kernels[static_cast<size_t>(s.kernel)].module : s.module;
   if (s.kind == SyncSpec::Kind::kSyncKernel) {
     op.kind = OpRec::Kind::kKernel;
     op.spec = s.kernel;

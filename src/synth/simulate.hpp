@@ -36,6 +36,7 @@ struct OpRec {
   uint32_t jkey = 0;
   bool island = false;       ///< kKernel of the interior_island fragment (belongs to no layer)
   int16_t moe_call = -1;     ///< FusedDeepMoe kernel: its call index within the step (moe_trace)
+  ModulePart module = ModulePart::kNone;  ///< the nn.Module it runs in (with_modules)
 };
 
 struct StepRec {
@@ -84,7 +85,9 @@ class RankSim {
   int64_t kernel_ns(int spec, int op_index) const;
   int64_t host_cost(int op_index) const;
   void launch(OpRec& op, bool extra = false);
-  void emit_kernel(int spec, int16_t layer, int64_t dur_ns, bool island = false, bool extra = false);
+  /// `module`: the nn.Module part of the kernel the op stands beside (a fault-inserted kernel runs in
+  /// the module of the kernel that triggered it); kNone for an island kernel.
+  void emit_kernel(int spec, int16_t layer, int64_t dur_ns, ModulePart module, bool island = false, bool extra = false);
   void emit_island();
   int64_t transit_ns(int seg, int group) const;
   uint32_t next_task_id() {  // 16-bit like the runtime's task ids: joins must survive the wrap

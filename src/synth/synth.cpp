@@ -250,6 +250,48 @@ void write_moe_truth(JsonWriter& w, const Scenario& sc, const std::vector<RankCo
   w.end_object();
 }
 
+// ground_truth.json "modules": per rank the nn.Module paths with their exact device time (with_modules).
+void write_module_truth(JsonWriter& w, const std::vector<RankCounts>& counts) {
+  w.key("modules");
+  w.begin_object();
+  w.kv("prefix", "nn.Module: ");
+  w.key("ranks");
+  w.begin_array();
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const ModuleTruth& m = counts[r].modules;
+    w.begin_object();
+    w.kv("rank_id", std::to_string(r));
+    w.kv("ranges", m.ranges);
+    w.kv("tasks", m.tasks);
+    w.kv("device_ns", m.device_ns);
+    w.kv("module_tasks", m.module_tasks);
+    w.kv("module_ns", m.module_ns);
+    w.kv("outside_tasks", m.outside_tasks);
+    w.kv("outside_ns", m.outside_ns);
+    w.kv("unlaunched_tasks", m.unlaunched_tasks);
+    w.kv("unlaunched_ns", m.unlaunched_ns);
+    w.key("modules");
+    w.begin_array();
+    for (const ModuleTruth::Row& row : m.rows) {
+      w.begin_object();
+      w.kv("path", row.path);
+      w.kv("calls", row.calls);
+      w.kv("host_ns", row.host_ns);
+      w.kv("self_device_ns", row.self_device_ns);
+      w.kv("total_device_ns", row.total_device_ns);
+      w.kv("self_tasks", row.self_tasks);
+      w.kv("tasks", row.tasks);
+      w.kv("self_wait_ns", row.self_wait_ns);
+      w.kv("total_wait_ns", row.total_wait_ns);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 // faults[k].in_kernel of a moe fault: which phases of the traced call it lengthens and by how much.
 void write_moe_fault(JsonWriter& w, const Scenario& sc, const Fault& f, const std::vector<RankCounts>& counts) {
   const MoeTraceSummary& m = counts[static_cast<size_t>(f.rank)].moe;
@@ -333,6 +375,14 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
             "(container, core_group) the sum over the cores of (container duration - length of the union of its "
             "direct children on that core); processing's direct children are dispatch-gmm1 and gmm2-combine. "
             "faults[].in_kernel (moe_slow_expert, moe_recv_starved): the traced call's lengthened phases and delays");
+  if (sc.with_modules)
+    w.value("modules (with_modules): per rank every nn.Module path (Model_0, Model_0/Layer_<n>, Model_0/Layer_<n>/"
+            "Attention_<n> and .../MLP_<n>, n = the model layer) with its calls (ranges, one per microbatch forward), "
+            "host_ns (sum of the ranges' durations), self_device_ns / self_tasks (device tasks launched inside the "
+            "module and no deeper one) and total_device_ns / tasks (itself and below); self_wait_ns / total_wait_ns: "
+            "the part of them in Notify_Wait plane tasks. A kernel is one task, a collective its plane tasks on Stream 5; tasks launched outside every module (get_batch, loss, backward, "
+            "optimizer) are outside_*, the step's EVENT_RECORD (no launch) unlaunched_*. The ranges are python_function "
+            "X events on the Python thread (python_ops counts them)");
   w.end_array();
 
   w.key("groups");
@@ -627,6 +677,7 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   }
   w.end_array();
   if (!sc.moe_trace.empty()) write_moe_truth(w, sc, counts);
+  if (sc.with_modules) write_module_truth(w, counts);
   w.end_object();
   std::string out = w.take();
   out += '\n';

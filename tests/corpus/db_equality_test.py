@@ -14,7 +14,8 @@ every rank as both exports with one ground truth; `analyze --source text` and `a
 2. the same rank HDF5 tables: every dataset of ranks/<id>.h5 value for value (string ids resolved
    through /strings), except /trace (trace_view.json's events against the database's tables: other
    pids, counter and overlap events only in the text), /stats (data-quality counters of each
-   importer), /kernels/source_line and source_table (keys into the source), and /communication's
+   importer), /kernels/source_line and source_table and /modules/calls/source_offset (keys into the
+   source), and /communication's
    "Total Op Info" rows (communication.json has them, analysis.db does not); /communication/start_ns
    agrees to 250 ns: analysis.db stores the µs start as a REAL, whose resolution at today's epoch
    (~1.7e15 µs) is 1/4 µs, where communication.json writes 0.1 µs.
@@ -41,8 +42,9 @@ SCENARIOS = [
                    "--fault", "slow_collective:3"]),
     ("glm5_mtp", ["--ranks", "2", "--layers", "8", "--fault", "host_bound:1", "--fault", "throttled_cores:0"]),
     # pp 3 with 3 microbatches: the first stages run F0 F1 F2 B0 B1 B2, whose microbatches only the
-    # point-to-point rows (COMMUNICATION_OP in the database) tell apart
-    ("training", ["--ranks", "6", "--pp", "3", "--microbatches", "3", "--fault", "idle_bubble:1"]),
+    # point-to-point rows (COMMUNICATION_OP in the database) tell apart; with nn.Module ranges
+    # (PYTORCH_API trace rows in the database): the same module tables from both
+    ("training", ["--ranks", "6", "--pp", "3", "--microbatches", "3", "--fault", "idle_bubble:1", "--with-modules"]),
 ]
 SOURCE_RECORDS = {"normalize_manifest.json", "source_index.json"}
 
@@ -132,7 +134,7 @@ def columns(h5):
 
 def skipped(name):
     return (name.startswith("trace/") or name.startswith("stats/") or name == "strings" or
-            name in ("kernels/source_line", "kernels/source_table"))
+            name in ("kernels/source_line", "kernels/source_table", "modules/calls/source_offset"))
 
 
 def equal(a, b):

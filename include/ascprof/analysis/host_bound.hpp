@@ -4,17 +4,13 @@
 /// idle time is host-bound; the rest has other causes (synchronisation, waiting for peers). Plain
 /// function over the rank's trace tables.
 ///
-/// A device task's launch is found through every link the capture has, bound as the trace format
-/// defines flows (../shared/spec/input-formats.md, "Binding flows to slices"): a HostToDevice flow
-/// (its 's' end at the CANN launch) or else an async_npu torch_to_npu flow (its 's' end at the torch
-/// op) whose 'f' end lies on the task's stream at the task's start; else the CANN events (AscendCL
-/// call, Node@launch) that carry the task's connection_id, the latest of them; else a HostToDevice flow
-/// whose id equals the task's connection_id. Flow ids are opaque (real captures mix ids equal to a
-/// connection_id with 20-digit ids beyond 64 bits that equal none). A database rank's node launches
-/// (CANN_API ⋈ TASK on connectionId) come in as HostToDevice flows bound the same way.
+/// A device task's launch is the one bind_launches finds (launch_binding.hpp: HostToDevice or
+/// async_npu flows bound at the task, CANN events carrying its connection_id, a HostToDevice id equal to
+/// it; a database rank's node launches and CONNECTION_IDS come in as such flows).
 #include <cstdint>
 #include <string>
 
+#include "ascprof/analysis/launch_binding.hpp"
 #include "ascprof/common/string_pool.hpp"
 #include "ascprof/model/trace_tables.hpp"
 
@@ -39,6 +35,8 @@ struct HostBoundStats {
 };
 
 HostBoundStats host_bound_stats(const model::TraceTables& trace, const StringPool& pool);
+/// The same from a binding already made (the rank job binds once for host-bound and modules).
+HostBoundStats host_bound_stats(const model::TraceTables& trace, const LaunchBinding& links);
 
 /// "180 by HostToDevice flows, 6 by async_npu torch_to_npu flows" (or "none"): for limitations.
 std::string launch_links_text(const HostBoundStats& stats);

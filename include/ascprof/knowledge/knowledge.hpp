@@ -4,7 +4,7 @@
 ///
 /// Files read: vocabulary.rules, operator_taxonomy.rules, op_type.rules, hccl_op_kind.rules,
 /// pipeline.rules, name_key.rules, segmentation.rules, summarize.rules, diagnostics.rules,
-/// operator_alignment.rules, operator_deep_dive.rules, moe_trace.rules.
+/// operator_alignment.rules, operator_deep_dive.rules, moe_trace.rules, modules.rules.
 #include <bitset>
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +14,7 @@
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/knowledge/deep_dive_rules.hpp"
+#include "ascprof/knowledge/module_rules.hpp"
 #include "ascprof/knowledge/moe_trace_rules.hpp"
 #include "ascprof/knowledge/rule_file.hpp"
 
@@ -256,6 +257,7 @@ struct Knowledge {
   OperatorAlignmentRules operator_alignment;
   DeepDiveRules deep_dive;
   MoeTraceRules moe_trace;
+  ModuleRules modules;
 
   /// Loads every rule file from `dir`. Errors name the file and line.
   static Result<Knowledge> load(const std::filesystem::path& dir);

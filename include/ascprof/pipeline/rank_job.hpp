@@ -15,6 +15,7 @@
 #include "ascprof/analysis/clock_offsets.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/host_bound.hpp"
+#include "ascprof/analysis/module_breakdown.hpp"
 #include "ascprof/analysis/moe_trace.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -192,6 +193,7 @@ struct RankOutcome {
   analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)
   analysis::RankOperatorProfiles deep_dive;           ///< per-operator sums for the operator deep dive
   analysis::MoeRankSummary moe;                       ///< in-kernel MoE traces: per call, phases and attachment
+  analysis::ModuleRankSummary modules;                ///< device time per nn.Module (empty without module ranges)
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
   bool reused = false;  ///< loaded from a valid checkpoint of an earlier run instead of being redone
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
@@ -211,7 +213,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & class_partials & deep_dive & moe & process & reused;
+        step_windows & comm_times & host_bound & class_partials & deep_dive & moe & modules & process & reused;
   }
 };
 

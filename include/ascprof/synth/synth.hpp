@@ -118,6 +118,17 @@
 /// file, K, the row's duration, the span and per (label, core group) count / total / union / max per core
 /// and per (container, core group) the bubble total (see "notes" there).
 ///
+/// `SynthOptions::with_modules` (training only): the capture of torch_npu's with_modules=True. Per
+/// microbatch forward, python_function X events "nn.Module: <name>" on the Python thread (args Python id,
+/// Python parent id, Python module id): Model_0 from the embedding's host op to the last forward layer's,
+/// per layer Layer_<n> (n = the model layer; the norms are its own work) holding Attention_<n> (QKV
+/// projection .. its TP allReduce) and MLP_<n> (up projection .. its allReduce); a range runs from its
+/// first op's host start to its last op's host end, and every op's launch lies inside its own host op.
+/// Database: PYTORCH_API rows of type trace (50003). profiler_info says with_modules true; every other
+/// file is byte-identical to the capture without modules. ground_truth.json "modules" lists per rank every
+/// module path with calls, host ns, self / total device ns and tasks (a kernel is one task, a collective
+/// its plane tasks) and their Notify_Wait part, and the tasks outside every module / without a launch.
+///
 /// Faults (`SynthOptions::faults`, each `NAME[:RANK[:MAGNITUDE]]`, RANK defaults to 1 (0 with one
 /// rank), MAGNITUDE to the value in brackets). They apply to every step unless noted:
 ///  - `slow_rank[:R[:2.0]]`: every compute kernel on R takes MAGNITUDE x longer; peers wait for R at
@@ -220,6 +231,7 @@ struct SynthOptions {
   bool split_attention = false;       ///< moe_mla_decode: two attention anchors per layer (see the file comment)
   std::string export_format = "text"; ///< "text" | "db" | "both" (see the file comment)
   std::string moe_trace;              ///< "" (off) | "skill" | "umdk" | "array": instrumented FusedDeepMoe (file comment)
+  bool with_modules = false;          ///< training only: nn.Module ranges on the Python thread (file comment)
 };
 
 /// What was written for one rank.

@@ -16,15 +16,6 @@ Status one_text(const RuleFile& file, const RuleEntry& e, bool may_be_empty, std
   return {};
 }
 
-Status number(const RuleFile& file, const RuleEntry& e, double* out) {
-  char* end = nullptr;
-  const double x = e.values.size() == 1 ? std::strtod(e.values[0].c_str(), &end) : -1;
-  if (e.values.size() != 1 || end == e.values[0].c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
-    return file.error(e.line, "'" + e.key + "' needs one non-negative number");
-  *out = x;
-  return {};
-}
-
 }  // namespace
 
 Status ModuleRules::load(const RuleFile& file) {
@@ -43,10 +34,10 @@ Status ModuleRules::load(const RuleFile& file) {
       } else if (key == "device.wait_task_types") {
         wait_task_types = e.values;  // may be empty: then nothing counts as waiting
       } else if (key == "compare.spread_ratio") {
-        ASCPROF_RETURN_IF_ERROR(number(file, e, &spread_ratio));
+        ASCPROF_RETURN_IF_ERROR(rule_number(file, e, &spread_ratio));
         if (spread_ratio < 1) return file.error(e.line, "'spread_ratio' needs a number >= 1");
       } else if (key == "compare.min_device_us") {
-        ASCPROF_RETURN_IF_ERROR(number(file, e, &min_device_us));
+        ASCPROF_RETURN_IF_ERROR(rule_number(file, e, &min_device_us));
       } else {
         return file.error(e.line, "unknown key '" + e.key + "' in [" + b.kind + "]");
       }

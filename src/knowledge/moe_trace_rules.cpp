@@ -15,15 +15,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-Status number(const RuleFile& file, const RuleEntry& e, double* out) {
-  char* end = nullptr;
-  const double x = e.values.size() == 1 ? std::strtod(e.values[0].c_str(), &end) : -1;
-  if (e.values.size() != 1 || end == e.values[0].c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
-    return file.error(e.line, "'" + e.key + "' needs one non-negative number");
-  *out = x;
-  return {};
-}
-
 constexpr std::string_view kRoleNames[] = {"work", "container", "token_wait", "combine_wait", "sync_wait", "compute"};
 
 }  // namespace
@@ -57,7 +48,7 @@ Status MoeTraceRules::load(const RuleFile& file) {
         core_groups = e.values;
       } else if (key == "trace.records_per_core") {
         double x = 0;
-        ASCPROF_RETURN_IF_ERROR(number(file, e, &x));
+        ASCPROF_RETURN_IF_ERROR(rule_number(file, e, &x));
         if (x < 1 || x != std::floor(x)) return file.error(e.line, "'records_per_core' needs a whole number >= 1");
         records_per_core = static_cast<uint32_t>(x);
       } else if (key == "kernel.names") {
@@ -77,7 +68,7 @@ Status MoeTraceRules::load(const RuleFile& file) {
             {"findings.high_share", &MoeTraceRules::high_share}};
         auto n = std::find_if(std::begin(kNumbers), std::end(kNumbers), [&key](const auto& p) { return key == p.first; });
         if (n == std::end(kNumbers)) return file.error(e.line, "unknown key '" + e.key + "' in [" + b.kind + "]");
-        ASCPROF_RETURN_IF_ERROR(number(file, e, &(this->*(n->second))));
+        ASCPROF_RETURN_IF_ERROR(rule_number(file, e, &(this->*(n->second))));
       }
     }
   }

@@ -1,5 +1,8 @@
 #include "ascprof/knowledge/rule_file.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/numbers.hpp"
 
@@ -83,6 +86,15 @@ Result<RuleFile> load_rule_file(const std::filesystem::path& path) {
   auto text = read_file(path);
   if (!text.ok()) return text.status();
   return parse_rule_text(*text, path.string());
+}
+
+Status rule_number(const RuleFile& file, const RuleEntry& e, double* out) {
+  char* end = nullptr;
+  const double x = e.values.size() == 1 ? std::strtod(e.values[0].c_str(), &end) : -1;
+  if (e.values.size() != 1 || end == e.values[0].c_str() || *end != '\0' || !std::isfinite(x) || x < 0)
+    return file.error(e.line, "'" + e.key + "' needs one non-negative number");
+  *out = x;
+  return {};
 }
 
 }  // namespace ascprof::knowledge

@@ -3,20 +3,12 @@
 #include <type_traits>
 
 #include "ascprof/store/h5_writer.hpp"
+#include "pluck.hpp"
 #include "rank_store.hpp"
 
 namespace ascprof::pipeline {
 
 namespace {
-
-// One column from a field (member pointer or function) of every row.
-template <class Row, class Field>
-auto pluck(const std::vector<Row>& rows, Field field) {
-  std::vector<std::decay_t<std::invoke_result_t<Field, const Row&>>> out;
-  out.reserve(rows.size());
-  for (const Row& r : rows) out.push_back(std::invoke(field, r));
-  return out;
-}
 
 // The rows of every call, each with its call's index.
 template <class Row, class Calls, class RowsOf>

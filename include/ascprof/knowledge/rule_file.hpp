@@ -37,6 +37,10 @@ struct RuleFile {
   Status error(int line, std::string_view reason) const;
 };
 
+/// The one non-negative finite number of entry `e` (kKnowledge "file:line: 'key' needs one
+/// non-negative number" otherwise).
+Status rule_number(const RuleFile& file, const RuleEntry& e, double* out);
+
 /// Parses rule text; `display_path` names it in errors. kKnowledge error on syntax problems.
 Result<RuleFile> parse_rule_text(std::string_view text, std::string display_path);
 /// Reads and parses a rule file; kIo if unreadable.

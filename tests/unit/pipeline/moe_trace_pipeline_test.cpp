@@ -18,6 +18,8 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/analyse_root.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -32,10 +34,7 @@ struct Analysed {
   std::vector<std::pair<std::string, std::set<std::string>>> findings;  // (type, suspected)
 };
 
-const knowledge::Knowledge& kb() {
-  static const knowledge::Knowledge k = std::move(knowledge::Knowledge::load(ascprof::testing::knowledge_dir())).value();
-  return k;
-}
+const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 synth::SynthSummary generate(const fs::path& dir, const std::string& variant, const std::vector<std::string>& faults) {
   synth::SynthOptions o;
@@ -53,11 +52,11 @@ synth::SynthSummary generate(const fs::path& dir, const std::string& variant, co
 
 Analysed analyse(const fs::path& dir, const char* out = "out") {
   Analysed r;
-  RootPlan plan = plan_root((dir / "c").string(), (dir / out).string(), 0, SourceChoice::kAuto, kb().moe_trace.folder);
-  for (const auto& t : plan.tasks) r.outcomes.push_back(run_rank_stages(t, kb()));
-  const auto summary = write_root_outputs(plan, r.outcomes, &kb());
-  EXPECT_EQ(summary.status, "ok") << summary.error;
-  r.out_dir = plan.out_dir;
+  auto root = ascprof::testing::analyse_root(dir / "c", dir / out, kb());
+  EXPECT_EQ(root.summary.status, "ok") << root.summary.error;
+  r.outcomes = std::move(root.outcomes);
+  r.out_dir = root.plan.out_dir;
+  const RootPlan& plan = root.plan;
   r.truth = *read_file(dir / "c" / "ground_truth.json");
   auto text = read_file(fs::path(plan.out_dir) / "diagnosis_findings.json");
   EXPECT_TRUE(text.ok());

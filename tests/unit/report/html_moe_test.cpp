@@ -15,6 +15,8 @@
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/report/html_report.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/analyse_root.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::report {
@@ -76,14 +78,9 @@ fs::path analysed(const fs::path& dir, const std::string& moe_trace) {
   if (!moe_trace.empty()) o.faults = {"moe_slow_expert:1"};
   EXPECT_TRUE(synth::generate_capture(o).ok());
   if (!moe_trace.empty()) poison_traced_kernel(dir / "c");
-  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-  EXPECT_TRUE(kb.ok());
-  const auto plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0, pipeline::SourceChoice::kAuto,
-                                        kb->moe_trace.folder);
-  std::vector<pipeline::RankOutcome> outcomes;
-  for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-  EXPECT_EQ(pipeline::write_root_outputs(plan, outcomes, &*kb).status, "ok");
-  return plan.out_dir;
+  const auto r = ascprof::testing::analyse_root(dir / "c", dir / "out", ascprof::testing::shipped_knowledge());
+  EXPECT_EQ(r.summary.status, "ok");
+  return r.plan.out_dir;
 }
 
 std::string page(const fs::path& root, const HtmlOptions& o = {}) {

@@ -3,10 +3,12 @@
 // runs them (no MPI): the plan (in-kernel MoE traces looked for where the rules say), every rank's
 // outcome in rank order, and the root's summary.
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/synth/synth.hpp"
 
 namespace ascprof::testing {
 
@@ -23,6 +25,21 @@ inline AnalysedRoot analyse_root(const std::filesystem::path& capture, const std
   for (const auto& t : r.plan.tasks) r.outcomes.push_back(pipeline::run_rank_stages(t, kb));
   r.summary = pipeline::write_root_outputs(r.plan, r.outcomes, &kb);
   return r;
+}
+
+/// The in-kernel MoE tests' capture: moe_mla_decode, 4 ranks, 2 steps, 8 layers, written to `out`,
+/// traced as `variant` (skill | umdk | array; "" for none) with `faults`.
+inline synth::SynthOptions moe_capture(const std::filesystem::path& out, const std::string& variant,
+                                       std::vector<std::string> faults = {}) {
+  synth::SynthOptions o;
+  o.scenario = "moe_mla_decode";
+  o.out_dir = out;
+  o.ranks = 4;
+  o.steps = 2;
+  o.layers = 8;
+  o.moe_trace = variant;
+  o.faults = std::move(faults);
+  return o;
 }
 
 }  // namespace ascprof::testing

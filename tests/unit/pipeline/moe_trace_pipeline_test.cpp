@@ -37,15 +37,7 @@ struct Analysed {
 const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge(); }
 
 synth::SynthSummary generate(const fs::path& dir, const std::string& variant, const std::vector<std::string>& faults) {
-  synth::SynthOptions o;
-  o.scenario = "moe_mla_decode";
-  o.out_dir = dir / "c";
-  o.ranks = 4;
-  o.steps = 2;
-  o.layers = 8;
-  o.moe_trace = variant;
-  o.faults = faults;
-  auto gen = synth::generate_capture(o);
+  auto gen = synth::generate_capture(ascprof::testing::moe_capture(dir / "c", variant, faults));
   EXPECT_TRUE(gen.ok()) << gen.status().to_string();
   return gen.ok() ? *gen : synth::SynthSummary{};
 }

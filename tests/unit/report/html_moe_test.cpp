@@ -68,15 +68,8 @@ void poison_traced_kernel(const fs::path& capture) {
 // A generated 4-rank capture analysed into `dir`/out (rank 1's expert slow when traced); returns
 // the root's output folder.
 fs::path analysed(const fs::path& dir, const std::string& moe_trace) {
-  synth::SynthOptions o;
-  o.scenario = "moe_mla_decode";
-  o.out_dir = dir / "c";
-  o.ranks = 4;
-  o.steps = 2;
-  o.layers = 8;
-  o.moe_trace = moe_trace;
-  if (!moe_trace.empty()) o.faults = {"moe_slow_expert:1"};
-  EXPECT_TRUE(synth::generate_capture(o).ok());
+  const std::vector<std::string> faults = moe_trace.empty() ? std::vector<std::string>{} : std::vector<std::string>{"moe_slow_expert:1"};
+  EXPECT_TRUE(synth::generate_capture(ascprof::testing::moe_capture(dir / "c", moe_trace, faults)).ok());
   if (!moe_trace.empty()) poison_traced_kernel(dir / "c");
   const auto r = ascprof::testing::analyse_root(dir / "c", dir / "out", ascprof::testing::shipped_knowledge());
   EXPECT_EQ(r.summary.status, "ok");

@@ -17,6 +17,7 @@
 #include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "alignment_outputs.hpp"
+#include "detectors.hpp"
 #include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/pipeline/stage.hpp"
@@ -255,14 +256,6 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 }
 
 // What the cross-rank stage hands to the diagnostics.
-struct CrossRank {
-  std::vector<analysis::StepWindow> windows;
-  std::vector<analysis::StepAlignment> steps;
-  analysis::OperatorAlignments operators;
-  std::vector<const analysis::RankOperatorBuckets*> per_rank;  // ranks with buckets, rank order
-  std::vector<std::string> rank_ids;
-  std::vector<uint32_t> rank_ordinals;
-};
 
 // The cross_rank stage: clock offsets, step alignments and operator alignments on corrected times,
 // written to cross_rank_alignment.{json,csv} and cross_rank_manifest.json.
@@ -346,13 +339,6 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
 }
 
 // The in-kernel MoE trace tables, when any rank has a trace.
-std::vector<analysis::MoeRankView> moe_views(const std::vector<RankOutcome>& outcomes) {
-  std::vector<analysis::MoeRankView> views;
-  for (const auto& o : outcomes)
-    if (o.ok && !o.moe.calls.empty()) views.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.moe});
-  return views;
-}
-
 void record_moe_traces(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
   const auto views = moe_views(outcomes);
   if (views.empty()) return;
@@ -382,70 +368,8 @@ void record_modules(const RootPlan& plan, const std::vector<RankOutcome>& outcom
 // diagnosis_findings.json: the ranks' findings (rank order) and the cross-rank ones, through the
 // evidence gate (a finding without evidence is counted, not reported).
 void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                     CrossRank& cr, RootSummary& s) {
-  std::vector<model::Finding> findings;
-  std::vector<analysis::RankFacts> facts;
-  for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty()) {
-      findings.insert(findings.end(), o.findings.begin(), o.findings.end());
-      facts.push_back(o.facts);
-    }
-  for (auto& f : analysis::diagnose_root(facts, kb)) findings.push_back(std::move(f));
-  for (auto& f : analysis::diagnose_comm_balance(facts, kb)) findings.push_back(std::move(f));
-  for (auto& f : analysis::diagnose_alignments(cr.steps, cr.windows)) findings.push_back(std::move(f));
-  for (auto& f : analysis::diagnose_microbatch_counts(cr.steps, cr.windows)) findings.push_back(std::move(f));
-  {
-    std::vector<std::string> ids;
-    std::vector<std::vector<analysis::CollectiveTime>> times;
-    for (const auto& o : outcomes)
-      if (o.ok) {
-        ids.push_back(o.rank_id);
-        times.push_back(o.comm_times);
-      }
-    // A rank whose link is slow also makes its peers wait: then the link is the cause, and its
-    // slow-rank finding is folded into the slow-link one.
-    auto links = analysis::diagnose_slow_links(ids, times, kb);
-    for (auto& f : analysis::diagnose_slow_ranks(ids, times, kb)) {
-      auto link = std::find_if(links.begin(), links.end(), [&f](const model::Finding& l) { return l.suspected_ranks == f.suspected_ranks; });
-      if (link == links.end()) {
-        findings.push_back(std::move(f));
-        continue;
-      }
-      link->limitations.push_back("its peers also wait for it (" + f.summary + "): the wait comes from the link");
-      analysis::set_claim_id(*link);
-    }
-    for (auto& f : links) findings.push_back(std::move(f));
-  }
-  {
-    std::vector<std::string> ids;
-    std::vector<int64_t> expert;
-    for (const auto& o : outcomes)
-      if (o.ok && !o.summary_dir.empty()) {
-        ids.push_back(o.rank_id);
-        int64_t ns = 0;
-        for (const auto& op : o.operators)
-          if (op.categories.find("moe.expert_matmul") != std::string::npos ||
-              op.categories.find("moe.dispatch_expert_compute") != std::string::npos)
-            ns += op.duration_sum_ns;
-        expert.push_back(ns);
-      }
-    for (auto& f : analysis::diagnose_ep_imbalance(ids, expert, kb)) findings.push_back(std::move(f));
-  }
-  {
-    std::vector<std::string> ids;
-    std::vector<analysis::HostBoundStats> stats;
-    for (const auto& o : outcomes)
-      if (kernel_stages_ran(o)) {
-        ids.push_back(o.rank_id);
-        stats.push_back(o.host_bound);
-      }
-    for (auto& f : analysis::diagnose_host_bound(ids, stats, kb)) findings.push_back(std::move(f));
-  }
-  for (auto& f : analysis::diagnose_moe_traces(moe_views(outcomes), kb.moe_trace)) findings.push_back(std::move(f));
-  // last: skew in the operator alignments may follow from a cause found above
-  for (auto& f : analysis::diagnose_operator_alignments(cr.operators, cr.per_rank, cr.rank_ids, cr.rank_ordinals, kb, findings))
-    findings.push_back(std::move(f));
-  analysis::note_throttled_slow_ranks(findings, facts, kb.diagnostics);
+                     const CrossRank& cr, RootSummary& s) {
+  const std::vector<model::Finding> findings = run_detectors(outcomes, kb, cr);
   uint64_t refused = 0;
   std::map<std::string, uint64_t> by_type;
   JsonWriter w(true);

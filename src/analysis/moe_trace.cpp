@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <tuple>
@@ -116,18 +117,16 @@ void phases_and_bubbles(const model::MoeTraceCall& t, const StringPool& pool, co
     p.index = index;
     out.phases.push_back(std::move(p));
   }
-  // readable order: core group, then when the phase first ran, label rows before their instances
-  std::stable_sort(out.phases.begin(), out.phases.end(), [](const MoePhaseStats& a, const MoePhaseStats& b) {
-    return std::make_tuple(a.core_type, a.label, !a.label_level(), a.index, a.extra_id) <
-           std::make_tuple(b.core_type, b.label, !b.label_level(), b.index, b.extra_id);
-  });
+  // readable order: core group, then when the label first ran, its label row before its instances
   std::map<std::pair<uint32_t, std::string>, int64_t> first;  // label's first start per core type
   for (const auto& p : out.phases)
     if (p.label_level()) first[{p.core_type, p.label}] = p.first_start_ns;
-  std::stable_sort(out.phases.begin(), out.phases.end(), [&first](const MoePhaseStats& a, const MoePhaseStats& b) {
-    return std::make_tuple(a.core_type, first[{a.core_type, a.label}], a.label) <
-           std::make_tuple(b.core_type, first[{b.core_type, b.label}], b.label);
-  });
+  auto order_key = [&first](const MoePhaseStats& p) {
+    return std::make_tuple(p.core_type, first.at({p.core_type, p.label}), std::cref(p.label), !p.label_level(), p.index,
+                           p.extra_id);
+  };
+  std::sort(out.phases.begin(), out.phases.end(),
+            [&order_key](const MoePhaseStats& a, const MoePhaseStats& b) { return order_key(a) < order_key(b); });
   for (const auto& [key, per_core] : bubbles) {
     MoeBubble b;
     b.container = std::string(pool.view(key.second));

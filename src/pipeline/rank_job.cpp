@@ -14,6 +14,7 @@
 #endif
 
 #include "ascprof/common/interrupt.hpp"
+#include "ascprof/common/numbers.hpp"
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/analysis/aicore_freq.hpp"
 #include "ascprof/analysis/classify.hpp"
@@ -368,9 +369,8 @@ class RankJob {
     std::vector<model::MoeTraceCall> calls;
     {
       Timer t(&out_.ingest_seconds);
-      int64_t rank_number = -1;
-      if (!task_.rank_id.empty() && task_.rank_id.find_first_not_of("0123456789") == std::string::npos)
-        rank_number = std::stoll(task_.rank_id);
+      // the trace's args.rank_id is a number: the folder's rank id when it is one (-1 keeps the file's only rank)
+      const int64_t rank_number = parse_int64(task_.rank_id).value_or(-1);
       // an unreadable trace is not fingerprinted (the importer reports it), so no checkpoint stands for it;
       // the point map is an input of the rank*.pt calls, fingerprinted but not a call itself
       for (const fs::path file : task_.moe_traces) {

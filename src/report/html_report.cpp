@@ -26,6 +26,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/numbers.hpp"
 #include "ascprof/report/moe_lanes.hpp"
+#include "ascprof/report/moe_tables.hpp"
 #include "ascprof/report/tables.hpp"
 
 namespace ascprof::report {
@@ -823,35 +824,6 @@ void append_moe_table(std::string& out, const TextTable& t, const std::vector<si
   out += "]}";
 }
 
-// Rows of `t` sorted by `key` descending (a missing number last), the first `cap` of them.
-std::vector<size_t> moe_top_rows(std::vector<size_t> rows, size_t cap, const std::function<double(size_t)>& key) {
-  auto k = [&](size_t i) {
-    const double v = key(i);
-    return std::isnan(v) ? -HUGE_VAL : v;
-  };
-  std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) { return k(a) > k(b); });
-  if (rows.size() > cap) rows.resize(cap);
-  return rows;
-}
-
-// The phases across ranks: label rows (no expert-group index), the longest union first.
-std::vector<size_t> moe_phase_rows(const TextTable& compare) {
-  std::vector<size_t> rows;
-  for (size_t i = 0; i < compare.rows.size(); ++i)
-    if (compare.cell(i, "index").empty()) rows.push_back(i);
-  return rows;
-}
-
-// The worst cores as report.md picks them: non-container phases on two or more cores, by how far
-// the slowest core runs past the median core.
-std::vector<size_t> moe_worst_rows(const TextTable& phases) {
-  std::vector<size_t> rows;
-  for (size_t i = 0; i < phases.rows.size(); ++i)
-    if (phases.cell(i, "role") != "container" && phases.number(i, "cores") >= 2) rows.push_back(i);
-  return moe_top_rows(std::move(rows), kMoeWorstCores,
-                      [&](size_t i) { return phases.number(i, "max_core_us") - phases.number(i, "median_core_us"); });
-}
-
 void append_str_array(std::string& out, const std::vector<std::string>& v) {
   out += '[';
   for (size_t i = 0; i < v.size(); ++i) {
@@ -992,14 +964,15 @@ Status HtmlBuilder::read_moe() {
   }
   out += "]},\"calls_total\":" + std::to_string(calls.rows.size()) + ",\"attached\":" + std::to_string(attached) +
          ",\"lane_cap\":" + std::to_string(opt_.max_moe_calls) + ",\n\"phases\":";
-  const std::vector<size_t> label_rows = moe_phase_rows(compare);
-  auto union_median = [&](size_t i) { return compare.number(i, "union_us_median"); };
-  append_moe_table(out, compare, moe_top_rows(label_rows, kMoePhaseRows, union_median),
+  std::vector<size_t> label_rows = moe_phase_rows(compare, /*with_containers=*/true);
+  const size_t phases_total = label_rows.size();
+  if (label_rows.size() > kMoePhaseRows) label_rows.resize(kMoePhaseRows);
+  append_moe_table(out, compare, label_rows,
                    {{"call", false}, {"label", false}, {"core_group", false}, {"role", false}, {"ranks", true},
                     {"union_us_median", true}, {"max_core_us_median", true}, {"max_core_us_max", true},
                     {"slowest_rank", false}, {"slowest_to_median", true}});
-  out += ",\"phases_total\":" + std::to_string(label_rows.size()) + ",\n\"worst\":";
-  append_moe_table(out, phases, moe_worst_rows(phases),
+  out += ",\"phases_total\":" + std::to_string(phases_total) + ",\n\"worst\":";
+  append_moe_table(out, phases, moe_worst_core_rows(phases, kMoeWorstCores),
                    {{"rank_id", false}, {"call", false}, {"label", false}, {"index", false}, {"core_group", false},
                     {"max_core_id", false}, {"max_core_us", true}, {"median_core_us", true}, {"evidence_id", false}});
   out += ",\n\"lanes\":[";

@@ -15,6 +15,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/report/moe_tables.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
 #include "deep_dive_view.hpp"
@@ -380,12 +381,7 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Findi
     if (calls->rows.size() > 32) d.p("Showing 32 of " + std::to_string(calls->rows.size()) + " calls.");
   }
   if (compare.ok()) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < compare->rows.size(); ++i)
-      if (compare->cell(i, "index").empty() && compare->cell(i, "role") != "container") order.push_back(i);
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      return compare->number(a, "union_us_median") > compare->number(b, "union_us_median");
-    });
+    const std::vector<size_t> order = moe_phase_rows(*compare, /*with_containers=*/false);
     std::vector<std::vector<std::string>> rows;
     for (size_t k = 0; k < order.size() && k < 30; ++k) {
       const size_t i = order[k];
@@ -400,14 +396,8 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Findi
             rows);
   }
   if (phases.ok()) {
-    std::vector<size_t> order;
-    for (size_t i = 0; i < phases->rows.size(); ++i)
-      if (phases->cell(i, "role") != "container" && phases->number(i, "cores") >= 2) order.push_back(i);
-    auto spread = [&](size_t i) { return phases->number(i, "max_core_us") - phases->number(i, "median_core_us"); };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spread(a) > spread(b); });
     std::vector<std::vector<std::string>> rows;
-    for (size_t k = 0; k < order.size() && k < 10; ++k) {
-      const size_t i = order[k];
+    for (const size_t i : moe_worst_core_rows(*phases, 10)) {
       const std::string& index = phases->cell(i, "index");
       rows.push_back({md(phases->cell(i, "rank_id")), md(phases->cell(i, "label")) + (index.empty() ? "" : " #" + index),
                       md(phases->cell(i, "core_group")), md(phases->cell(i, "max_core_id")), num(phases->number(i, "max_core_us")),

@@ -38,6 +38,17 @@ void split_name(std::string_view name, std::string_view* label, int64_t* extra, 
 
 }  // namespace
 
+int64_t number_after(const std::filesystem::path& file, std::string_view word, bool last) {
+  const std::string stem = file.stem().string();
+  const size_t at = last ? stem.rfind(word) : stem.find(word);
+  if (at == std::string::npos) return -1;
+  const char* b = stem.data() + at + word.size();
+  const char* e = b;
+  while (e < stem.data() + stem.size() && *e >= '0' && *e <= '9') ++e;
+  int64_t n = -1;
+  return e > b && std::from_chars(b, e, n).ec == std::errc() ? n : -1;
+}
+
 void finish_moe_call(const std::filesystem::path& path, int64_t rank_id, uint32_t records_per_core, StringPool& pool,
                      MoeEvents& ev, model::MoeTraceCall& call, Stats& stats) {
   // whose events: this rank's, else the file's only rank

@@ -37,6 +37,10 @@ struct MoeEvents {
   std::vector<model::MoeTraceCall::Core> cores;
 };
 
+/// The number written right after `word` in a file's stem ("call" in "trace_call19", "rank" in
+/// "rank003"; the last `word` when `last`, else the first), or -1 when none follows it.
+int64_t number_after(const std::filesystem::path& file, std::string_view word, bool last);
+
 /// Fills `call` from `ev`: the events of trace rank `rank_id` (else the only rank), cores (a core
 /// with `records_per_core` records or more is full), labels interned in `pool`, and intervals paired
 /// first-B-with-next-E per (core, full name). Counts what it leaves out in `call` and `stats`.

@@ -248,17 +248,7 @@ std::vector<fs::path> find_moe_traces(const fs::path& rank_dir, std::string_view
   return out;
 }
 
-int64_t moe_trace_call_index(const fs::path& file) {
-  const std::string stem = file.stem().string();
-  const size_t at = stem.rfind("call");
-  if (at == std::string::npos) return -1;
-  int64_t n = -1;
-  const char* b = stem.data() + at + 4;
-  const char* e = b;
-  while (e < stem.data() + stem.size() && *e >= '0' && *e <= '9') ++e;
-  if (e == b || std::from_chars(b, e, n).ec != std::errc()) return -1;
-  return n;
-}
+int64_t moe_trace_call_index(const fs::path& file) { return detail::number_after(file, "call", /*last=*/true); }
 
 void import_moe_trace(const fs::path& path, int64_t rank_id, uint32_t records_per_core, StringPool& pool,
                       model::MoeTraceCall& call, Stats& stats) {

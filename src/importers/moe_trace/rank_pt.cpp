@@ -50,17 +50,6 @@ Result<std::map<int64_t, Point>> read_point_map(const fs::path& path) {
   return out;
 }
 
-// "rank003.pt" -> 3
-int64_t rank_of_file(const fs::path& pt) {
-  const std::string stem = pt.stem().string();
-  const size_t at = stem.find("rank");
-  if (at == std::string::npos) return detail::kNoRank;
-  int64_t n = detail::kNoRank;
-  const char* b = stem.data() + at + 4;
-  const char* e = b;
-  while (e < stem.data() + stem.size() && *e >= '0' && *e <= '9') ++e;
-  return e > b && std::from_chars(b, e, n).ec == std::errc() ? n : detail::kNoRank;
-}
 
 }  // namespace
 
@@ -81,7 +70,7 @@ void import_moe_rank_pt(const fs::path& pt, const fs::path& point_map, int64_t r
   detail::MoeEvents ev;
   std::deque<std::string> names;             // owns what ev.names views
   std::map<std::string, uint32_t, std::less<>> name_ix;
-  const int64_t rank = rank_of_file(pt);
+  const int64_t rank = detail::number_after(pt, "rank", /*last=*/false);  // "rank003.pt" -> 3
   uint32_t capacity = UINT32_MAX;
   for (size_t g = 0; g < groups->size(); ++g) {
     const detail::Int64Tensor& t = (*groups)[g];

@@ -34,9 +34,6 @@ std::string phase_name(const MoePhaseStats& p) {
   return s + " on the " + p.core_group + " cores";
 }
 
-// A finding cites at most this many phase records (moe_phase_summary.csv holds the rest).
-constexpr size_t kMaxEvidence = 32;
-
 // The phase a finding is about, in its metrics.
 void phase_keys(JsonWriter& w, const MoePhaseStats& p) {
   w.kv("label", p.label);
@@ -76,6 +73,7 @@ std::vector<size_t> compared_phases(const MoeCallSummary& c) {
 struct Finder {
   const std::vector<MoeRankView>& ranks;
   const knowledge::MoeTraceRules& rules;
+  size_t max_evidence;  ///< diagnostics.rules [evidence] max_evidence_ids (moe_phase_summary.csv holds the rest)
   std::vector<model::Finding> out;
 
   int64_t min_excess_ns() const { return static_cast<int64_t>(rules.min_excess_us * 1e3); }
@@ -197,7 +195,7 @@ struct Finder {
         const auto& oc = *calls[o].c;
         for (size_t i = 0; i < oc.phases.size(); ++i)
           if (oc.phases[i].label_level() && waits_on_tokens_or_peers(oc.phases[i].role) && oc.phases[i].union_ns > 0 &&
-              f.evidence_ids.size() < kMaxEvidence)
+              f.evidence_ids.size() < max_evidence)
             add_evidence(f, calls[o], i);
       }
       common_limitations(f);
@@ -269,7 +267,7 @@ struct Finder {
       waiters_out.insert(at);
       const auto& c = *calls[at].c;
       for (size_t i = 0; i < c.phases.size(); ++i)
-        if (c.phases[i].label_level() && c.phases[i].role == "combine_wait" && f.evidence_ids.size() < kMaxEvidence) add_evidence(f, calls[at], i);
+        if (c.phases[i].label_level() && c.phases[i].role == "combine_wait" && f.evidence_ids.size() < max_evidence) add_evidence(f, calls[at], i);
     }
     if (known) add_row(f, calls[least]);
     common_limitations(f);
@@ -324,7 +322,7 @@ struct Finder {
       f.summary = buf;
       int64_t top_ns = 0;
       for (const auto& [at, i] : g.members) {
-        if (f.evidence_ids.size() < kMaxEvidence) add_evidence(f, calls[at], i);
+        if (f.evidence_ids.size() < max_evidence) add_evidence(f, calls[at], i);
         top_ns = std::max(top_ns, calls[at].c->phases[i].union_ns);
       }
       add_row(f, calls[g.members[0].first]);
@@ -345,8 +343,9 @@ struct Finder {
 
 }  // namespace
 
-std::vector<model::Finding> diagnose_moe_traces(const std::vector<MoeRankView>& ranks, const knowledge::MoeTraceRules& rules) {
-  Finder finder{ranks, rules, {}};
+std::vector<model::Finding> diagnose_moe_traces(const std::vector<MoeRankView>& ranks, const knowledge::MoeTraceRules& rules,
+                                                size_t max_evidence_ids) {
+  Finder finder{ranks, rules, max_evidence_ids, {}};
   size_t positions = 0;
   for (const auto& v : ranks) positions = std::max(positions, v.summary ? v.summary->calls.size() : 0);
   for (size_t k = 0; k < positions; ++k) {

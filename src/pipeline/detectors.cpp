@@ -89,7 +89,7 @@ void host_bound(const DiagnosticsFacts& d, Findings& out) {
 
 // moe_in_kernel_ep_imbalance, moe_combine_wait, moe_phase_dominates_kernel.
 void moe_traces(const DiagnosticsFacts& d, Findings& out) {
-  append(out, analysis::diagnose_moe_traces(moe_views(d.outcomes), d.kb.moe_trace));
+  append(out, analysis::diagnose_moe_traces(moe_views(d.outcomes), d.kb.moe_trace, d.kb.diagnostics.max_evidence_ids));
 }
 
 // Skew in the operator alignments may follow from a cause found above: it runs after them.

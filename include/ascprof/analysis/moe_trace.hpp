@@ -126,7 +126,9 @@ struct MoeRankView {
 /// moe_in_kernel_ep_imbalance (a compute phase or token wait that stands out across ranks or cores,
 /// with the ranks that wait and the ones they wait for), moe_combine_wait (combine-side waits on peer
 /// ranks, and whom they wait for) and moe_phase_dominates_kernel, through moe_trace.rules [findings].
-/// Calls are compared position by position (the k-th call of every rank that has one).
-std::vector<model::Finding> diagnose_moe_traces(const std::vector<MoeRankView>& ranks, const knowledge::MoeTraceRules& rules);
+/// Calls are compared position by position (the k-th call of every rank that has one). A finding cites
+/// at most `max_evidence_ids` phase records (diagnostics.rules [evidence]).
+std::vector<model::Finding> diagnose_moe_traces(const std::vector<MoeRankView>& ranks, const knowledge::MoeTraceRules& rules,
+                                                size_t max_evidence_ids);
 
 }  // namespace ascprof::analysis

@@ -29,10 +29,10 @@ Result<std::map<int64_t, Point>> read_point_map(const fs::path& path) {
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   if (auto e = parser.parse(text).get(doc))
-    return file_error(ErrorCode::kParse, path.string(), "", simdjson::error_message(e));
+    return file_error(ErrorCode::kParse, path.string(), "document", simdjson::error_message(e));
   simdjson::dom::object points;
   if (doc["points"].get(points) != simdjson::SUCCESS && doc.get(points) != simdjson::SUCCESS)
-    return file_error(ErrorCode::kParse, path.string(), "", "not a point map (an object of point ids)");
+    return file_error(ErrorCode::kParse, path.string(), "points", "not a point map (an object of point ids)");
   std::map<int64_t, Point> out;
   for (auto [key, value] : points) {
     int64_t id = 0;

@@ -159,7 +159,7 @@ TEST(MoeTraceAnalysis, CallsAttachToTheInstrumentedRowsByCallAndDuration) {
 std::vector<model::Finding> findings_of(std::vector<MoeRankSummary>& sums) {
   std::vector<MoeRankView> views;
   for (size_t r = 0; r < sums.size(); ++r) views.push_back({std::to_string(r), static_cast<uint32_t>(r), &sums[r]});
-  return diagnose_moe_traces(views, rules());
+  return diagnose_moe_traces(views, rules(), ascprof::testing::shipped_knowledge().diagnostics.max_evidence_ids);
 }
 
 std::vector<std::string> types(const std::vector<model::Finding>& fs) {

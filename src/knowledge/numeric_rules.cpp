@@ -127,6 +127,12 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"aicore_freq.min_ms", {&aicore_min_ms, nullptr}},
       {"aicore_freq.high_kernel_share", {&aicore_high_kernel_share, nullptr}},
       {"aicore_freq.unclocked_cores", {nullptr, nullptr, nullptr, &aicore_unclocked_cores}},
+      {"critical_path.max_steps", {nullptr, &critical_path_max_steps}},
+      {"critical_path.min_steps", {nullptr, &critical_path_min_steps}},
+      {"critical_path.min_rank_share", {&critical_path_min_rank_share, nullptr}},
+      {"critical_path.share_over_fair", {&critical_path_share_over_fair, nullptr}},
+      {"critical_path.min_wait_share", {&critical_path_min_wait_share, nullptr}},
+      {"critical_path.high_rank_share", {&critical_path_high_rank_share, nullptr}},
   });
 }
 

@@ -92,6 +92,29 @@ void moe_traces(const DiagnosticsFacts& d, Findings& out) {
   append(out, analysis::diagnose_moe_traces(moe_views(d.outcomes), d.kb.moe_trace, d.kb.diagnostics.max_evidence_ids));
 }
 
+// critical_path_rank_bound: the rank the steps' critical paths run through. When a finding found
+// above already names that rank with a cause of arriving late (operator_alignment.rules [causes]), the
+// path is what that cause costs: it is added to that finding instead of becoming a second one.
+void critical_path(const DiagnosticsFacts& d, Findings& out) {
+  for (auto& f : analysis::diagnose_critical_path(d.cross_rank.paths, d.kb.diagnostics)) {
+    model::Finding* cause = nullptr;
+    for (const auto& type : d.kb.operator_alignment.late_arrival_causes) {
+      for (auto& g : out)
+        if (g.finding_type == type && g.suspected_ranks == f.suspected_ranks) {
+          cause = &g;
+          break;
+        }
+      if (cause != nullptr) break;
+    }
+    if (cause == nullptr) {
+      out.push_back(std::move(f));
+      continue;
+    }
+    cause->limitations.push_back("the steps' critical paths run through it: " + f.summary);
+    analysis::set_claim_id(*cause);
+  }
+}
+
 // Skew in the operator alignments may follow from a cause found above: it runs after them.
 void operator_alignments(const DiagnosticsFacts& d, Findings& out) {
   const CrossRank& cr = d.cross_rank;
@@ -116,6 +139,7 @@ const std::vector<Detector>& detectors() {
       {"ep_imbalance", ep_imbalance},
       {"host_bound", host_bound},
       {"moe_traces", moe_traces},
+      {"critical_path", critical_path},
       {"operator_alignments", operator_alignments},
       {"throttled_slow_ranks", throttled_slow_ranks},
   };

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ascprof/analysis/align.hpp"
+#include "ascprof/analysis/critical_path.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -16,7 +17,7 @@
 namespace ascprof::pipeline {
 
 /// What the cross_rank stage leaves for the diagnostics: step windows and alignments, operator
-/// alignments with each rank's bucket partials.
+/// alignments with each rank's bucket partials, the steps' critical paths.
 struct CrossRank {
   std::vector<analysis::StepWindow> windows;
   std::vector<analysis::StepAlignment> steps;
@@ -24,6 +25,7 @@ struct CrossRank {
   std::vector<const analysis::RankOperatorBuckets*> per_rank;  // ranks with buckets, rank order
   std::vector<std::string> rank_ids;
   std::vector<uint32_t> rank_ordinals;
+  analysis::CriticalPaths paths;
 };
 
 /// Everything a detector may read.

@@ -285,6 +285,8 @@ class RankJob {
           analysis::operator_candidates(k, norm, pool_, kb_));
       out_.deep_dive = analysis::operator_profiles(k, norm, pool_, kb_);  // statistics() adds the CSV tables later
       freq = analysis::aicore_freq_stats(k, pool_, aicore_freq_, s, kb_.diagnostics);
+      out_.paths = analysis::step_path_skeleton(k, norm, pool_, comm_ops_, s, kb_);
+      comm_ops_ = {};
     }
     memory_probe("class partials + candidates");
     out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
@@ -452,6 +454,7 @@ class RankJob {
     steps_ = std::move(tr.steps);
     aicore_freq_ = std::move(tr.aicore_freq);
     out_.collectives = analysis::collective_marks(tr.comm_ops, pool_);
+    comm_ops_ = std::move(tr.comm_ops);  // names the kernel rows' collectives for the critical path
     // one binding of device tasks to their launches, read by host-bound and by the module breakdown
     const bool modules_present = analysis::has_module_ranges(tr, pool_, kb_.modules);
     const analysis::LaunchBinding links = analysis::bind_launches(tr, pool_, /*with_torch_ops=*/modules_present);
@@ -479,6 +482,7 @@ class RankJob {
       }
       groups = importers::link_groups(c, meta_, stats_, db ? task_.analysis_db : task_.communication);
       out_.comm_times = analysis::collective_times(c);
+      analysis::attach_comm_waits(out_.paths, c, pool_);  // who arrived last, clock-free
       analysis::collect_alltoall_volume(c, pool_, out_.facts);
     }
     out_.comm_stat_rows = c.size();
@@ -528,6 +532,7 @@ class RankJob {
   model::ProfilerMetadata meta_;
   model::StepMarkerTable steps_;  // ProfilerStep#N ranges, kept for segmentation
   model::AicoreFreqTable aicore_freq_;  // AI Core Freq samples, kept for the frequency analysis
+  model::CommOpTable comm_ops_;         // trace_view's communication ops, kept for the critical path
   std::vector<analysis::MoeKernelRow> moe_rows_;  // the instrumented MoE kernel's rows (only with traces)
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;

@@ -12,6 +12,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/pipeline/class_summary_outputs.hpp"
 #include "ascprof/pipeline/deep_dive_outputs.hpp"
+#include "ascprof/pipeline/critical_path_outputs.hpp"
 #include "ascprof/pipeline/module_outputs.hpp"
 #include "ascprof/pipeline/moe_trace_outputs.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
@@ -282,6 +283,20 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
         cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
       }
     cr.operators = analysis::align_operators(cr.per_rank, kb->operator_alignment);
+    std::vector<analysis::PathRankView> path_ranks;
+    for (const auto& o : outcomes)
+      if (kernel_stages_ran(o) && !o.paths.empty()) {
+        const auto off = offset_of.find(o.rank_id);
+        path_ranks.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), off == offset_of.end() ? 0 : off->second, &o.paths});
+      }
+    cr.paths = analysis::walk_critical_paths(path_ranks, cr.windows, cr.steps, kb->diagnostics);
+    auto written = write_critical_path_outputs(plan.out_dir, cr.paths);
+    if (!written.ok()) {
+      s.status = "failed";
+      s.error = written.status().to_string();
+      return;
+    }
+    for (const auto& p : *written) s.outputs.push_back(p.string());
   }
   AlignmentTables tables;
   tables.steps = &cr.steps;

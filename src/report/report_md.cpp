@@ -484,6 +484,57 @@ void module_section(Doc& d, const fs::path& root_out, int number) {
   }
 }
 
+// The critical path of the walked steps (issue 21; only a root with aligned steps has the tables).
+void critical_path_section(Doc& d, const fs::path& root_out, int number, const std::vector<Finding>& findings) {
+  std::error_code ec;
+  if (!fs::exists(root_out / "critical_path_ranks.csv", ec)) return;
+  auto ranks = read_table(root_out / "critical_path_ranks.csv");
+  auto steps = read_table(root_out / "critical_path_steps.csv");
+  d.h2(std::to_string(number) + ". Critical Path");
+  d.p("What set each aligned step's wall time: walked back from the step's end, inside a rank from a device task to "
+      "the task it waited for (the previous task of its stream, or a communication op), and at each collective to the "
+      "member that arrived last. Kinds: compute, transfer (a collective from its last arrival to its end), waiting "
+      "(a communication op no other rank shares), host gap (no device task). Times on the reference rank's clock. "
+      "Tables: critical_path.csv (each chain), critical_path_steps.csv, critical_path_ranks.csv.");
+  if (ranks.ok()) {
+    std::vector<size_t> order(ranks->rows.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return ranks->number(a, "share") > ranks->number(b, "share"); });
+    std::vector<std::vector<std::string>> rows;
+    for (size_t k = 0; k < order.size() && k < 25; ++k) {
+      const size_t i = order[k];
+      rows.push_back({md(ranks->cell(i, "rank_id")), pct(ranks->number(i, "share")), num(ranks->number(i, "path_us")),
+                      num(ranks->number(i, "compute_us")), num(ranks->number(i, "transfer_us")),
+                      num(ranks->number(i, "host_gap_us")), num(ranks->number(i, "waiting_us")),
+                      md(ranks->cell(i, "steps_on_path")) + " / " + md(ranks->cell(i, "steps_member")),
+                      num(ranks->number(i, "others_waited_us"))});
+    }
+    d.h3("Each Rank's Share Of The Critical Path");
+    d.table({"rank", "share", "on path us", "compute us", "transfer us", "host gap us", "waiting us",
+             "steps on path / member", "others waited us"},
+            rows);
+    if (order.size() > 25) d.p("Showing 25 of " + std::to_string(order.size()) + " ranks (all in critical_path_ranks.csv).");
+  }
+  if (steps.ok()) {
+    std::vector<std::vector<std::string>> rows;
+    for (size_t i = 0; i < steps->rows.size() && i < 25; ++i)
+      rows.push_back({md(steps->cell(i, "alignment_id")), num(steps->number(i, "wall_us")), num(steps->number(i, "walked_us")),
+                      md(steps->cell(i, "end_rank")), num(steps->number(i, "compute_us")), num(steps->number(i, "transfer_us")),
+                      num(steps->number(i, "host_gap_us")), num(steps->number(i, "waiting_us")),
+                      md(steps->cell(i, "ranks_on_path")), md(steps->cell(i, "hops"))});
+    d.h3("Steps");
+    d.table({"alignment", "wall us", "walked us", "ended last", "compute us", "transfer us", "host gap us", "waiting us",
+             "ranks on path", "hops"},
+            rows);
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& f : findings)
+    if (f.type == "critical_path_rank_bound") rows.push_back({md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+  d.h3("Critical-Path Findings");
+  d.table({"suspected rank", "ms others waited", "summary"}, rows);
+}
+
 Result<fs::path> write_report_md(const fs::path& root_out) {
   auto load = [&root_out](const char* name) -> Result<TextTable> { return read_table(root_out / name); };
   ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load("rank_summary.csv"));
@@ -828,7 +879,9 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   }
   moe_trace_section(d, root_out, findings);
   std::error_code ec;
-  module_section(d, root_out, fs::exists(root_out / "moe_trace_calls.csv", ec) ? 18 : 17);
+  int next = fs::exists(root_out / "moe_trace_calls.csv", ec) ? 18 : 17;
+  if (fs::exists(root_out / "module_summary.csv", ec)) module_section(d, root_out, next++);
+  critical_path_section(d, root_out, next, findings);
   const fs::path out = root_out / "report" / "report.md";
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(out, d.take()));
   return out;

@@ -97,6 +97,15 @@ constexpr SheetSpec kSheets[] = {
     {"module_compare", "module_compare.csv",
      "each nn.Module path across ranks: min / median / max total device us, slowest rank, max / median",
      "module_path,module,slowest_rank,fastest_rank", "total_device_us_max", true},
+    {"critical_path", "critical_path.csv",
+     "each walked step's critical path in time order: rank, kind, interval, µs by kind, op, who waited, evidence id",
+     "alignment_id,rank_id,op_name,group,evidence_id", "dur_us", true},
+    {"critical_path_steps", "critical_path_steps.csv",
+     "per walked step: wall and walked µs, the rank that ended last, µs by kind, ranks on the path, hops",
+     "alignment_id,end_rank,ranks_on_path", "walked_us", true},
+    {"critical_path_ranks", "critical_path_ranks.csv",
+     "per rank: its µs on the critical paths by kind, its share, how long the others waited for it",
+     "rank_id", "share", true},
 };
 
 /// One cell as text; text_only cells (JSON strings) are never read as numbers.

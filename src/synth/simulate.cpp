@@ -309,6 +309,8 @@ SyncTable simulate_cluster(const Scenario& sc) {
     total += per_program[static_cast<size_t>(s == 0 ? sc.first_program : sc.rest_program)];
   }
   t.max_arrival.assign(total, std::numeric_limits<int64_t>::min());
+  t.last_rank.assign(total, -1);
+  t.min_arrival.assign(total, std::numeric_limits<int64_t>::max());
 
   std::vector<RankSim> sims;
   sims.reserve(static_cast<size_t>(sc.topo.ranks));
@@ -323,8 +325,12 @@ SyncTable simulate_cluster(const Scenario& sc) {
         const int64_t a = sims[static_cast<size_t>(r)].run_segment(seg);
         arrival[static_cast<size_t>(r)] = a;
         if (a >= 0) {
-          int64_t& m = t.max_arrival[t.index(s, prog, seg, sims[static_cast<size_t>(r)].participating_slot(seg))];
-          m = std::max(m, a);
+          const size_t at = t.index(s, prog, seg, sims[static_cast<size_t>(r)].participating_slot(seg));
+          if (a > t.max_arrival[at]) {
+            t.max_arrival[at] = a;
+            t.last_rank[at] = r;
+          }
+          t.min_arrival[at] = std::min(t.min_arrival[at], a);
         }
       }
       for (int r = 0; r < sc.topo.ranks; ++r)

@@ -50,6 +50,8 @@ struct StepRec {
 /// Latest arrival per (step, segment with a sync, communicator slot of the sync's kind).
 struct SyncTable {
   std::vector<int64_t> max_arrival;
+  std::vector<int32_t> last_rank;     ///< the member that arrived last (lowest rank on a tie; -1: none)
+  std::vector<int64_t> min_arrival;   ///< the first member's arrival
   std::vector<size_t> step_offset;                  ///< per step
   std::vector<std::vector<size_t>> segment_offset;  ///< per program, per segment (relative)
   size_t index(int step, int program, int seg, int slot) const {

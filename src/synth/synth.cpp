@@ -317,8 +317,46 @@ void write_moe_fault(JsonWriter& w, const Scenario& sc, const Fault& f, const st
   w.end_object();
 }
 
-std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const std::vector<RankLayout>& layouts,
-                              const std::vector<RankCounts>& counts) {
+// ground_truth.json "collectives": for every collective (communicator, sequence number as the trace's
+// group thread numbers it) the rank that arrived last (the others waited for it) and how long the first
+// arrival waited, in physical time. Collectives of a communicator that also carries pipeline P2P
+// transfers are left out: there the members number their ops differently.
+void collectives_json(JsonWriter& w, const Scenario& sc, const SyncTable& table) {
+  std::vector<uint8_t> p2p(sc.topo.groups.size(), 0);
+  for (const auto& prog : sc.programs)
+    for (const auto& seg : prog.segments)
+      if (seg.sync.kind == SyncSpec::Kind::kCollective && seg.sync.p2p_from >= 0)
+        for (const int g : sc.topo.kind_groups[static_cast<size_t>(seg.sync.group)]) p2p[static_cast<size_t>(g)] = 1;
+  std::vector<uint32_t> seq(sc.topo.groups.size(), 0);
+  w.key("collectives");
+  w.begin_array();
+  for (int s = 0; s < sc.steps; ++s) {
+    const int prog = s == 0 ? sc.first_program : sc.rest_program;
+    const auto& segs = sc.programs[static_cast<size_t>(prog)].segments;
+    for (size_t seg = 0; seg < segs.size(); ++seg) {
+      if (segs[seg].sync.kind != SyncSpec::Kind::kCollective) continue;
+      const auto& groups = sc.topo.kind_groups[static_cast<size_t>(segs[seg].sync.group)];
+      for (size_t slot = 0; slot < groups.size(); ++slot) {
+        const size_t at = table.index(s, prog, static_cast<int>(seg), static_cast<int>(slot));
+        const int g = groups[slot];
+        if (table.last_rank[at] < 0) continue;  // no member took part (a group of one)
+        const uint32_t n = seq[static_cast<size_t>(g)]++;
+        if (p2p[static_cast<size_t>(g)]) continue;
+        w.begin_object();
+        w.kv("step", sc.first_step + s);
+        w.kv("group", sc.topo.groups[static_cast<size_t>(g)].comm_name);
+        w.kv("seq", uint64_t{n});
+        w.kv("last_rank", std::to_string(table.last_rank[at]));
+        w.kv("first_waited_us", static_cast<double>(table.max_arrival[at] - table.min_arrival[at]) / 1e3);
+        w.end_object();
+      }
+    }
+  }
+  w.end_array();
+}
+
+std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const SyncTable& table,
+                              const std::vector<RankLayout>& layouts, const std::vector<RankCounts>& counts) {
   JsonWriter w(true);
   w.begin_object();
   w.kv("generator", "ascprof-mpi synth");
@@ -538,6 +576,8 @@ std::string ground_truth_json(const SynthOptions& o, const Scenario& sc, const s
   for (size_t r = 0; r < sc.dummy.size(); ++r)
     if (sc.dummy[r]) w.value(static_cast<int64_t>(r));
   w.end_array();
+
+  collectives_json(w, sc, table);
 
   w.key("faults");
   w.begin_array();
@@ -775,7 +815,7 @@ Result<SynthSummary> generate_capture(const SynthOptions& options) {
   summary.root = root;
   summary.ground_truth = root / "ground_truth.json";
   summary.steps = sc.steps;
-  const std::string gt = ground_truth_json(options, sc, layouts, counts);
+  const std::string gt = ground_truth_json(options, sc, table, layouts, counts);
   if (Status st = write_file_atomic(summary.ground_truth, gt); !st.ok()) {
     for (const RankLayout& l : layouts) fs::remove_all(root / l.folder_name, ec);
     return st;

@@ -104,7 +104,8 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
                         "layer_class_summary.csv", "step_class_summary.csv", "raw_kernel_index.csv",
                         "cross_rank_alignment.json", "cross_rank_alignment.csv", "cross_rank_manifest.json",
                         "diagnosis_findings.json", "evidence_index.csv", "operator_deep_dive.csv",
-                        "operator_deep_dive.json"}) {
+                        "operator_deep_dive.json", "critical_path.csv", "critical_path_steps.csv",
+                        "critical_path_ranks.csv"}) {
     auto a = read_file(fs::path(plan.out_dir) / f);
     auto b = read_file(mpi_root / f);
     ASSERT_TRUE(a.ok() && b.ok()) << f;

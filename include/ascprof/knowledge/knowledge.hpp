@@ -211,6 +211,12 @@ struct DiagnosticsRules {
   double aicore_min_ms = 1.0;
   double aicore_high_kernel_share = 0.3;
   std::vector<std::string> aicore_unclocked_cores;  ///< Accelerator Core values left out (upper-cased)
+  size_t critical_path_max_steps = 16;     ///< [critical_path]
+  size_t critical_path_min_steps = 2;
+  double critical_path_min_rank_share = 0.5;
+  double critical_path_share_over_fair = 1.5;
+  double critical_path_min_wait_share = 0.05;
+  double critical_path_high_rank_share = 0.8;
   /// Every key must be present.
   Status load(const RuleFile& file);
 };

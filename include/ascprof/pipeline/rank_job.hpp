@@ -13,6 +13,7 @@
 #include "ascprof/analysis/class_summary.hpp"
 #include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/analysis/clock_offsets.hpp"
+#include "ascprof/analysis/critical_path.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/host_bound.hpp"
 #include "ascprof/analysis/module_breakdown.hpp"
@@ -194,6 +195,7 @@ struct RankOutcome {
   analysis::RankOperatorProfiles deep_dive;           ///< per-operator sums for the operator deep dive
   analysis::MoeRankSummary moe;                       ///< in-kernel MoE traces: per call, phases and attachment
   analysis::ModuleRankSummary modules;                ///< device time per nn.Module (empty without module ranges)
+  analysis::RankPathSkeleton paths;                   ///< its first steps reduced for the critical-path walk
   int32_t process = 0;  ///< MPI process that ran it (reported, never written into HDF5)
   bool reused = false;  ///< loaded from a valid checkpoint of an earlier run instead of being redone
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
@@ -213,7 +215,7 @@ struct RankOutcome {
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
         classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
-        step_windows & comm_times & host_bound & class_partials & deep_dive & moe & modules & process & reused;
+        step_windows & comm_times & host_bound & class_partials & deep_dive & moe & modules & paths & process & reused;
   }
 };
 

@@ -49,7 +49,11 @@ const Strings kSheetOrder = {"README",
                              "cross_rank_alignment",
                              "diagnosis_findings",
                              "evidence_index",
-                             "raw_kernel_index"};
+                             "raw_kernel_index",
+                             // a root with aligned steps across ranks: the critical path (issue 21)
+                             "critical_path",
+                             "critical_path_steps",
+                             "critical_path_ranks"};
 
 constexpr const char* kFormulaName = "=SUM(1+1)_GatherV2";
 

@@ -28,6 +28,7 @@
 #include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/moe_tables.hpp"
 #include "ascprof/report/tables.hpp"
+#include "critical_path_view.hpp"
 
 namespace ascprof::report {
 
@@ -204,6 +205,7 @@ class HtmlBuilder {
   std::string findings_json_ = "[]";
   std::string deep_dive_json_ = "null";  // operator_deep_dive.json, bounded (null: absent)
   std::string moe_json_;                 // the in-kernel MoE part (empty: the root has no traces)
+  std::string critical_path_html_;       // the critical path section (empty: no aligned steps walked)
   std::optional<TextTable> moe_calls_;   // moe_trace_calls.csv (absent: the root has no traces)
   // The kernel rows traces attached to, (rank index, row) -> their event id and exact page start and
   // duration (ns, noted while the kernels are read): moe_trace_calls.csv's kernel_start_us went
@@ -983,6 +985,7 @@ Status HtmlBuilder::read_moe() {
 
 Status HtmlBuilder::build() {
   ASCPROF_RETURN_IF_ERROR(read_offsets());
+  ASCPROF_ASSIGN_OR_RETURN(critical_path_html_, critical_path_section_html(root_));
   ASCPROF_RETURN_IF_ERROR(read_rank_summary());
   // t0 must be known before any time is rebased: the earliest corrected start of rank_summary, or
   // of the step table when rank_summary is absent (a second read; it is small).
@@ -1097,6 +1100,7 @@ Status HtmlBuilder::write(const fs::path& out) {
   b += R"(<header><h1>ascprof-mpi profiling report</h1><div id="meta" class="meta"></div></header>
 <nav><a href="#l1">L1 cross-rank</a><a href="#tl">Timeline</a><a href="#l2">L2 step inspector</a><a href="#l3">L3 layers / blocks / operators</a><a href="#dd">Operator deep dive</a>)";
   if (!moe_json_.empty()) b += R"(<a href="#moe">In-kernel MoE</a>)";
+  if (!critical_path_html_.empty()) b += R"(<a href="#cp">Critical path</a>)";
   b += R"(</nav>
 <section id="l1"><h2>L1 · Cross-rank overview</h2>
 <div class="cols"><div class="col"><h3>Per-rank steps <span class="hint">(bar = mean step wall: head / main / tail; text: count, mean, max, bubble)</span></h3><div id="rank-bars"></div></div>
@@ -1138,6 +1142,7 @@ Status HtmlBuilder::write(const fs::path& out) {
 <h3>In-kernel findings <span class="hint">(click one for the lanes of the kernel it cites)</span></h3><ol id="moe-findings"></ol>
 </section>
 )";
+  b += critical_path_html_;
   b += "<script type=\"application/json\" id=\"data\">{";
   // meta
   b += "\"meta\":{\"root\":";

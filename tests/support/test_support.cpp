@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 
 namespace ascprof::testing {
 namespace fs = std::filesystem;
@@ -43,6 +44,27 @@ void write_text(const fs::path& path, std::string_view content) {
   std::ofstream out(path, std::ios::binary);
   ASSERT_TRUE(out.good()) << "cannot write " << path;
   out.write(content.data(), static_cast<std::streamsize>(content.size()));
+}
+
+std::vector<std::map<std::string, std::string>> plain_csv_rows(const fs::path& path) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  std::string line;
+  std::vector<std::string> head;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream l(line);
+    for (std::string c; std::getline(l, c, ',');) cells.push_back(c);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();  // a last empty cell
+    if (head.empty()) {
+      head = cells;
+      continue;
+    }
+    auto& row = rows.emplace_back();
+    for (size_t i = 0; i < head.size() && i < cells.size(); ++i) row[head[i]] = cells[i];
+  }
+  return rows;
 }
 
 }  // namespace ascprof::testing

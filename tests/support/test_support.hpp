@@ -1,8 +1,10 @@
 #pragma once
 /// Shared helpers for tests: where the real fixtures are, scratch folders, small file writers.
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ascprof/common/status.hpp"
 
@@ -31,6 +33,10 @@ class ScratchDir {
 
 /// Writes `content` to `path`, creating parent folders (test set-up only; aborts the test on failure).
 void write_text(const std::filesystem::path& path, std::string_view content);
+
+/// A CSV table whose cells hold no comma or quote (ids, names, numbers) as rows of column -> cell; an
+/// unreadable file is a test failure and no rows.
+std::vector<std::map<std::string, std::string>> plain_csv_rows(const std::filesystem::path& path);
 
 /// The text of a Status or of a Result's status, for assertion messages.
 inline std::string status_text(const Status& s) { return s.to_string(); }

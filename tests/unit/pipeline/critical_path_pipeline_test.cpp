@@ -8,7 +8,6 @@
 
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -26,29 +25,6 @@ const knowledge::Knowledge& kb() { return ascprof::testing::shipped_knowledge();
 
 using Rows = std::vector<std::map<std::string, std::string>>;
 
-// A table whose cells hold no comma or quote (ids, names, numbers).
-Rows csv(const fs::path& path) {
-  Rows rows;
-  auto text = read_file(path);
-  EXPECT_TRUE(text.ok()) << path;
-  if (!text.ok()) return rows;
-  std::istringstream in(*text);
-  std::string line;
-  std::vector<std::string> head;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream l(line);
-    for (std::string c; std::getline(l, c, ',');) cells.push_back(c);
-    if (line.back() == ',') cells.emplace_back();
-    if (head.empty()) {
-      head = cells;
-      continue;
-    }
-    auto& row = rows.emplace_back();
-    for (size_t i = 0; i < head.size() && i < cells.size(); ++i) row[head[i]] = cells[i];
-  }
-  return rows;
-}
 
 struct Result {
   Rows chain, steps, ranks;
@@ -71,9 +47,9 @@ Result analyse(const fs::path& dir, std::vector<std::string> faults, int ranks =
   Result r;
   const fs::path out = a.plan.out_dir;
   if (fs::exists(out / "critical_path.csv")) {
-    r.chain = csv(out / "critical_path.csv");
-    r.steps = csv(out / "critical_path_steps.csv");
-    r.ranks = csv(out / "critical_path_ranks.csv");
+    r.chain = ascprof::testing::plain_csv_rows(out / "critical_path.csv");
+    r.steps = ascprof::testing::plain_csv_rows(out / "critical_path_steps.csv");
+    r.ranks = ascprof::testing::plain_csv_rows(out / "critical_path_ranks.csv");
   }
   simdjson::dom::parser parser;
   auto gt = read_file(dir / "c" / "ground_truth.json");
@@ -196,8 +172,8 @@ TEST(CriticalPathPipeline, RealCaptureChainRunsThroughItsAllreduces) {
   ASSERT_EQ(a.summary.status, "ok") << a.summary.error;
   const fs::path out = a.plan.out_dir;
   ASSERT_TRUE(fs::exists(out / "critical_path.csv"));
-  const Rows chain = csv(out / "critical_path.csv");
-  const Rows steps = csv(out / "critical_path_steps.csv");
+  const Rows chain = ascprof::testing::plain_csv_rows(out / "critical_path.csv");
+  const Rows steps = ascprof::testing::plain_csv_rows(out / "critical_path_steps.csv");
   ASSERT_FALSE(steps.empty());
   size_t transfers = 0;
   for (const auto& e : chain)

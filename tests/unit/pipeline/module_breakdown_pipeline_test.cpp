@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -58,28 +57,6 @@ void generate(const fs::path& dir, bool with_modules, const std::vector<std::str
   ASSERT_TRUE(gen.ok()) << gen.status().to_string();
 }
 
-// A module table as rows of column -> cell (its cells hold no comma or quote: names, numbers).
-std::vector<std::map<std::string, std::string>> csv(const fs::path& path) {
-  std::vector<std::map<std::string, std::string>> rows;
-  auto text = read_file(path);
-  EXPECT_TRUE(text.ok()) << path;
-  if (!text.ok()) return rows;
-  std::istringstream in(*text);
-  std::string line;
-  std::vector<std::string> head;
-  while (std::getline(in, line)) {
-    std::vector<std::string> cells;
-    std::istringstream l(line);
-    for (std::string c; std::getline(l, c, ',');) cells.push_back(c);
-    if (head.empty()) {
-      head = cells;
-      continue;
-    }
-    auto& row = rows.emplace_back();
-    for (size_t i = 0; i < head.size() && i < cells.size(); ++i) row[head[i]] = cells[i];
-  }
-  return rows;
-}
 
 const RankOutcome& rank(const Analysed& a, std::string_view id) {
   for (const auto& o : a.outcomes)
@@ -153,7 +130,7 @@ TEST(ModuleBreakdownPipeline, SynthModulesMatchGroundTruthExactly) {
   // the root tables; the planted slow rank is the busiest in every attention and MLP module (its TP
   // partner waits for it in the allReduces, so by total device time the partner can look slowest)
   for (const auto& f : module_tables()) EXPECT_TRUE(fs::exists(a.out / f)) << f;
-  const auto compare = csv(a.out / "module_compare.csv");
+  const auto compare = ascprof::testing::plain_csv_rows(a.out / "module_compare.csv");
   ASSERT_EQ(compare.size(), 13u);
   size_t parts = 0;
   for (const auto& c : compare) {
@@ -166,8 +143,8 @@ TEST(ModuleBreakdownPipeline, SynthModulesMatchGroundTruthExactly) {
     EXPECT_GT(std::stod(c.at("busiest_to_median")), 1.5) << path;
   }
   EXPECT_EQ(parts, 8u);
-  EXPECT_EQ(csv(a.out / "module_summary.csv").size(), 4u * 13u);
-  EXPECT_EQ(csv(a.out / "module_ranks.csv").size(), 4u);
+  EXPECT_EQ(ascprof::testing::plain_csv_rows(a.out / "module_summary.csv").size(), 4u * 13u);
+  EXPECT_EQ(ascprof::testing::plain_csv_rows(a.out / "module_ranks.csv").size(), 4u);
 }
 
 // A clean capture: no module stands out.
@@ -175,7 +152,7 @@ TEST(ModuleBreakdownPipeline, CleanRanksHaveNoModuleStandingOut) {
   ascprof::testing::ScratchDir dir("modules-clean");
   generate(dir / "c", true);
   const Analysed a = analyse(dir / "c", dir / "out");
-  const auto compare = csv(a.out / "module_compare.csv");
+  const auto compare = ascprof::testing::plain_csv_rows(a.out / "module_compare.csv");
   EXPECT_EQ(compare.size(), 13u);
   for (const auto& c : compare) EXPECT_EQ(c.at("stands_out"), "false") << c.at("module_path");
 }

@@ -6,10 +6,9 @@
 #include <filesystem>
 
 #include "ascprof/common/files.hpp"
-#include "ascprof/knowledge/knowledge.hpp"
-#include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/report/report.hpp"
-#include "ascprof/synth/synth.hpp"
+#include "support/analyse_root.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::report {
@@ -25,14 +24,10 @@ fs::path analysed(const fs::path& dir, int ranks) {
   o.steps = 3;
   o.faults = {"host_bound:" + std::to_string(ranks - 1)};
   EXPECT_TRUE(synth::generate_capture(o).ok());
-  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-  EXPECT_TRUE(kb.ok());
-  const auto plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0);
-  std::vector<pipeline::RankOutcome> outcomes;
-  for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-  EXPECT_EQ(pipeline::write_root_outputs(plan, outcomes, &*kb).status, "ok");
-  EXPECT_TRUE(write_report(plan.out_dir).ok());
-  return plan.out_dir;
+  const auto a = ascprof::testing::analyse_root(dir / "c", dir / "out", ascprof::testing::shipped_knowledge());
+  EXPECT_EQ(a.summary.status, "ok") << a.summary.error;
+  EXPECT_TRUE(write_report(a.plan.out_dir).ok());
+  return a.plan.out_dir;
 }
 
 TEST(ReportCriticalPath, SectionsAndSheetsOnlyWithAWalkedStep) {

@@ -180,7 +180,6 @@ StepSkeleton step_skeleton(const model::KernelTable& k, const model::StepSegment
       }
     }
     s.gap_ns += gap;
-    s.longest_gap_ns = std::max(s.longest_gap_ns, gap);
     return s;
   };
   for (size_t i = 0; i < tasks.size(); ++i) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "ascprof/analysis/critical_path.hpp"
@@ -25,13 +26,16 @@ class StepWalk {
  public:
   StepWalk(const std::vector<PathRankView>& ranks, std::vector<Member> members)
       : ranks_(ranks), members_(std::move(members)) {
-    // the members' ops of each collective (group, seq): a collective is the same on every member
+    // the members' ops of each collective (group, seq): a collective is the same on every member. Each
+    // rank numbers its groups itself: its numbers are mapped once to the walk's, and a collective is
+    // keyed by (walk group, seq) as one integer.
+    std::unordered_map<std::string_view, uint32_t> walk_group;
+    group_of_.resize(members_.size());
     for (uint32_t m = 0; m < members_.size(); ++m) {
       const RankPathSkeleton& sk = *ranks_[members_[m].rank].skeleton;
-      for (uint32_t i = 0; i < members_[m].step->ops.size(); ++i) {
-        const PathOp& op = members_[m].step->ops[i];
-        collective_[key(sk, op)].emplace_back(m, i);
-      }
+      for (const auto& g : sk.groups)
+        group_of_[m].push_back(walk_group.emplace(g, static_cast<uint32_t>(walk_group.size())).first->second);
+      for (uint32_t i = 0; i < members_[m].step->ops.size(); ++i) collective_[key(m, members_[m].step->ops[i])].emplace_back(m, i);
     }
   }
 
@@ -52,7 +56,7 @@ class StepWalk {
       if (!visited.insert({m, op_index}).second) break;
       const Member& here = members_[m];
       const PathOp& op = here.step->ops[op_index];
-      const auto& list = collective_.at(key(*ranks_[here.rank].skeleton, op));
+      const auto& list = collective_.at(key(m, op));
       if (list.size() < 2) {  // no other member shares it: its partner is outside the walk
         PathElement e = op_element(step_index, m, op, PathKind::kWaiting);
         e.start_ns = op.start_ns - here.offset;
@@ -124,8 +128,8 @@ class StepWalk {
     return r;
   }
 
-  static std::string key(const RankPathSkeleton& sk, const PathOp& op) {
-    return sk.groups[op.group] + '\x1f' + std::to_string(op.seq);
+  uint64_t key(uint32_t member, const PathOp& op) const {
+    return static_cast<uint64_t>(group_of_[member][op.group]) << 32 | op.seq;
   }
   int64_t end_of(uint32_t m) const { return members_[m].step->end_ns - members_[m].offset; }
   int64_t arrival(uint32_t m, uint32_t op) const { return members_[m].step->ops[op].start_ns - members_[m].offset; }
@@ -162,7 +166,8 @@ class StepWalk {
 
   const std::vector<PathRankView>& ranks_;
   std::vector<Member> members_;
-  std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> collective_;
+  std::vector<std::vector<uint32_t>> group_of_;  // per member: its group numbers -> the walk's
+  std::unordered_map<uint64_t, std::vector<std::pair<uint32_t, uint32_t>>> collective_;
   uint32_t end_member_ = 0, hops_ = 0;
 };
 

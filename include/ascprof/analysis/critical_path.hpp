@@ -47,11 +47,10 @@ struct LocalStretch {
   uint32_t kernels = 0;           ///< kernels on the walk
   uint32_t longest_row = 0;       ///< the longest of them (kernel row; evidence), when kernels > 0
   int64_t longest_ns = 0;
-  int64_t longest_gap_ns = 0;     ///< the longest single gap
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & prev & start_ns & compute_ns & gap_ns & kernels & longest_row & longest_ns & longest_gap_ns;
+    ar & prev & start_ns & compute_ns & gap_ns & kernels & longest_row & longest_ns;
   }
 };
 
@@ -86,7 +85,8 @@ struct StepSkeleton {
   }
 };
 
-/// A rank's skeletons (gathered: for a step of C communication ops about 90 x (C + 1) bytes).
+/// A rank's skeletons (gathered: about 115 bytes per communication op of its first max_steps steps,
+/// name included; benchmarks/critical_path_benchmark).
 struct RankPathSkeleton {
   std::vector<std::string> groups;  ///< communicator names ("name:<kernel name>" without a trace)
   std::vector<std::string> names;   ///< op names (distinct)

@@ -7,6 +7,7 @@
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::analysis {
 
@@ -44,7 +45,7 @@ Spread spread(const std::vector<double>& v) {
 
 std::vector<std::string> evidence(const RankFacts& r, const std::vector<uint32_t>& rows) {
   std::vector<std::string> e;
-  for (const uint32_t row : rows) e.push_back("evt_" + std::to_string(r.rank_ordinal) + "_" + std::to_string(row));
+  for (const uint32_t row : rows) e.push_back(model::event_id(r.rank_ordinal, row));
   if (e.empty()) e.push_back(stable_id("evd", {r.rank_id, "rank_window"}));
   return e;
 }

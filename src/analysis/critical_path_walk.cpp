@@ -11,10 +11,6 @@ namespace ascprof::analysis {
 
 namespace {
 
-std::string event_evidence(uint32_t ordinal, uint32_t row) {
-  return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row);
-}
-
 // One member of an alignment: the rank (index into the views) and its step skeleton.
 struct Member {
   uint32_t rank;
@@ -144,7 +140,7 @@ class StepWalk {
     e.op_name = sk.names[op.name];
     e.group = sk.groups[op.group];
     e.seq = op.seq;
-    e.evidence_id = event_evidence(ranks_[members_[m].rank].ordinal, op.row);
+    e.evidence_id = model::event_id(ranks_[members_[m].rank].ordinal, op.row);
     return e;
   }
 
@@ -160,7 +156,7 @@ class StepWalk {
     e.gap_ns = s.gap_ns;
     e.kernels = s.kernels;
     e.kind = s.compute_ns >= s.gap_ns ? PathKind::kCompute : PathKind::kHostGap;
-    if (s.kernels > 0) e.evidence_id = event_evidence(ranks_[members_[m].rank].ordinal, s.longest_row);
+    if (s.kernels > 0) e.evidence_id = model::event_id(ranks_[members_[m].rank].ordinal, s.longest_row);
     back.push_back(std::move(e));
   }
 

@@ -10,6 +10,7 @@
 
 #include "ascprof/analysis/summarize.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::analysis {
 
@@ -206,7 +207,7 @@ void absorb(Merged& m, const OperatorProfile& p, uint32_t ordinal, const std::st
   }
   ++m.rank_count;
   for (uint32_t row : p.sample_rows)
-    if (m.evidence.size() < evidence_cap) m.evidence.push_back("evt_" + std::to_string(ordinal) + "_" + std::to_string(row));
+    if (m.evidence.size() < evidence_cap) m.evidence.push_back(model::event_id(ordinal, row));
   const double avg = p.calls == 0 ? 0 : static_cast<double>(p.dur_sum_ns) / 1000.0 / static_cast<double>(p.calls);
   m.avg_sum_us += avg;
   if (avg > m.slowest_avg_us) {

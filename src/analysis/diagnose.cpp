@@ -28,7 +28,7 @@ std::string fmt(const char* f, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
+using model::event_id;
 
 std::string rows_text(const std::vector<std::pair<uint32_t, uint32_t>>& ranges) {
   std::string out;

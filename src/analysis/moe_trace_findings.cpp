@@ -9,6 +9,7 @@
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/moe_trace.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::analysis {
 
@@ -84,7 +85,7 @@ struct Finder {
   }
   void add_row(model::Finding& f, const RankCall& rc) const {
     if (rc.c->status == "attached")
-      f.evidence_ids.push_back("evt_" + std::to_string(ranks[rc.rank].ordinal) + "_" + std::to_string(rc.c->kernel_row));
+      f.evidence_ids.push_back(model::event_id(ranks[rc.rank].ordinal, rc.c->kernel_row));
     else
       f.limitations.push_back("rank " + ranks[rc.rank].rank_id + "'s trace " + rc.c->file +
                               " is not attached to a kernel row: " + rc.c->detail);

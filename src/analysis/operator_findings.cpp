@@ -8,6 +8,7 @@
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::analysis {
 
@@ -138,7 +139,7 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
         if (mem.rank != suspect && mem.rank != a.shortest_rank && mem.rank != a.longest_rank) continue;
         for (const uint32_t row : per_rank[mem.rank]->buckets[mem.partial].rows) {
           if (f.evidence_ids.size() >= d.max_evidence_ids) break;
-          f.evidence_ids.push_back("evt_" + std::to_string(rank_ordinals[mem.rank]) + "_" + std::to_string(row));
+          f.evidence_ids.push_back(model::event_id(rank_ordinals[mem.rank], row));
         }
       }
     }

@@ -5,6 +5,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::pipeline {
 
@@ -126,7 +127,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   const std::string role = key.role < t.rules->roles.size() ? t.rules->roles[key.role].name : std::to_string(key.role);
   std::vector<std::string> ranks, events, evidence;
   auto id_of = [&t](uint32_t rank, uint32_t row) {
-    return "evt_" + std::to_string((*t.rank_ordinals)[rank]) + "_" + std::to_string(row);
+    return model::event_id((*t.rank_ordinals)[rank], row);
   };
   for (uint32_t m = 0; m < al.member_ranks; ++m) ranks.push_back((*t.rank_ids)[ops.members[al.first_member + m].rank]);
   // event ids round-robin over the ranks (every rank's first member before any second one), capped

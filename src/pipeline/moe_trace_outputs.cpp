@@ -7,6 +7,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/numbers.hpp"
+#include "ascprof/model/finding.hpp"
 
 namespace ascprof::pipeline {
 
@@ -28,7 +29,7 @@ std::string calls_table(const std::vector<analysis::MoeRankView>& ranks) {
       row.text(v.rank_id).number(static_cast<uint64_t>(k)).text(c.file).text(c.variant).number(c.call_index);
       row.text(c.status).text(c.detail);
       if (c.kernel_row >= 0) {
-        row.text("evt_" + std::to_string(v.ordinal) + "_" + std::to_string(c.kernel_row)).text(c.kernel_name);
+        row.text(model::event_id(v.ordinal, c.kernel_row)).text(c.kernel_name);
         row.number(c.kernel_call).literal(us_text(c.kernel_start_ns)).literal(us_text(c.kernel_duration_ns));
       } else {
         row.empty().empty().empty().empty().empty();

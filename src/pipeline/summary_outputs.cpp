@@ -13,6 +13,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 #include "ascprof/pipeline/stage.hpp"
 
 namespace ascprof::pipeline {
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
-std::string event_id(uint32_t ordinal, uint32_t row) { return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row); }
+using model::event_id;
 
 // One table's .part file, written in chunks of kPartChunk bytes and renamed into place by commit()
 // (removed if never committed), so a table's whole text is never held.

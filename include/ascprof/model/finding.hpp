@@ -1,10 +1,16 @@
 #pragma once
 /// A diagnosis finding (reference-analysis.md §2.8): what was found, how sure, which ranks, and the
 /// evidence that lets a reader go back to the source rows. Serialisable for the MPI gather.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace ascprof::model {
+
+/// The evidence id of a kernel row: evt_<rank ordinal>_<row> (raw_kernel_index.csv's event_id).
+inline std::string event_id(uint64_t ordinal, uint64_t row) {
+  return "evt_" + std::to_string(ordinal) + "_" + std::to_string(row);
+}
 
 struct Finding {
   std::string claim_id;            ///< stable_id("claim", type, scope, summary, rank_ids, alignment_ids)

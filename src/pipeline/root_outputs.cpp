@@ -353,10 +353,20 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   record(s, out, write_file_atomic(out, w.take()));
 }
 
+// A root without the data of an optional table writes none, and removes one an earlier run into the
+// same folder left (a report must not show it as this run's).
+void remove_tables(const RootPlan& plan, const std::vector<std::string>& names, RootSummary& s) {
+  for (const auto& name : names) {
+    std::error_code ec;
+    const fs::path path = fs::path(plan.out_dir) / name;
+    if (fs::remove(path, ec); ec) record(s, path, file_error(ErrorCode::kIo, path.string(), "", "cannot remove a stale table: " + ec.message()));
+  }
+}
+
 // The in-kernel MoE trace tables, when any rank has a trace.
 void record_moe_traces(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
   const auto views = moe_views(outcomes);
-  if (views.empty()) return;
+  if (views.empty()) return remove_tables(plan, moe_trace_tables(), s);
   auto written = write_moe_trace_outputs(plan.out_dir, views);
   if (!written.ok()) {
     record(s, plan.out_dir, written.status());
@@ -371,7 +381,7 @@ void record_modules(const RootPlan& plan, const std::vector<RankOutcome>& outcom
   std::vector<ModuleRankView> views;
   for (const auto& o : outcomes)
     if (o.ok && o.modules.present()) views.push_back({o.rank_id, &o.modules});
-  if (views.empty()) return;
+  if (views.empty()) return remove_tables(plan, module_tables(), s);
   auto written = write_module_outputs(plan.out_dir, views, kb != nullptr ? kb->modules : knowledge::ModuleRules{});
   if (!written.ok()) {
     record(s, plan.out_dir, written.status());

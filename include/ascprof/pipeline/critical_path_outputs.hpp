@@ -27,7 +27,8 @@ namespace ascprof::pipeline {
 /// The file names above, in the order they are written.
 const std::vector<std::string>& critical_path_tables();
 
-/// Writes the three tables when `paths` has a walked step; returns the files written (none otherwise).
+/// Writes the three tables when `paths` has a walked step; returns the files written. Without one it
+/// writes none and removes those an earlier run into the same folder left.
 Result<std::vector<std::filesystem::path>> write_critical_path_outputs(const std::filesystem::path& root_out,
                                                                        const analysis::CriticalPaths& paths);
 

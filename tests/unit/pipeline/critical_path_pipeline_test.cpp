@@ -164,6 +164,33 @@ TEST(CriticalPathPipeline, OneRankWritesNoTable) {
   EXPECT_FALSE(fs::exists(dir.path() / "out" / "critical_path.csv"));
 }
 
+// A rerun into the same folder whose root no longer has the data of an optional table (one rank left;
+// no nn.Module ranges) leaves none of the earlier run's tables behind for the report to show.
+TEST(CriticalPathPipeline, RerunWithoutTheDataRemovesTheEarlierTables) {
+  ascprof::testing::ScratchDir dir("critical-path-rerun");
+  synth::SynthOptions o;
+  o.scenario = "training";
+  o.out_dir = dir / "c";
+  o.ranks = 2;
+  o.steps = 2;
+  o.with_modules = true;
+  ASSERT_TRUE(synth::generate_capture(o).ok());
+  const auto first = ascprof::testing::analyse_root(dir / "c", dir / "out", kb());
+  const fs::path out = first.plan.out_dir;
+  ASSERT_TRUE(fs::exists(out / "critical_path.csv"));
+  ASSERT_TRUE(fs::exists(out / "module_summary.csv"));
+  o.ranks = 1;
+  o.with_modules = false;
+  o.force = true;
+  ASSERT_TRUE(synth::generate_capture(o).ok());
+  const auto second = ascprof::testing::analyse_root(dir / "c", dir / "out", kb());
+  ASSERT_EQ(second.summary.status, "ok") << second.summary.error;
+  ASSERT_EQ(second.plan.out_dir, first.plan.out_dir);
+  for (const auto& name : critical_path_tables()) EXPECT_FALSE(fs::exists(out / name)) << name;
+  for (const char* name : {"module_summary.csv", "module_ranks.csv", "module_compare.csv"})
+    EXPECT_FALSE(fs::exists(out / name)) << name;
+}
+
 TEST(CriticalPathPipeline, RealCaptureChainRunsThroughItsAllreduces) {
   ASCPROF_REQUIRE_REAL_FIXTURES();
   const fs::path capture = ascprof::testing::real_fixtures_dir() / "e2-cnn-level2";

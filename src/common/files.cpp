@@ -137,6 +137,26 @@ fs::path temp_sibling(const fs::path& path) {
   return tmp;
 }
 
+Result<std::vector<fs::path>> write_files_atomic(const fs::path& dir, const std::vector<std::string>& names,
+                                                 const std::vector<std::string>& texts) {
+  std::vector<fs::path> written;
+  for (size_t i = 0; i < names.size() && i < texts.size(); ++i) {
+    const fs::path path = dir / names[i];
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, texts[i]));
+    written.push_back(path);
+  }
+  return written;
+}
+
+Status remove_files(const fs::path& dir, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    std::error_code ec;
+    fs::remove(dir / name, ec);
+    if (ec) return file_error(ErrorCode::kIo, (dir / name).string(), "", "cannot remove: " + ec.message());
+  }
+  return {};
+}
+
 Status write_file_atomic(const fs::path& path, std::string_view content) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);

@@ -74,22 +74,11 @@ const std::vector<std::string>& critical_path_tables() {
 }
 
 Result<std::vector<fs::path>> write_critical_path_outputs(const fs::path& root_out, const analysis::CriticalPaths& paths) {
-  std::vector<fs::path> written;
   if (paths.steps.empty()) {  // nothing walked: no table, not even one a previous run into OUT left
-    for (const auto& name : critical_path_tables()) {
-      std::error_code ec;
-      fs::remove(root_out / name, ec);
-      if (ec) return file_error(ErrorCode::kIo, (root_out / name).string(), "", "cannot remove a stale table: " + ec.message());
-    }
-    return written;
+    ASCPROF_RETURN_IF_ERROR(remove_files(root_out, critical_path_tables()));
+    return std::vector<fs::path>{};
   }
-  const std::string texts[] = {chain_table(paths), steps_table(paths), ranks_table(paths)};
-  for (size_t i = 0; i < critical_path_tables().size(); ++i) {
-    const fs::path path = root_out / critical_path_tables()[i];
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, texts[i]));
-    written.push_back(path);
-  }
-  return written;
+  return write_files_atomic(root_out, critical_path_tables(), {chain_table(paths), steps_table(paths), ranks_table(paths)});
 }
 
 }  // namespace ascprof::pipeline

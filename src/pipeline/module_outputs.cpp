@@ -121,14 +121,8 @@ const std::vector<std::string>& module_tables() {
 
 Result<std::vector<fs::path>> write_module_outputs(const fs::path& root_out, const std::vector<ModuleRankView>& ranks,
                                                    const knowledge::ModuleRules& rules) {
-  std::vector<fs::path> written;
-  const std::string texts[] = {summary_table(ranks), ranks_table(ranks), compare_table(ranks, rules)};
-  for (size_t i = 0; i < module_tables().size(); ++i) {
-    const fs::path path = root_out / module_tables()[i];
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, texts[i]));
-    written.push_back(path);
-  }
-  return written;
+  return write_files_atomic(root_out, module_tables(),
+                            {summary_table(ranks), ranks_table(ranks), compare_table(ranks, rules)});
 }
 
 }  // namespace ascprof::pipeline

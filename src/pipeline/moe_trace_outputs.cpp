@@ -138,14 +138,8 @@ const std::vector<std::string>& moe_trace_tables() {
 }
 
 Result<std::vector<fs::path>> write_moe_trace_outputs(const fs::path& root_out, const std::vector<analysis::MoeRankView>& ranks) {
-  std::vector<fs::path> written;
-  const std::string texts[] = {calls_table(ranks), phases_table(ranks), compare_table(ranks), bubbles_table(ranks)};
-  for (size_t i = 0; i < moe_trace_tables().size(); ++i) {
-    const fs::path path = root_out / moe_trace_tables()[i];
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, texts[i]));
-    written.push_back(path);
-  }
-  return written;
+  return write_files_atomic(root_out, moe_trace_tables(),
+                            {calls_table(ranks), phases_table(ranks), compare_table(ranks), bubbles_table(ranks)});
 }
 
 }  // namespace ascprof::pipeline

@@ -356,10 +356,9 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
 // A root without the data of an optional table writes none, and removes one an earlier run into the
 // same folder left (a report must not show it as this run's).
 void remove_tables(const RootPlan& plan, const std::vector<std::string>& names, RootSummary& s) {
-  for (const auto& name : names) {
-    std::error_code ec;
-    const fs::path path = fs::path(plan.out_dir) / name;
-    if (fs::remove(path, ec); ec) record(s, path, file_error(ErrorCode::kIo, path.string(), "", "cannot remove a stale table: " + ec.message()));
+  if (const Status st = remove_files(plan.out_dir, names); !st.ok()) {
+    s.status = "failed";
+    s.error = st.to_string();
   }
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ascprof/common/status.hpp"
 
@@ -40,6 +41,16 @@ Result<std::string> read_file(const std::filesystem::path& path);
 /// Writes `content` to `path` atomically: `path.tmp.<pid>` (created new, never through a symlink)
 /// then rename, which replaces `path` itself even when it is a symlink. Creates parent folders.
 Status write_file_atomic(const std::filesystem::path& path, std::string_view content);
+
+/// A family of tables in `dir`: `texts[i]` written atomically to `names[i]`. Returns the files written,
+/// in order (the first failure stops and is returned).
+Result<std::vector<std::filesystem::path>> write_files_atomic(const std::filesystem::path& dir,
+                                                              const std::vector<std::string>& names,
+                                                              const std::vector<std::string>& texts);
+
+/// Removes `names` from `dir` where they exist (an optional family of tables a run did not write, so
+/// that none an earlier run left is taken for this run's). A file that cannot be removed is an error.
+Status remove_files(const std::filesystem::path& dir, const std::vector<std::string>& names);
 
 /// A large file streamed to its temporary sibling and renamed into place by commit(). Without a
 /// successful commit (error, early return, exception) the temporary is removed, so a reader never

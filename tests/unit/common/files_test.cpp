@@ -56,3 +56,27 @@ TEST(Files, AtomicWritesNeverFollowAPlantedLink) {
 
 }  // namespace
 }  // namespace ascprof
+
+namespace ascprof {
+namespace {
+
+TEST(Files, FamilyOfTablesIsWrittenInOrderAndRemovedWhereItExists) {
+  ascprof::testing::ScratchDir dir("files-family");
+  const std::vector<std::string> names = {"a.csv", "b.csv", "c.csv"};
+  auto written = write_files_atomic(dir.path(), names, {"1\n", "2\n", "3\n"});
+  ASSERT_TRUE(written.ok()) << written.status().to_string();
+  ASSERT_EQ(written->size(), 3u);
+  EXPECT_EQ((*written)[1], dir.path() / "b.csv");
+  EXPECT_EQ(*read_file(dir.path() / "c.csv"), "3\n");
+  std::filesystem::remove(dir.path() / "b.csv");  // one already gone: not an error
+  ASSERT_TRUE(remove_files(dir.path(), names).ok());
+  for (const auto& n : names) EXPECT_FALSE(std::filesystem::exists(dir.path() / n)) << n;
+  // a name that cannot be removed (a non-empty folder) is an error naming it
+  std::filesystem::create_directories(dir.path() / "a.csv" / "x");
+  const Status st = remove_files(dir.path(), names);
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.to_string().find("a.csv"), std::string::npos) << st.to_string();
+}
+
+}  // namespace
+}  // namespace ascprof

@@ -1,4 +1,4 @@
-// run_sweep under mpiexec with 1, 2 and 3 processes: 12 roots of uneven size and a broken root are
+// run_sweep under mpiexec with 1, 2 and 3 processes: 6 roots of uneven size and a broken root are
 // analysed together (and give the rollup a single process gives), the summary and the rollup list every root, a rerun with --reuse-existing
 // redoes nothing, and two shards merged by --rollup give the same rollup as the whole sweep.
 #include <gtest/gtest.h>
@@ -78,10 +78,11 @@ TEST(SweepMpi, UnevenRootsBrokenRootReuseAndShards) {
     generate(search / "big_moe", "moe_mla_decode", 5, 3);
     generate(search / "small_dense", "dense_gqa", 2, 2);
     generate(search / "train", "training", 4, 2);
-    // nine more of uneven size, one nested deeper: 12 good roots in all
-    const char* const scenarios[] = {"moe_mla_decode", "dense_gqa", "training", "glm5_mtp"};
-    for (int i = 0; i < 9; ++i)
-      generate(search / (std::string(i == 4 ? "group/nested_" : "extra_") + std::to_string(i)), scenarios[i % 4], 1 + (i * 5) % 6,
+    // three more of uneven size, one nested deeper: 6 good roots in all (enough for uneven shares at
+    // 2 and 3 processes; each root costs seconds under the sanitizers)
+    const char* const scenarios[] = {"glm5_mtp", "dense_gqa", "moe_mla_decode"};
+    for (int i = 0; i < 3; ++i)
+      generate(search / (std::string(i == 1 ? "group/nested_" : "extra_") + std::to_string(i)), scenarios[i], 1 + (i * 5) % 6,
                2 + i % 3);
     // a root whose only rank is unreadable: recorded with its error, the others still analysed
     ascprof::testing::write_text(search / "broken" / "x_ascend_pt" / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv",
@@ -94,36 +95,38 @@ TEST(SweepMpi, UnevenRootsBrokenRootReuseAndShards) {
   if (world.rank() == 0) {
     auto text = read_file(dir / "out" / "sweep_summary.json");
     ASSERT_TRUE(text.ok());
-    EXPECT_NE(text->find("\"root_count\": 13"), std::string::npos) << *text;
-    EXPECT_NE(text->find("\"status_counts\": {\"error\":1,\"ok\":12}"), std::string::npos) << *text;
+    EXPECT_NE(text->find("\"root_count\": 7"), std::string::npos) << *text;
+    EXPECT_NE(text->find("\"status_counts\": {\"error\":1,\"ok\":6}"), std::string::npos) << *text;
     const auto rows = rollup_rows(dir / "out" / "sweep_class_rollup.csv");
-    ASSERT_EQ(rows.size(), 13u);
+    ASSERT_EQ(rows.size(), 7u);
     // the same table in HDF5, readable without this tool
     const std::string dump = "h5dump -d /rollup " + (dir / "out" / "sweep_class_rollup.h5").string() + " > " +
                              (dir / "rollup_dump.txt").string();
     ASSERT_EQ(std::system(dump.c_str()), 0) << dump;
     auto dumped = read_file(dir / "rollup_dump.txt");
     ASSERT_TRUE(dumped.ok());
-    EXPECT_NE(dumped->find("( 13 )"), std::string::npos) << *dumped;  // one record per root
+    EXPECT_NE(dumped->find("( 7 )"), std::string::npos) << *dumped;  // one record per root
     EXPECT_NE(dumped->find("H5T_IEEE_F64LE \"rank_count\""), std::string::npos) << *dumped;  // numbers as numbers
     EXPECT_EQ(rows[0].rfind((search / "big_moe").string() + "|ok|5|", 0), 0u) << rows[0];
     EXPECT_EQ(rows[1].rfind((search / "broken").string() + "|error|", 0), 0u) << rows[1];
-    // the same sweep by one process gives the same rollup, whatever this run's process count
-    mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
-    auto single = parallel::run_sweep(self, request(search, dir / "single"));
-    EXPECT_EQ(single.exit_code, 1) << single.json;
-    EXPECT_EQ(rollup_rows(dir / "single" / "sweep_class_rollup.csv"), rows);
+    // the same sweep by one process gives the same rollup (with one process that run was this one)
+    if (world.size() > 1) {
+      mpi::communicator self(MPI_COMM_SELF, mpi::comm_attach);
+      auto single = parallel::run_sweep(self, request(search, dir / "single"));
+      EXPECT_EQ(single.exit_code, 1) << single.json;
+      EXPECT_EQ(rollup_rows(dir / "single" / "sweep_class_rollup.csv"), rows);
+    }
     for (const char* r : {"big_moe", "small_dense", "train"})
       EXPECT_TRUE(fs::exists(dir / "out" / importers::root_slug((search / r).string()) / "report" / "report.md")) << r;
   }
 
-  // a rerun reuses the twelve finished roots and retries only the broken one
+  // a rerun reuses the six finished roots and retries only the broken one
   auto req = request(search, dir / "out");
   req.reuse_existing = true;
   auto again = parallel::run_sweep(world, req);
   EXPECT_EQ(again.exit_code, 1);
   if (world.rank() == 0) {
-    EXPECT_NE(again.json.find("\"roots_reused\":12"), std::string::npos) << again.json;
+    EXPECT_NE(again.json.find("\"roots_reused\":6"), std::string::npos) << again.json;
   }
 
   // two shards then the rollup: the same rows as the whole sweep

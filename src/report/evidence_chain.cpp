@@ -8,6 +8,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "findings_reader.hpp"
 
 namespace ascprof::report {
 
@@ -61,44 +62,29 @@ Result<EvidenceChain> check_evidence_chain(const fs::path& root_out) {
     }
     return windows.count(std::string(id)) > 0;
   };
-  auto text = read_file(root_out / "diagnosis_findings.json");
-  if (!text.ok()) return chain;  // no diagnostics stage: nothing to check
-  simdjson::dom::parser parser;
-  simdjson::dom::array findings;
-  if (parser.parse(*text)["diagnosis_findings"].get(findings) != simdjson::SUCCESS)
-    return file_error(ErrorCode::kParse, (root_out / "diagnosis_findings.json").string(), "diagnosis_findings",
-                      "not a findings document");
-  for (simdjson::dom::element f : findings) {
+  ASCPROF_ASSIGN_OR_RETURN(const FindingsFile diagnosis, read_findings_file(root_out));
+  if (!diagnosis.present) return chain;  // no diagnostics stage: nothing to check
+  for (const model::Finding& f : diagnosis.findings) {
     ++chain.findings_checked;
-    std::string_view claim, confidence;
-    if (f["claim_id"].get(claim) != simdjson::SUCCESS) claim = "?";
-    if (f["confidence"].get(confidence) != simdjson::SUCCESS) confidence = "";
-    chain.claim_ids.emplace_back(claim);
+    const std::string claim = f.claim_id.empty() ? "?" : f.claim_id;
+    chain.claim_ids.push_back(claim);
     std::vector<std::string> missing;
-    size_t ids = 0;
-    for (const char* list : {"evidence_ids", "alignment_ids"}) {
-      simdjson::dom::array arr;
-      if (f[list].get(arr) != simdjson::SUCCESS) continue;
-      for (simdjson::dom::element e : arr) {
-        std::string_view id;
-        if (e.get(id) != simdjson::SUCCESS) continue;
-        ++ids;
-        const bool ok = std::string_view(list) == "alignment_ids" ? alignments.count(std::string(id)) > 0 : known(id);
-        if (!ok) missing.emplace_back(id);
-      }
-    }
-    simdjson::dom::array limitations;
-    const bool has_limitations = f["limitations"].get(limitations) == simdjson::SUCCESS && limitations.size() > 0;
+    for (const auto& id : f.evidence_ids)
+      if (!known(id)) missing.push_back(id);
+    for (const auto& id : f.alignment_ids)
+      if (alignments.count(id) == 0) missing.push_back(id);
+    const size_t ids = f.evidence_ids.size() + f.alignment_ids.size();
+    const bool has_limitations = !f.limitations.empty();
     // the reference's rule: info confidence, or limitations, or every id resolves; we report unresolved
     // ids even for findings that pass on their limitations (a soft warning)
     if (missing.empty() && ids > 0) continue;
-    if (confidence == "info" || has_limitations) {
+    if (f.confidence == "info" || has_limitations) {
       ++chain.soft_warning_count;
       continue;
     }
     std::string why = ids == 0 ? "no evidence or alignment ids" : "unknown ids";
     for (size_t i = 0; i < missing.size() && i < 4; ++i) why += (i ? ", " : ": ") + missing[i];
-    chain.failures.push_back(std::string(claim) + " (" + why + ")");
+    chain.failures.push_back(claim + " (" + why + ")");
   }
   return chain;
 }

@@ -19,6 +19,7 @@
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
 #include "deep_dive_view.hpp"
+#include "findings_reader.hpp"
 
 namespace ascprof::report {
 
@@ -90,12 +91,6 @@ double quantile(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
 }
 
-struct Finding {
-  std::string type, severity, confidence, summary, claim_id;
-  std::vector<std::string> suspected;
-  double magnitude_ms = 0;
-};
-
 int severity_rank(const std::string& s) {
   static const char* const order[] = {"critical", "high", "medium", "low", "info"};
   for (int i = 0; i < 5; ++i)
@@ -144,30 +139,6 @@ struct Json {
  private:
   std::string text_;
 };
-
-std::vector<Finding> read_findings(const Json& j, uint64_t* refused) {
-  std::vector<Finding> out;
-  *refused = j.u({"counts", "refused_without_evidence"});
-  simdjson::dom::array arr;
-  if (!j.ok || j.root["diagnosis_findings"].get(arr) != simdjson::SUCCESS) return out;
-  for (simdjson::dom::element f : arr) {
-    Finding x;
-    std::string_view v;
-    if (f["finding_type"].get(v) == simdjson::SUCCESS) x.type = v;
-    if (f["severity"].get(v) == simdjson::SUCCESS) x.severity = v;
-    if (f["confidence"].get(v) == simdjson::SUCCESS) x.confidence = v;
-    if (f["summary"].get(v) == simdjson::SUCCESS) x.summary = v;
-    if (f["claim_id"].get(v) == simdjson::SUCCESS) x.claim_id = v;
-    simdjson::dom::array sus;
-    if (f["suspected_ranks"].get(sus) == simdjson::SUCCESS)
-      for (simdjson::dom::element r : sus)
-        if (r.get(v) == simdjson::SUCCESS) x.suspected.emplace_back(v);
-    double m = 0;
-    if (f["magnitude_ms"].get(m) == simdjson::SUCCESS) x.magnitude_ms = m;
-    out.push_back(std::move(x));
-  }
-  return out;
-}
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -360,7 +331,7 @@ void deep_dive_section(Doc& d, const DeepDiveData& dd) {
 }  // namespace
 
 // 17: the in-kernel MoE traces (only a root with traces has the tables; section absent otherwise).
-void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Finding>& findings) {
+void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<model::Finding>& findings) {
   std::error_code ec;
   if (!fs::exists(root_out / "moe_trace_calls.csv", ec)) return;
   auto calls = read_table(root_out / "moe_trace_calls.csv");
@@ -408,7 +379,7 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<Findi
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : findings)
-    if (f.type.rfind("moe_", 0) == 0) rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+    if (f.finding_type.rfind("moe_", 0) == 0) rows.push_back({md(f.finding_type), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
   d.h3("In-Kernel Findings");
   d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
 }
@@ -485,7 +456,7 @@ void module_section(Doc& d, const fs::path& root_out, int number) {
 }
 
 // The critical path of the walked steps (issue 21; only a root with aligned steps has the tables).
-void critical_path_section(Doc& d, const fs::path& root_out, int number, const std::vector<Finding>& findings) {
+void critical_path_section(Doc& d, const fs::path& root_out, int number, const std::vector<model::Finding>& findings) {
   std::error_code ec;
   if (!fs::exists(root_out / "critical_path_ranks.csv", ec)) return;
   auto ranks = read_table(root_out / "critical_path_ranks.csv");
@@ -530,7 +501,7 @@ void critical_path_section(Doc& d, const fs::path& root_out, int number, const s
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : findings)
-    if (f.type == "critical_path_rank_bound") rows.push_back({md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+    if (f.finding_type == "critical_path_rank_bound") rows.push_back({md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
   d.h3("Critical-Path Findings");
   d.table({"suspected rank", "ms others waited", "summary"}, rows);
 }
@@ -552,12 +523,13 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   const Json segment(root_out / "segment_manifest.json");
   const Json summary(root_out / "summary_manifest.json");
   const Json cross(root_out / "cross_rank_manifest.json");
-  const Json diagnosis(root_out / "diagnosis_findings.json");
-  uint64_t refused = 0;
-  auto findings = read_findings(diagnosis, &refused);
-  std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+  // findings that cannot be read fail the report, as they fail the evidence-chain check before it
+  ASCPROF_ASSIGN_OR_RETURN(FindingsFile diagnosis, read_findings_file(root_out));
+  const uint64_t refused = diagnosis.refused_without_evidence;
+  std::vector<model::Finding>& findings = diagnosis.findings;
+  std::stable_sort(findings.begin(), findings.end(), [](const model::Finding& a, const model::Finding& b) {
     const int x = severity_rank(a.severity), y = severity_rank(b.severity);
-    return x != y ? x < y : a.type < b.type;
+    return x != y ? x < y : a.finding_type < b.finding_type;
   });
   const std::string root = normalize.s({"root"});
   Doc d;
@@ -802,7 +774,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < findings.size() && i < 24; ++i) {
       const auto& f = findings[i];
-      rows.push_back({md(f.severity), md(f.type), md(f.confidence), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+      rows.push_back({md(f.severity), md(f.finding_type), md(f.confidence), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
     }
     d.table({"severity", "type", "confidence", "suspected ranks", "ms at stake", "summary"}, rows);
     if (findings.size() > 24) d.p("Showing 24 of " + std::to_string(findings.size()) + " findings (all in diagnosis_findings.json).");
@@ -810,7 +782,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   d.h2("11. Finding Inventory");
   {
     std::map<std::string, uint64_t> by_type;
-    for (const auto& f : findings) ++by_type[f.type];
+    for (const auto& f : findings) ++by_type[f.finding_type];
     std::vector<std::vector<std::string>> rows;
     for (const auto& [t, n] : by_type) rows.push_back({md(t), std::to_string(n)});
     d.table({"finding type", "count"}, rows);
@@ -858,10 +830,10 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   {
     std::vector<std::vector<std::string>> rows;
     for (const auto& f : findings)
-      if (f.type == "slow_rank_suspected" || f.type == "slow_link_suspected" || f.type == "host_dispatch_bound" ||
-          f.type == "host_bound_untested" ||
-          f.type == "communication_collective_slow" || f.type == "ep_load_imbalance_suspected")
-        rows.push_back({md(f.type), md(join(f.suspected)), num(f.magnitude_ms), md(f.summary)});
+      if (f.finding_type == "slow_rank_suspected" || f.finding_type == "slow_link_suspected" || f.finding_type == "host_dispatch_bound" ||
+          f.finding_type == "host_bound_untested" ||
+          f.finding_type == "communication_collective_slow" || f.finding_type == "ep_load_imbalance_suspected")
+        rows.push_back({md(f.finding_type), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
     d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
   }
   d.h2("16. Training Phases");

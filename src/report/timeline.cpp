@@ -17,6 +17,7 @@
 #include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "findings_reader.hpp"
 
 namespace ascprof::report {
 
@@ -213,24 +214,19 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   }
   // findings as global instant events at the start of their first suspected rank's first step
   {
-    auto text = read_file(root_out / "diagnosis_findings.json");
-    simdjson::dom::parser parser;
-    simdjson::dom::array arr;
-    if (text.ok() && parser.parse(*text)["diagnosis_findings"].get(arr) == simdjson::SUCCESS)
-      for (simdjson::dom::element f : arr) {
-        std::string_view type, summary, severity, rank;
-        simdjson::dom::array sus;
-        if (f["finding_type"].get(type) != simdjson::SUCCESS) continue;
-        if (f["summary"].get(summary) != simdjson::SUCCESS) summary = "";
-        if (f["severity"].get(severity) != simdjson::SUCCESS) severity = "";
-        if (f["suspected_ranks"].get(sus) == simdjson::SUCCESS && sus.size() > 0 && sus.at(0).get(rank) == simdjson::SUCCESS) {}
-        const std::string r(rank);
+    // a findings file that cannot be read leaves the timeline without markers (the report stage's
+    // evidence-chain check has said why)
+    auto diagnosis = read_findings_file(root_out);
+    if (diagnosis.ok())
+      for (const model::Finding& f : diagnosis->findings) {
+        if (f.finding_type.empty()) continue;
+        const std::string r = f.suspected_ranks.empty() ? std::string() : f.suspected_ranks.front();
         const double t0 = first_step_start.count(r) ? first_step_start[r] - (offset.count(r) ? offset[r] : 0.0) - origin : 0.0;
         const uint32_t p = pid.count(r) ? pid[r] : 0;
         std::snprintf(buf, sizeof buf, "%.3f", std::max(0.0, t0));
         emit("{\"ph\":\"i\",\"s\":\"p\",\"pid\":" + std::to_string(p) + ",\"tid\":0,\"ts\":" + buf + ",\"name\":" +
-             escaped("finding: " + std::string(type)) + ",\"args\":{\"severity\":" + escaped(severity) +
-             ",\"summary\":" + escaped(summary) + "}}");
+             escaped("finding: " + f.finding_type) + ",\"args\":{\"severity\":" + escaped(f.severity) +
+             ",\"summary\":" + escaped(f.summary) + "}}");
       }
   }
   out.write("\n]}\n");

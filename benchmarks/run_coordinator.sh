@@ -7,9 +7,10 @@
 #   STEPS (228) LAYERS (61) TEMPLATE_RANKS (8) SLOW_RANK (3) SLOW_MAG (1.4): the template capture,
 #     `ascprof-mpi synth --scenario moe_mla_decode` with the slow_rank fault: 215,232 kernel rows per rank
 #   CALIBRATE ("128 256"): smaller sizes run first, every part timed on its own (--detail 2)
-#   DETAIL_MAX (512): above it --detail 1 (step alignment, quadratic in ranks, is not timed twice) and
-#     --free-folded (process 1, which holds N/2 ranks here and a few in a real run, drops each rank's
-#     unpacked buckets once packed; process 0's peak is unchanged)
+#   DETAIL_MAX (512): every size has its parts timed on their own (--detail 2; step alignment, now
+#     O(W log W), is cheap to time twice); above DETAIL_MAX also --free-folded (process 1, which holds
+#     N/2 ranks here and a few in a real run, drops each rank's unpacked buckets once packed; process
+#     0's peak is unchanged)
 #   MEM_LIMIT_GB (75 % of MemAvailable) TIME_LIMIT_S (420): a size whose predicted peak RSS (both
 #     processes) or wall time passes them is not run: the table extrapolates it and says so. With the
 #     defaults 1,024 runs (~5 min, ~15 GB) and 4,096 / 10,000 are extrapolated: ~8 min in all.
@@ -107,7 +108,7 @@ for n in $sizes; do
     continue
   fi
   echo "ranks $n (predicted ~$(( mem >> 20 )) MiB, ~$wall s) ..." >&2
-  if [ "$n" -le "$detail_max" ]; then run "$n" "$n" --detail 2; else run "$n" "$n" --detail 1 --free-folded; fi
+  if [ "$n" -le "$detail_max" ]; then run "$n" "$n" --detail 2; else run "$n" "$n" --detail 2 --free-folded; fi
 done
 echo "findings check with planted ${CHECK_PLANTED:-20,90} at ${CHECK_RANKS:-128} ranks ..." >&2
 PLANTED="${CHECK_PLANTED:-20,90}" run check "${CHECK_RANKS:-128}" --detail 1

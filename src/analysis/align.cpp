@@ -69,8 +69,8 @@ uint64_t hash_indices(const std::vector<size_t>& v) {
   return h;
 }
 
-// A group (contiguous in start order) in which every pair passes the
-// test and no rank appears twice: then every anchor's set is the whole component, found in O(m).
+// A group (contiguous in start order) in which every pair passes the test and no rank appears
+// twice: then every anchor's set is the whole group, found in O(m).
 // Sufficient condition: the common intersection L = min end − max start is positive and at least
 // ratio × the longest "shorter" any pair can have (the second-longest duration, floored at 1 µs);
 // each pair's overlap is ≥ L and its shorter ≤ that bound, and a/b in double is monotone.
@@ -158,8 +158,10 @@ std::vector<size_t> group_cuts(const Windows& w, const std::vector<size_t>& orde
   return cuts;
 }
 
+// `rank_listed`: one flag per rank, all clear, left clear (one buffer for every alignment: a capture
+// whose windows scatter can have as many alignments as windows).
 StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& w, const FoundSet& f,
-                             const knowledge::DiagnosticsRules& rules, std::string joined) {
+                             const knowledge::DiagnosticsRules& rules, std::string joined, std::vector<char>& rank_listed) {
   StepAlignment a;
   a.members.reserve(f.sorted.size());
   a.members.push_back(f.anchor);
@@ -167,7 +169,6 @@ StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& 
     if (m != f.anchor) a.members.push_back(m);
   int64_t dmin = INT64_MAX, dmax = INT64_MIN;
   std::set<std::pair<std::string_view, uint32_t>> shapes;
-  std::vector<char> rank_listed(w.rank_count, 0);
   a.start_ns = INT64_MAX;
   a.end_ns = INT64_MIN;
   for (const size_t m : a.members) {
@@ -181,6 +182,7 @@ StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& 
     a.end_ns = std::max(a.end_ns, w.end[m]);
     shapes.insert({win[m].step_family, win[m].main_layer_count});
   }
+  for (const size_t m : a.members) rank_listed[w.rank[m]] = 0;
   a.wall_skew_us = static_cast<double>(dmax - dmin) / 1000.0;
   a.is_structure_mismatch = shapes.size() > 1;
   if (a.is_structure_mismatch) a.confidence = "low";
@@ -252,7 +254,7 @@ std::vector<StepAlignment> align_steps(const std::vector<StepWindow>& win, const
     std::string joined;
     for (const auto& id : ids) joined.append(id.id).push_back(',');
     if (!seen.insert(joined).second) continue;
-    out.push_back(make_alignment(win, w, f, rules, std::move(joined)));
+    out.push_back(make_alignment(win, w, f, rules, std::move(joined), rank_seen));
   }
   return out;
 }

@@ -70,6 +70,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
+#include "ascprof/parallel/gather_messages.hpp"
 #include "ascprof/parallel/mpi_environment.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
@@ -81,6 +82,10 @@
 namespace fs = std::filesystem;
 namespace mpi = boost::mpi;
 using namespace ascprof;
+// the messages analyze_run moves, from its own header
+using parallel::packed_size;
+using parallel::RankBucketsMessage;
+using parallel::RankOffset;
 
 namespace {
 
@@ -178,32 +183,6 @@ uint64_t current_rss_bytes() {
   in >> size >> resident;
   return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 }
-
-template <class T>
-uint64_t packed_size(mpi::communicator& world, const T& value) {
-  mpi::packed_oarchive oa(world);
-  oa << value;
-  return oa.size();
-}
-
-// What analyze_run sends in its second round (a private struct of analyze_run.cpp, copied: same fields).
-struct RankBucketsMessage {
-  int32_t root_index = 0, rank_index = 0;
-  std::string packed;
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & packed;
-  }
-};
-// The clock offset analyze_run broadcasts per rank (also private there, copied).
-struct RankOffset {
-  int32_t root_index = 0, rank_index = 0;
-  int64_t offset_ns = 0;
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & offset_ns;
-  }
-};
 
 // Per phase: wall seconds and RSS at its end, on every process.
 struct Phase {

@@ -19,6 +19,7 @@
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
+#include "ascprof/parallel/gather_messages.hpp"
 #include "ascprof/parallel/out_folder.hpp"
 #include "ascprof/parallel/report_stage.hpp"
 #include "ascprof/parallel/stage_progress.hpp"
@@ -95,35 +96,6 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
     std::fprintf(stderr, "[process %d] rank %s (%s) FAILED: %s\n", process, o.rank_id.c_str(), dir.c_str(),
                  o.error.c_str());
   }
-}
-
-// One rank's operator bucket partials (analysis::pack_buckets), sent in the second gather.
-struct RankBucketsMessage {
-  int32_t root_index = 0, rank_index = 0;
-  std::string packed;
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & packed;
-  }
-};
-
-// The clock offset of one rank, broadcast by the coordinator.
-struct RankOffset {
-  int32_t root_index = 0, rank_index = 0;
-  int64_t offset_ns = 0;
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & offset_ns;
-  }
-};
-
-template <class T>
-uint64_t packed_size(mpi::communicator& world, const T& value) {
-  mpi::packed_oarchive oa(world);
-  oa << value;
-  return oa.size();
 }
 
 // Collective: the stop signal if any process was asked to stop (0 otherwise); every process then

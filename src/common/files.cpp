@@ -139,8 +139,11 @@ fs::path temp_sibling(const fs::path& path) {
 
 Result<std::vector<fs::path>> write_files_atomic(const fs::path& dir, const std::vector<std::string>& names,
                                                  const std::vector<std::string>& texts) {
+  if (names.size() != texts.size())  // a writer whose table list and texts disagree: never drop one silently
+    return file_error(ErrorCode::kInternal, dir.string(), "", std::to_string(names.size()) + " table names for " +
+                                                                 std::to_string(texts.size()) + " texts");
   std::vector<fs::path> written;
-  for (size_t i = 0; i < names.size() && i < texts.size(); ++i) {
+  for (size_t i = 0; i < names.size(); ++i) {
     const fs::path path = dir / names[i];
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(path, texts[i]));
     written.push_back(path);

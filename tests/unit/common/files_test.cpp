@@ -54,12 +54,6 @@ TEST(Files, AtomicWritesNeverFollowAPlantedLink) {
   EXPECT_EQ(*read_file(target), "streamed");
 }
 
-}  // namespace
-}  // namespace ascprof
-
-namespace ascprof {
-namespace {
-
 TEST(Files, FamilyOfTablesIsWrittenInOrderAndRemovedWhereItExists) {
   ascprof::testing::ScratchDir dir("files-family");
   const std::vector<std::string> names = {"a.csv", "b.csv", "c.csv"};
@@ -76,6 +70,9 @@ TEST(Files, FamilyOfTablesIsWrittenInOrderAndRemovedWhereItExists) {
   const Status st = remove_files(dir.path(), names);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.to_string().find("a.csv"), std::string::npos) << st.to_string();
+  // names and texts that disagree in number: an error, nothing written
+  EXPECT_FALSE(write_files_atomic(dir.path(), {"d.csv", "e.csv"}, {"4\n"}).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "d.csv"));
 }
 
 }  // namespace

@@ -890,7 +890,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     task.last_stage = a.full_tables ? pipeline::kStageSummarize : pipeline::kStageNormalize;
     plan.tasks.push_back(task);
     const auto t0 = SteadyClock::now();
-    if (a.root_outputs) summary = pipeline::write_root_outputs(plan, std::move(outcomes), &kb);
+    if (a.root_outputs) summary = pipeline::write_root_outputs(plan, std::move(outcomes), kb);
     root_outputs_seconds = seconds_since(t0);
     outcomes = {};
     if (a.root_outputs) {

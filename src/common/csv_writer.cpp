@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string_view>
 
 #include "ascprof/common/utf8.hpp"
@@ -12,6 +14,7 @@ namespace ascprof {
 void CsvRow::sep() {
   if (!first_) line_ += ',';
   first_ = false;
+  starts_.push_back(static_cast<uint32_t>(line_.size()));
 }
 
 void CsvRow::quoted(std::string_view v) {
@@ -106,7 +109,51 @@ std::string CsvRow::take_line() {
   std::string out = std::move(line_);
   out += '\n';
   line_.clear();
+  starts_.clear();
   first_ = true;
+  return out;
+}
+
+CsvLayout::CsvLayout(const std::vector<std::string>& writer_order, std::vector<std::string> file_order)
+    : file_(std::move(file_order)) {
+  auto fail = [](const char* what, std::string_view column) {
+    std::fprintf(stderr, "ascprof-mpi: internal error: CSV layout %s column '%.*s'\n", what,
+                 static_cast<int>(column.size()), column.data());
+    std::abort();
+  };
+  if (writer_order.size() != file_.size()) fail("lists differ in length at", file_.empty() ? "" : file_.back());
+  for (const auto& c : file_) {
+    const auto it = std::find(writer_order.begin(), writer_order.end(), c);
+    if (it == writer_order.end()) fail("has no writer for", c);
+    if (std::count(file_.begin(), file_.end(), c) > 1) fail("repeats", c);
+    source_.push_back(static_cast<uint16_t>(it - writer_order.begin()));
+  }
+  CsvRow r;
+  for (const auto& c : file_) r.text(c);
+  header_ = r.take_line();
+}
+
+std::string CsvLayout::take_line(CsvRow& row) const {
+  if (row.starts_.size() != source_.size()) {
+    std::fprintf(stderr, "ascprof-mpi: internal error: a row of %zu cells for a table of %zu columns (first '%.*s')\n",
+                 row.starts_.size(), source_.size(), static_cast<int>(file_.front().size()), file_.front().data());
+    std::abort();
+  }
+  const std::string& line = row.line_;
+  const size_t n = row.starts_.size();
+  std::string out;
+  out.reserve(line.size() + 1);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t k = source_[i];
+    const size_t begin = row.starts_[k];
+    const size_t end = k + 1 < n ? row.starts_[k + 1] - 1 : line.size();  // the next cell's comma
+    if (i) out += ',';
+    out.append(line, begin, end - begin);
+  }
+  out += '\n';
+  row.line_.clear();
+  row.starts_.clear();
+  row.first_ = true;
   return out;
 }
 

@@ -505,7 +505,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     StageProgress shown(req.progress, "root_outputs", plans.size(), plan_bytes);
     for (const auto& p : plans) {
       if (interrupted()) break;  // a root's outputs are written whole or not at all
-      summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), &*kb));
+      summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), *kb));
       for (const auto& task : p.tasks) bytes_done += task.input_bytes;
       shown.advance(summaries.size(), bytes_done);
     }

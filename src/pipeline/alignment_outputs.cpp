@@ -13,15 +13,22 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The union of the step and operator columns, in first-seen order (the reference's convention).
+// The union of the step and operator columns, in first-seen order, as the reference writes them
+// (issue 23); our end_skew_us follows its columns. Without step rows the file has the operator
+// columns only (kOperatorColumns), again as the reference's first-seen union.
 const char* const kColumns[] = {
     "alignment_id",  "alignment_type",  "rank_ids",        "segment_ids",     "event_ids",
     "start_us",      "end_us",          "alignment_method", "alignment_confidence", "alignment_limitations",
     "member_count",  "wall_skew_us",    "layer_counts",    "step_families",   "is_structure_mismatch",
-    "role",          "name_key",        "shape_signature", "rank_count",      "start_skew_us",
-    "end_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us", "duration_ratio",
-    "wait_max_us",   "evidence_ids"};
-constexpr size_t kColumnCount = sizeof(kColumns) / sizeof(kColumns[0]);
+    "evidence_ids",  "role",            "name_key",        "shape_signature", "bucket_us",
+    "rank_count",    "start_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us",
+    "duration_ratio", "wait_max_us",    "end_skew_us"};
+const char* const kOperatorColumns[] = {
+    "alignment_id",  "alignment_type",  "rank_ids",        "segment_ids",     "event_ids",
+    "start_us",      "end_us",          "alignment_method", "alignment_confidence", "alignment_limitations",
+    "role",          "name_key",        "shape_signature", "bucket_us",       "member_count",
+    "rank_count",    "start_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us",
+    "duration_ratio", "wait_max_us",    "evidence_ids",    "end_skew_us"};
 
 constexpr const char* kStepMethod = "step_time_overlap_v1+clock_offsets";
 constexpr const char* kOperatorMethod = "time_bucket_v1+clock_offsets";
@@ -39,7 +46,8 @@ std::string json_list(const std::vector<std::string>& v) {
 // Both files grow row by row; a row is written to each before the next is built.
 class Sinks {
  public:
-  Status open(const fs::path& dir) {
+  Status open(const fs::path& dir, bool step_columns) {
+    step_columns_ = step_columns;
     ASCPROF_RETURN_IF_ERROR(json_.open(dir / "cross_rank_alignment.json"));
     ASCPROF_RETURN_IF_ERROR(csv_.open(dir / "cross_rank_alignment.csv"));
     json_.write("[");
@@ -48,7 +56,10 @@ class Sinks {
   void row(const std::string& json_object, const std::string& csv_line) {
     if (rows_ == 0) {
       std::string header;
-      for (size_t i = 0; i < kColumnCount; ++i) header += std::string(i ? "," : "") + kColumns[i];
+      if (step_columns_)
+        for (const char* c : kColumns) header += std::string(header.empty() ? "" : ",") + c;
+      else
+        for (const char* c : kOperatorColumns) header += std::string(header.empty() ? "" : ",") + c;
       csv_.write(header + "\n");
     }
     json_.write(rows_ ? ",\n  " : "\n  ");
@@ -56,6 +67,7 @@ class Sinks {
     csv_.write(csv_line);
     ++rows_;
   }
+  bool step_columns() const { return step_columns_; }  // else the operator-only header
   Status commit(std::vector<std::string>* written) {
     json_.write(rows_ ? "\n]\n" : "]\n");  // no rows: "[]" and an empty CSV (reference convention)
     ASCPROF_RETURN_IF_ERROR(json_.commit());
@@ -68,6 +80,7 @@ class Sinks {
  private:
   AtomicFileWriter json_, csv_;
   uint64_t rows_ = 0;
+  bool step_columns_ = true;
 };
 
 void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks& out) {
@@ -115,9 +128,8 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   r.text(al.alignment_id).text("time_window").json(json_list(al.rank_ids)).json(json_list(segs)).json("[]");
   r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kStepMethod).text(al.confidence).json("[]");
   r.number(static_cast<uint64_t>(al.members.size())).number(al.wall_skew_us, 3).json(layer_list).json(json_list(fams));
-  r.boolean(al.is_structure_mismatch);
-  for (int i = 0; i < 11; ++i) r.empty();  // the operator columns
-  r.json(json_list(evidence));
+  r.boolean(al.is_structure_mismatch).json(json_list(evidence));
+  for (int i = 0; i < 12; ++i) r.empty();  // the operator columns
   out.row(a.take(), r.take_line());
 }
 
@@ -179,6 +191,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.kv("role", role);
   a.kv("name_key", key.name_key);
   a.kv("shape_signature", key.shape);
+  a.kv("bucket_us", t.rules->bucket_us);
   a.kv("rank_count", uint64_t{al.member_ranks});
   a.kv("start_skew_us", us(al.start_skew_ns));
   a.kv("end_skew_us", us(al.end_skew_ns));
@@ -193,12 +206,17 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   CsvRow r;
   r.text(id).text("operator").json(json_list(ranks)).json("[]").json(json_list(events));
   r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kOperatorMethod).text(conf).json(json_list(limitations));
-  r.number(al.member_count);
-  for (int i = 0; i < 4; ++i) r.empty();  // the step columns
-  r.text(role).text(key.name_key).text(key.shape).number(uint64_t{al.member_ranks});
-  r.number(us(al.start_skew_ns), 3).number(us(al.end_skew_ns), 3).number(us(al.dur_min_ns), 3);
+  if (out.step_columns()) {
+    r.number(al.member_count);
+    for (int i = 0; i < 4; ++i) r.empty();  // the step columns
+    r.json(json_list(evidence)).text(role).text(key.name_key).text(key.shape).number(t.rules->bucket_us, 3);
+  } else {
+    r.text(role).text(key.name_key).text(key.shape).number(t.rules->bucket_us, 3).number(al.member_count);
+  }
+  r.number(uint64_t{al.member_ranks}).number(us(al.start_skew_ns), 3).number(us(al.dur_min_ns), 3);
   r.number(us(al.dur_max_ns), 3).number(skew, 3).number(al.duration_ratio, 6).number(us(al.wait_max_ns), 3);
-  r.json(json_list(evidence));
+  if (!out.step_columns()) r.json(json_list(evidence));
+  r.number(us(al.end_skew_ns), 3);
   out.row(a.take(), r.take_line());
 }
 
@@ -206,7 +224,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
 
 Status write_alignment_tables(const fs::path& out_dir, const AlignmentTables& t, std::vector<std::string>* written) {
   Sinks out;
-  ASCPROF_RETURN_IF_ERROR(out.open(out_dir));
+  ASCPROF_RETURN_IF_ERROR(out.open(out_dir, t.steps != nullptr && !t.steps->empty()));
   if (t.steps != nullptr)
     for (const auto& al : *t.steps) step_row(t, al, out);
   if (t.operators != nullptr)

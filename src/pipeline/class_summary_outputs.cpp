@@ -8,6 +8,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "pipeline_columns.hpp"
 
 namespace ascprof::pipeline {
 
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Numbers inside JSON cells: fixed decimals, as summary_outputs.cpp writes pipeline_us and top_ops.
+// Numbers inside JSON cells: fixed decimals, as summary_outputs.cpp writes top_ops.
 std::string fixed(double v, int decimals) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
@@ -83,17 +84,6 @@ std::string top_layer_classes_json(const std::vector<analysis::TopLayerClass>& v
   return out + "]";
 }
 
-std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowledge& kb) {
-  const auto& fields = kb.pipeline.fields();
-  std::string out = "{";
-  for (size_t f = 0; f < fields.size() && f < p.size(); ++f) {
-    if (f) out += ',';
-    append_string(out, fields[f].name);
-    out += ':' + fixed(p[f], 6);
-  }
-  return out + "}";
-}
-
 void wall_cells(CsvRow& r, double sum, double mean, double p50, double p90) {
   r.number(sum, 3).number(mean).number(p50).number(p90);
 }
@@ -127,19 +117,25 @@ Result<std::vector<fs::path>> write_root_structure_class_summaries(const fs::pat
     wall_cells(r, b.wall_ms_sum, b.wall_ms_mean, b.wall_ms_p50, b.wall_ms_p90);
     r.number(b.busy_ms_sum, 3).number(b.busy_ms_mean).number(b.bubble_ms_mean);
     r.number(b.comm_share_mean).number(b.comm_duration_us_sum, 3).boolean(b.pipeline_signal);
-    r.text(b.bound.bound_stage).text(b.bound.bound_family).text(b.bound.dominant_core).text(b.dominant_op_type);
+    r.text(output_field_name(b.bound.bound_stage)).text(b.bound.bound_family).text(b.bound.dominant_core).text(b.dominant_op_type);
     r.json(counts_json(b.bound_family_member_histogram)).json(counts_json(b.op_type_counts)).json(top_ops_json(b.top_ops));
-    if (b.pipeline_us.empty()) r.empty();
-    else r.json(pipeline_json(b.pipeline_us, kb));
+    pipeline_cells(r, b.pipeline_us, kb.pipeline.fields().size());
     rows += r.take_line();
   }
-  ASCPROF_RETURN_IF_ERROR(write_table(
-      root_out / "block_class_summary.csv",
-      {"block_class_id", "block_kind", "companion_layer", "member_count", "rank_count", "has_unknown_shape",
-       "wall_ms_sum", "wall_ms_mean", "wall_ms_p50", "wall_ms_p90", "busy_ms_sum", "busy_ms_mean", "bubble_ms_mean",
-       "comm_share_mean", "comm_duration_us_sum", "pipeline_signal", "bound_stage", "bound_family", "dominant_core",
-       "dominant_op_type", "bound_family_member_histogram", "op_type_counts", "top_ops", "pipeline_us"},
-      rows, written));
+  {
+    CsvRow h;
+    for (const auto& c : columns({{"block_class_id", "block_kind", "companion_layer", "member_count", "rank_count",
+                                   "has_unknown_shape", "wall_ms_sum", "wall_ms_mean", "wall_ms_p50", "wall_ms_p90",
+                                   "busy_ms_sum", "busy_ms_mean", "bubble_ms_mean", "comm_share_mean",
+                                   "comm_duration_us_sum", "pipeline_signal", "bound_stage", "bound_family",
+                                   "dominant_core", "dominant_op_type", "bound_family_member_histogram",
+                                   "op_type_counts", "top_ops"},
+                                  pipeline_columns(kb)}))
+      h.text(c);
+    const std::string header = h.take_line();
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(root_out / "block_class_summary.csv", rows.empty() ? std::string() : header + rows));
+    written.push_back(root_out / "block_class_summary.csv");
+  }
 
   rows.clear();
   for (const auto& l : cs.layers) {

@@ -260,7 +260,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 
 // The cross_rank stage: clock offsets, step alignments and operator alignments on corrected times,
 // written to cross_rank_alignment.{json,csv} and cross_rank_manifest.json.
-void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
                        CrossRank& cr, RootSummary& s) {
   const auto offsets = root_clock_offsets(outcomes);
   std::map<std::string, int64_t> offset_of;
@@ -273,23 +273,22 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
         cr.windows.push_back(sw);
         window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
       }
-  // alignment thresholds come from knowledge/; without it (a caller that only wants the offsets) none
-  if (kb != nullptr) {
-    cr.steps = analysis::align_steps(cr.windows, window_offset, kb->diagnostics);
+  {
+    cr.steps = analysis::align_steps(cr.windows, window_offset, kb.diagnostics);
     for (const auto& o : outcomes)
       if (kernel_stages_ran(o) && o.operator_buckets.built) {
         cr.per_rank.push_back(&o.operator_buckets);
         cr.rank_ids.push_back(o.rank_id);
         cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
       }
-    cr.operators = analysis::align_operators(cr.per_rank, kb->operator_alignment);
+    cr.operators = analysis::align_operators(cr.per_rank, kb.operator_alignment);
     std::vector<analysis::PathRankView> path_ranks;
     for (const auto& o : outcomes)
       if (kernel_stages_ran(o) && !o.paths.empty()) {
         const auto off = offset_of.find(o.rank_id);
         path_ranks.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), off == offset_of.end() ? 0 : off->second, &o.paths});
       }
-    cr.paths = analysis::walk_critical_paths(path_ranks, cr.windows, cr.steps, kb->diagnostics);
+    cr.paths = analysis::walk_critical_paths(path_ranks, cr.windows, cr.steps, kb.diagnostics);
     auto written = write_critical_path_outputs(plan.out_dir, cr.paths);
     if (!written.ok()) {
       s.status = "failed";
@@ -305,7 +304,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   tables.per_rank = &cr.per_rank;
   tables.rank_ids = &cr.rank_ids;
   tables.rank_ordinals = &cr.rank_ordinals;
-  tables.rules = kb != nullptr ? &kb->operator_alignment : nullptr;
+  tables.rules = &kb.operator_alignment;
   if (const Status st = write_alignment_tables(plan.out_dir, tables, &s.outputs); !st.ok()) {
     s.status = "failed";
     s.error = st.to_string();
@@ -375,13 +374,13 @@ void record_moe_traces(const RootPlan& plan, const std::vector<RankOutcome>& out
 }
 
 // The module breakdown tables, when any rank has nn.Module ranges (else nothing new is written).
-void record_modules(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+void record_modules(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
                     RootSummary& s) {
   std::vector<ModuleRankView> views;
   for (const auto& o : outcomes)
     if (o.ok && o.modules.present()) views.push_back({o.rank_id, &o.modules});
   if (views.empty()) return remove_tables(plan, module_tables(), s);
-  auto written = write_module_outputs(plan.out_dir, views, kb != nullptr ? kb->modules : knowledge::ModuleRules{});
+  auto written = write_module_outputs(plan.out_dir, views, kb.modules);
   if (!written.ok()) {
     record(s, plan.out_dir, written.status());
     return;
@@ -450,7 +449,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
 }
 
 // The summarize tables: the ranks' fragments concatenated in rank order.
-void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge* kb,
+void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
                             RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
@@ -467,7 +466,7 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
   };
   // the cross-rank class tables first: summary_manifest.json counts their rows
   std::vector<fs::path> class_tables;
-  if (kb != nullptr) {
+  {
     std::vector<std::vector<model::OperatorRow>> ops;
     std::vector<std::vector<model::HcclOpRow>> hccl;
     std::vector<analysis::ClassPartials> partials;
@@ -494,15 +493,15 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
                              b.wait_ratio});
       partials.push_back(o.class_partials);
     }
-    auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, *kb);
+    auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, kb);
     if (!classes.ok()) return fail(classes.status());
     class_tables = *classes;
     auto structure_classes =
-        write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, *kb), *kb);
+        write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, kb), kb);
     if (!structure_classes.ok()) return fail(structure_classes.status());
     class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
   }
-  auto written = write_root_summary_outputs(plan.out_dir, parts, class_tables);
+  auto written = write_root_summary_outputs(plan.out_dir, parts, kb, class_tables);
   if (!written.ok()) return fail(written.status());
   for (const auto& p : *written) s.outputs.push_back(p.string());
   for (const auto& p : class_tables) s.outputs.push_back(p.string());
@@ -553,7 +552,7 @@ std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes) 
   return out;
 }
 
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge* kb) {
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb) {
   std::sort(outcomes.begin(), outcomes.end(),
             [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
   RootSummary s;
@@ -599,16 +598,16 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.structure_seconds = seconds(t0);
   t0 = Clock::now();
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
-  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, *kb, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now
-  if (kb != nullptr) {
+  {
     const auto offsets = clock_offsets_ns(outcomes);
     for (size_t i = 0; i < outcomes.size(); ++i)
-      if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], *kb);
+      if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], kb);
   }
   CrossRank cr;
   if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, cr, s);
@@ -616,7 +615,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.operator_alignment_count = cr.operators.alignments.size();
   s.cross_rank_seconds = seconds(t0);
   t0 = Clock::now();
-  if (kb != nullptr && s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, *kb, cr, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_findings(plan, outcomes, kb, cr, s);
   s.diagnostics_seconds = seconds(t0);
   return s;
 }

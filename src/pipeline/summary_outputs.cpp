@@ -15,6 +15,7 @@
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/pipeline/stage.hpp"
+#include "pipeline_columns.hpp"
 
 namespace ascprof::pipeline {
 
@@ -117,8 +118,9 @@ std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, 
   return out + "]";
 }
 
-// The §2.5.1 metric columns (the window's own row range is written by the caller).
-constexpr std::string_view kMetricColumns[] = {
+// The §2.5.1 metric columns as metric_cells renders them (the window's own row range is written by
+// the caller); each table places them where the reference does (its file order below).
+const std::vector<std::string> kMetricColumns = {
     "event_count", "start_us", "end_us", "wall_ms", "busy_union_ms", "kernel_sum_ms", "total_cost_ms", "wait_sum_ms",
     "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms", "bubble_count",
     "stream_count", "task_type_counts", "role_counts"};
@@ -137,99 +139,151 @@ void metric_cells(CsvRow& r, const model::WindowMetrics& m) {
   r.json(counts_json(m.task_type_counts)).json(counts_json(m.role_counts));
 }
 
-std::string header(std::initializer_list<std::initializer_list<std::string_view>> groups) {
-  CsvRow r;
-  for (const auto& g : groups)
-    for (const auto c : g) r.text(c);
-  return r.take_line();
+// The anatomy of a step as step_summary.csv inlines it (reference-analysis.md §2.5.3).
+const std::vector<std::string> kAnatomyBriefColumns = {
+    "anatomy_kind",   "head_wall_ms",   "main_wall_ms",   "tail_wall_ms", "head_busy_ms", "main_busy_ms",
+    "tail_busy_ms",   "head_bubble_ms", "main_bubble_ms", "tail_bubble_ms", "head_ratio", "main_ratio",
+    "tail_ratio",     "bubble_ratio"};
+
+// The columns of an operator row (operator_summary.csv; wait_anchor_ops.csv repeats them).
+std::vector<std::string> operator_columns(const std::vector<std::string>& pipeline) {
+  return columns({{"rank_id", "name", "task_type", "roles", "categories", "call_count", "duration_sum_us",
+                   "wait_sum_us", "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "total_cost_avg_us",
+                   "wait_ratio", "stream_count", "row_ranges", "row_range_count", "sample_rows", "sample_event_ids",
+                   "op_type", "bound_stage", "bound_family", "dominant_core", "pipeline_signal"},
+                  pipeline});
 }
 
-std::string metric_header_tail(std::initializer_list<std::string_view> head, std::initializer_list<std::string_view> tail) {
-  CsvRow r;
-  for (const auto c : head) r.text(c);
-  for (const auto c : kMetricColumns) r.text(c);
-  for (const auto c : tail) r.text(c);
-  return r.take_line();
-}
-
-const std::map<std::string, std::string>& headers() {
-  static const std::map<std::string, std::string> h = {
-      {"step_summary.csv",
-       metric_header_tail({"segment_id", "rank_id", "segment_type", "complete", "cluster_id", "step_family", "row_start",
-                           "row_end", "main_layer_count", "speculative_layer_count", "structure_signature",
-                           "has_attention", "has_moe", "has_communication", "attention_event_count", "moe_event_count",
-                           "comm_event_count", "category_counts", "anomaly_tags", "top_bubbles", "evidence_ids"},
-                          {"step_class_id", "step_source", "declared_step", "phase"})},
-      {"step_anatomy.csv",
-       header({{"segment_id", "rank_id", "cluster_id", "step_family", "structure_signature", "main_layer_count",
-                "anatomy_kind", "layer_count", "step_wall_ms", "step_busy_ms", "step_bubble_ms"},
-               {"head_row_start", "head_row_end", "head_start_us", "head_end_us", "head_wall_ms", "head_busy_ms",
-                "head_bubble_ms", "head_event_count"},
-               {"main_row_start", "main_row_end", "main_start_us", "main_end_us", "main_wall_ms", "main_busy_ms",
-                "main_bubble_ms", "main_event_count"},
-               {"tail_row_start", "tail_row_end", "tail_start_us", "tail_end_us", "tail_wall_ms", "tail_busy_ms",
-                "tail_bubble_ms", "tail_event_count"},
-               {"head_ratio", "main_ratio", "tail_ratio", "bubble_ratio"}})},
-      {"layer_summary.csv",
-       metric_header_tail({"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "microbatch",
-                           "boundary_source", "row_start", "row_end", "structure_signature", "has_attention", "has_moe",
-                           "has_communication", "evidence_ids"},
-                          {"layer_class_id", "companion_layer", "block_kinds"})},
-      {"block_summary.csv",
-       metric_header_tail({"block_id", "rank_id", "segment_id", "layer_id", "block_index", "block_kind",
-                           "companion_layer", "row_start", "row_end"},
-                          {"op_type_counts", "dominant_op_type", "comm_duration_us", "comm_share", "bound_stage",
-                           "bound_family", "dominant_core", "pipeline_signal", "pipeline_us", "top_ops", "has_attention",
-                           "has_moe", "has_communication", "block_class_id", "evidence_ids"})},
-      {"rank_summary.csv",
-       metric_header_tail({"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
-                           "has_communication", "row_start", "row_end"},
-                          {"step_source", "anchor_family"})},
-      {"operator_summary.csv",
-       header({{"rank_id", "name", "task_type", "roles", "categories", "call_count", "duration_sum_us", "wait_sum_us",
-                "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "total_cost_avg_us", "wait_ratio",
-                "stream_count", "row_ranges", "row_range_count", "sample_rows", "sample_event_ids", "op_type", "bound_stage",
-                "bound_family", "dominant_core", "pipeline_signal", "pipeline_us"}})},
-      {"hccl_op_summary.csv",
-       header({{"hccl_op_kind", "comm_aiv_fused", "rank_id", "name_count", "call_count", "duration_sum_us",
-                "wait_sum_us", "duration_avg_us", "duration_min_us", "duration_p50_us", "duration_p90_us",
-                "duration_max_us", "wait_ratio"}})},
-      {"wait_anchor_ops.csv",
-       header({{"rank_id", "name", "task_type", "roles", "call_count", "duration_avg_us", "wait_avg_us",
-                "total_cost_avg_us", "wait_ratio", "total_cost_avg_rank", "is_false_hotspot_risk", "row_ranges",
-                "row_range_count", "sample_event_ids"}})},
-      {"evidence_index.csv",
-       header({{"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"}})},
-      {"aicpu_summary.csv",
-       header({{"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
-                "classification", "row_ranges", "row_range_count", "sample_event_ids"}})},
-      {"raw_kernel_index.csv",
-       header({{"event_id", "rank_id", "source_id", "row_idx", "name", "task_type", "start_us", "duration_us",
-                "wait_us", "roles", "categories", "shape_signature"}})},
+// Every table a rank writes a part of: the order its writer renders the cells, and the file order:
+// the reference's columns in the reference's order (reference-analysis.md §2.5; issue 23), then ours.
+std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb) {
+  const std::vector<std::string> pipe = pipeline_columns(kb);
+  const std::vector<std::string> m = kMetricColumns;
+  std::map<std::string, CsvLayout> out;
+  auto add = [&out](const char* table, const std::vector<std::string>& writer, const std::vector<std::string>& file) {
+    out.emplace(table, CsvLayout(writer, file));
   };
-  return h;
+  {
+    const std::vector<std::string> head = {
+        "segment_id", "rank_id", "segment_type", "complete", "cluster_id", "step_family", "row_start", "row_end",
+        "main_layer_count", "speculative_layer_count", "structure_signature", "has_attention", "has_moe",
+        "has_communication", "attention_event_count", "moe_event_count", "comm_event_count", "category_counts",
+        "anomaly_tags", "top_bubbles", "evidence_ids"};
+    add("step_summary.csv", columns({head, m, {"step_class_id", "step_source", "declared_step", "phase"}, kAnatomyBriefColumns}),
+        columns({head, m, {"step_class_id"}, kAnatomyBriefColumns, {"step_source", "declared_step", "phase"}}));
+  }
+  {
+    std::vector<std::string> cols = {"segment_id", "rank_id", "cluster_id", "step_family", "structure_signature",
+                                     "main_layer_count", "anatomy_kind", "layer_count", "step_wall_ms",
+                                     "step_busy_ms", "step_bubble_ms"};
+    for (const char* w : {"head", "main", "tail"})
+      for (const char* f : {"row_start", "row_end", "start_us", "end_us", "wall_ms", "busy_ms", "bubble_ms", "event_count"})
+        cols.push_back(std::string(w) + "_" + f);
+    cols.insert(cols.end(), {"head_ratio", "main_ratio", "tail_ratio", "bubble_ratio"});
+    add("step_anatomy.csv", cols, cols);
+  }
+  add("layer_summary.csv",
+      columns({{"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "microbatch", "boundary_source",
+                "row_start", "row_end", "structure_signature", "has_attention", "has_moe", "has_communication",
+                "evidence_ids"},
+               m, {"category_counts", "top_bubbles", "layer_class_id", "companion_layer", "block_kinds"}}),
+      {"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "boundary_source", "row_start", "row_end",
+       "structure_signature", "has_attention", "has_moe", "has_communication", "role_counts", "evidence_ids",
+       "event_count", "start_us", "end_us", "wall_ms", "busy_union_ms", "kernel_sum_ms", "total_cost_ms",
+       "wait_sum_ms", "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms",
+       "bubble_count", "stream_count", "task_type_counts", "category_counts", "top_bubbles", "layer_class_id",
+       "companion_layer", "block_kinds", "microbatch"});
+  add("block_summary.csv",
+      columns({{"block_id", "rank_id", "segment_id", "layer_id", "layer_index", "block_index", "block_kind",
+                "companion_layer", "row_start", "row_end"},
+               m,
+               {"category_counts", "op_type_counts", "dominant_op_type", "comm_duration_us", "comm_share",
+                "bound_stage", "bound_family", "dominant_core", "pipeline_signal"},
+               pipe,
+               {"top_ops", "has_attention", "has_moe", "has_communication", "block_class_id", "evidence_ids"}}),
+      columns({{"block_id", "block_class_id", "layer_id", "segment_id", "rank_id", "layer_index", "block_index",
+                "block_kind", "companion_layer", "row_start", "row_end", "start_us", "end_us", "event_count",
+                "has_attention", "has_moe", "has_communication", "role_counts", "op_type_counts", "bound_stage",
+                "bound_family", "dominant_core", "dominant_op_type", "pipeline_signal", "comm_duration_us",
+                "comm_share", "top_ops", "wall_ms", "busy_union_ms", "kernel_sum_ms", "total_cost_ms", "wait_sum_ms",
+                "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms",
+                "bubble_count", "stream_count", "task_type_counts", "category_counts"},
+               pipe, {"evidence_ids"}}));
+  add("rank_summary.csv",
+      columns({{"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
+                "has_communication", "row_start", "row_end"},
+               m, {"category_counts", "top_bubbles", "step_source", "anchor_family"}}),
+      {"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
+       "has_communication", "role_counts", "event_count", "row_start", "row_end", "start_us", "end_us", "wall_ms",
+       "busy_union_ms", "kernel_sum_ms", "total_cost_ms", "wait_sum_ms", "underfeed_ms", "underfeed_ratio",
+       "internal_bubble_total_ms", "largest_internal_bubble_ms", "bubble_count", "stream_count", "task_type_counts",
+       "category_counts", "top_bubbles", "step_source", "anchor_family"});
+  {
+    // the reference has no row_range_count: ours follows its columns
+    std::vector<std::string> file = operator_columns(pipe);
+    file.erase(std::find(file.begin(), file.end(), "row_range_count"));
+    add("operator_summary.csv", operator_columns(pipe), columns({file, {"row_range_count"}}));
+    add("wait_anchor_ops.csv", columns({operator_columns(pipe), {"total_cost_avg_rank", "is_false_hotspot_risk"}}),
+        columns({file, {"total_cost_avg_rank", "is_false_hotspot_risk", "row_range_count"}}));
+  }
+  {
+    const std::vector<std::string> hccl = {"hccl_op_kind",    "comm_aiv_fused",  "rank_id",         "name_count",
+                                           "call_count",      "duration_sum_us", "wait_sum_us",     "duration_avg_us",
+                                           "duration_min_us", "duration_p50_us", "duration_p90_us", "duration_max_us",
+                                           "wait_ratio"};
+    add("hccl_op_summary.csv", hccl, hccl);
+  }
+  add("evidence_index.csv", {"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"},
+      {"evidence_id", "kind", "rank_id", "segment_id", "row_start", "row_end", "summary", "layer_id"});
+  {
+    const std::vector<std::string> aicpu = {"rank_id",    "name",         "call_count",     "duration_sum_us",
+                                            "overlap_with_ai_core_us",    "masked_ratio",   "classification",
+                                            "row_ranges", "sample_event_ids"};
+    add("aicpu_summary.csv",
+        {"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
+         "classification", "row_ranges", "row_range_count", "sample_event_ids"},
+        columns({aicpu, {"row_range_count"}}));
+  }
+  {
+    const std::vector<std::string> raw = {"event_id", "rank_id",     "source_id", "row_idx", "name",       "task_type",
+                                          "start_us", "duration_us", "wait_us",   "roles",   "categories", "shape_signature"};
+    add("raw_kernel_index.csv", raw, raw);
+  }
+  return out;
 }
 
+// An empty window (a step whose layers cover it) has no rows or times, and zero length, as the
+// reference writes it.
 void anatomy_cells(CsvRow& r, const model::AnatomyWindow& w) {
   if (w.empty) {
-    for (int i = 0; i < 8; ++i) r.empty();
+    r.empty().empty().empty().empty().number(0.0).number(0.0).number(0.0).number(uint64_t{0});
     return;
   }
   r.number(uint64_t{w.row_start}).number(uint64_t{w.row_end}).literal(us_text(w.start_ns)).literal(us_text(w.end_ns));
   r.number(ms(w.wall_ns)).number(ms(w.busy_ns)).number(ms(w.bubble_ns)).number(w.event_count);
 }
 
+double window_ms(const model::AnatomyWindow& w, int64_t model::AnatomyWindow::*field) {
+  return w.empty ? 0.0 : ms(w.*field);
+}
+
 double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
-std::string pipeline_json(const std::vector<double>& p, const knowledge::Knowledge& kb) {
-  const auto& fields = kb.pipeline.fields();
-  std::string out = "{";
-  for (size_t f = 0; f < fields.size() && f < p.size(); ++f) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.6f", p[f]);
-    out += (f ? ",\"" : "\"") + fields[f].name + "\":" + buf;
-  }
-  return out + "}";
+// An operator row's cells, in operator_columns() order.
+void operator_cells(CsvRow& r, const std::string& rank_id, uint32_t ord, const model::OperatorRow& o, size_t n_pipe) {
+  const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
+  const int64_t total = o.duration_sum_ns + o.wait_sum_ns;
+  r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).text(o.categories).number(o.call_count);
+  r.number(us(o.duration_sum_ns), 3).number(us(o.wait_sum_ns), 3).number(us(total), 3);
+  r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3).number(us(total) / calls, 3);
+  r.number(total > 0 ? static_cast<double>(o.wait_sum_ns) / static_cast<double>(total) : 0.0);
+  r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges)).number(uint64_t{o.row_ranges.size()});
+  std::string rows = "[";
+  for (size_t i = 0; i < o.sample_rows.size(); ++i) rows += (i ? "," : "") + std::to_string(o.sample_rows[i]);
+  r.json(rows + "]").json(events_json(ord, o.sample_rows));
+  r.text(o.op_type).text(output_field_name(o.bound.bound_stage)).text(o.bound.bound_family).text(o.bound.dominant_core);
+  r.boolean(o.pipeline_signal);
+  pipeline_cells(r, o.pipeline_us, n_pipe);
 }
 
 
@@ -266,6 +320,10 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   auto part = [&parts, &dir](const char* table) -> PartStream& {
     return parts.try_emplace(table, dir / (std::string(table) + ".part")).first->second;
   };
+  const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
+  const size_t n_pipe = kb.pipeline.fields().size();
+  // the row's cells (writer order) as a line of `table` (file order)
+  auto line = [&layouts](const char* table, CsvRow& row) { return layouts.at(table).take_line(row); };
   auto flush = [&parts, &part](const char* table) {
     const Status st = part(table).commit();
     parts.erase(table);
@@ -293,9 +351,17 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     if (g.declared_step >= 0) r.number(g.declared_step);
     else r.empty();
     r.text(g.phase);
-    part("step_summary.csv").add(r.take_line());
-    if (!step) continue;
     const auto& a = ss.anatomy;
+    if (step) {
+      r.text(a.anatomy_kind);
+      for (const auto field : {&model::AnatomyWindow::wall_ns, &model::AnatomyWindow::busy_ns, &model::AnatomyWindow::bubble_ns})
+        r.number(window_ms(a.head, field)).number(window_ms(a.main, field)).number(window_ms(a.tail, field));
+      r.number(a.head_ratio).number(a.main_ratio).number(a.tail_ratio).number(a.bubble_ratio);
+    } else {
+      for (size_t i = 0; i < kAnatomyBriefColumns.size(); ++i) r.empty();
+    }
+    part("step_summary.csv").add(line("step_summary.csv", r));
+    if (!step) continue;
     r.text(g.segment_id).text(rank_id).text(g.cluster_id).text(g.step_family).text(g.structure_signature);
     r.number(uint64_t{g.main_layer_count}).text(a.anatomy_kind).number(uint64_t{g.layer_count});
     r.number(ms(ss.metrics.wall_ns)).number(ms(ss.metrics.busy_union_ns)).number(ms(ss.metrics.underfeed_ns));
@@ -303,7 +369,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     anatomy_cells(r, a.main);
     anatomy_cells(r, a.tail);
     r.number(a.head_ratio).number(a.main_ratio).number(a.tail_ratio).number(a.bubble_ratio);
-    part("step_anatomy.csv").add(r.take_line());
+    part("step_anatomy.csv").add(line("step_anatomy.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("step_summary.csv"));
@@ -320,6 +386,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(s.signature(l)).boolean(ls.has_attention).boolean(ls.has_moe).boolean(ls.has_communication);
     r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
     metric_cells(r, ls.metrics);
+    r.json(counts_json(ls.metrics.category_counts)).json(bubbles_json(ord, ls.metrics.top_bubbles, 5));
     const int32_t cls = ls.layer < c.layer_class.size() ? c.layer_class[ls.layer] : -1;
     if (cls >= 0) {
       const auto& lc = c.layer_classes[static_cast<size_t>(cls)];
@@ -327,7 +394,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     } else {
       r.empty().empty().empty();
     }
-    part("layer_summary.csv").add(r.take_line());
+    part("layer_summary.csv").add(line("layer_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("layer_summary.csv"));
@@ -338,14 +405,14 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     const auto& b = c.blocks[bs.block];
     const auto& l = s.layers[b.layer];
     r.text(b.block_id).text(rank_id).text(s.segments[l.segment].segment_id).text(l.layer_id);
-    r.number(uint64_t{b.block_index}).text(model::block_kind_name(b.kind)).boolean(b.companion_layer);
+    r.number(uint64_t{l.layer_index}).number(uint64_t{b.block_index}).text(model::block_kind_name(b.kind)).boolean(b.companion_layer);
     r.number(uint64_t{b.row_start}).number(uint64_t{b.row_end});
     metric_cells(r, bs.metrics);
+    r.json(counts_json(bs.metrics.category_counts));
     r.json(counts_json(bs.op_type_counts)).text(bs.dominant_op_type).number(us(bs.comm_duration_ns), 3);
-    r.number(bs.comm_share).text(bs.bound.bound_stage).text(bs.bound.bound_family).text(bs.bound.dominant_core);
-    r.boolean(bs.pipeline_signal);
-    if (bs.pipeline_us.empty()) r.empty();
-    else r.json(pipeline_json(bs.pipeline_us, kb));
+    r.number(bs.comm_share).text(output_field_name(bs.bound.bound_stage)).text(bs.bound.bound_family);
+    r.text(bs.bound.dominant_core).boolean(bs.pipeline_signal);
+    pipeline_cells(r, bs.pipeline_us, n_pipe);
     std::string top = "[";
     for (size_t i = 0; i < bs.top_ops.size(); ++i) {
       const auto& t = bs.top_ops[i];
@@ -361,7 +428,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.json(top + "]").boolean(bs.has_attention).boolean(bs.has_moe).boolean(bs.has_communication);
     r.text(b.block_class < c.block_classes.size() ? c.block_classes[b.block_class].class_id : std::string());
     r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
-    part("block_summary.csv").add(r.take_line());
+    part("block_summary.csv").add(line("block_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("block_summary.csv"));
@@ -387,29 +454,17 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     if (sum.rank.event_count == 0) r.empty().empty();
     else r.number(uint64_t{sum.rank.row_start}).number(uint64_t{sum.rank.row_end});
     metric_cells(r, sum.rank);
+    r.json(counts_json(sum.rank.category_counts)).json(bubbles_json(ord, sum.rank.top_bubbles, 5));
     r.text(model::step_source_name(s.step_source)).text(s.anchor_family);
-    part("rank_summary.csv").add(r.take_line());
+    part("rank_summary.csv").add(line("rank_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("rank_summary.csv"));
 
   // operator_summary
   for (const auto& o : sum.operators) {
-    const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
-    const int64_t total = o.duration_sum_ns + o.wait_sum_ns;
-    r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).text(o.categories).number(o.call_count);
-    r.number(us(o.duration_sum_ns), 3).number(us(o.wait_sum_ns), 3).number(us(total), 3);
-    r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3).number(us(total) / calls, 3);
-    r.number(total > 0 ? static_cast<double>(o.wait_sum_ns) / static_cast<double>(total) : 0.0);
-    r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges)).number(uint64_t{o.row_ranges.size()});
-    std::string rows = "[";
-    for (size_t i = 0; i < o.sample_rows.size(); ++i) rows += (i ? "," : "") + std::to_string(o.sample_rows[i]);
-    r.json(rows + "]").json(events_json(ord, o.sample_rows));
-    r.text(o.op_type).text(o.bound.bound_stage).text(o.bound.bound_family).text(o.bound.dominant_core);
-    r.boolean(o.pipeline_signal);
-    if (o.pipeline_us.empty()) r.empty();
-    else r.json(pipeline_json(o.pipeline_us, kb));
-    part("operator_summary.csv").add(r.take_line());
+    operator_cells(r, rank_id, ord, o, n_pipe);
+    part("operator_summary.csv").add(line("operator_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("operator_summary.csv"));
@@ -420,22 +475,16 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
     r.number(h.duration_min_us, 3).number(h.duration_p50_us, 3).number(h.duration_p90_us, 3).number(h.duration_max_us, 3);
     r.number(h.wait_ratio);
-    part("hccl_op_summary.csv").add(r.take_line());
+    part("hccl_op_summary.csv").add(line("hccl_op_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("hccl_op_summary.csv"));
 
-  // wait_anchor_ops
+  // wait_anchor_ops: the operator's row and the anchor's own columns
   for (const auto& w : sum.wait_anchors) {
-    const auto& o = sum.operators[w.op];
-    const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
-    r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).number(o.call_count);
-    r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3);
-    r.number(us(o.duration_sum_ns + o.wait_sum_ns) / calls, 3).number(w.wait_ratio);
-    r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk).json(ranges_json(o.row_ranges));
-    r.number(uint64_t{o.row_ranges.size()});
-    r.json(events_json(ord, o.sample_rows));
-    part("wait_anchor_ops.csv").add(r.take_line());
+    operator_cells(r, rank_id, ord, sum.operators[w.op], n_pipe);
+    r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk);
+    part("wait_anchor_ops.csv").add(line("wait_anchor_ops.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("wait_anchor_ops.csv"));
@@ -445,7 +494,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
     r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
     r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
-    part("aicpu_summary.csv").add(r.take_line());
+    part("aicpu_summary.csv").add(line("aicpu_summary.csv", r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));
@@ -462,7 +511,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                   ms(ss.metrics.largest_internal_bubble_ns));
     r.text(stable_id("evd", {g.segment_id, "step_window"})).text("step_window").text(rank_id).text(g.segment_id).empty();
     r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
-    part("evidence_index.csv").add(r.take_line());
+    part("evidence_index.csv").add(line("evidence_index.csv", r));
     for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < 5; ++i) {
       const auto& b = ss.metrics.top_bubbles[i];
       const std::string id =
@@ -471,7 +520,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                     event_id(ord, b.before_row).c_str(), event_id(ord, b.after_row).c_str());
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
-      part("evidence_index.csv").add(r.take_line());
+      part("evidence_index.csv").add(line("evidence_index.csv", r));
       JsonWriter w;
       w.begin_object();
       w.kv("evidence_id", id);
@@ -498,11 +547,11 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
     r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
     r.text(text);
-    part("evidence_index.csv").add(r.take_line());
+    part("evidence_index.csv").add(line("evidence_index.csv", r));
   }
   std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string bubble_part;
-  for (const auto& [ns, line] : bubbles) bubble_part += std::to_string(ns) + "\t" + line + "\n";
+  for (const auto& [ns, json] : bubbles) bubble_part += std::to_string(ns) + "\t" + json + "\n";
 
   ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
   return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
@@ -585,8 +634,10 @@ Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPar
 }  // namespace
 
 Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks,
+                                                         const knowledge::Knowledge& kb,
                                                          const std::vector<fs::path>& class_tables) {
   std::vector<fs::path> written;
+  const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
   JsonWriter m;
   m.begin_object();
   m.kv("stage", stage_name(Stage::kSummarize));
@@ -620,7 +671,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
       size_t got = 0;
       while (ok && (got = std::fread(chunk.data(), 1, chunk.size(), in)) > 0) {
         if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
-          const std::string& h = headers().at(t);
+          const std::string& h = layouts.at(t).header();
           ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
           if (!ok) err = errno;
           header_written = true;
@@ -720,18 +771,20 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
     r.number(total > 0 ? static_cast<double>(c.wait_sum_ns) / static_cast<double>(total) : 0.0);
     r.number(c.rank_duration_min_us, 3).number(c.rank_duration_max_us, 3).number(c.rank_duration_p50_us, 3);
     r.number(c.rank_duration_skew_ratio);
-    r.text(c.bound.bound_stage).text(c.bound.bound_family).text(c.bound.dominant_core).boolean(c.pipeline_signal);
-    if (c.pipeline_us.empty()) r.empty();
-    else r.json(pipeline_json(c.pipeline_us, kb));
+    r.text(output_field_name(c.bound.bound_stage)).text(c.bound.bound_family).text(c.bound.dominant_core);
+    r.boolean(c.pipeline_signal);
+    pipeline_cells(r, c.pipeline_us, kb.pipeline.fields().size());
     rows += r.take_line();
   }
-  ASCPROF_RETURN_IF_ERROR(write_table(
-      root_out / "operator_class_summary.csv",
-      header({{"name", "task_type", "op_type", "roles", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
-               "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "wait_ratio", "rank_duration_min_us",
-               "rank_duration_max_us", "rank_duration_p50_us", "rank_duration_skew_ratio", "bound_stage", "bound_family",
-               "dominant_core", "pipeline_signal", "pipeline_us"}}),
-      rows, written));
+  CsvRow head;
+  for (const auto& c : columns({{"name", "task_type", "op_type", "roles", "rank_count", "call_count", "duration_sum_us",
+                                 "wait_sum_us", "total_cost_sum_us", "duration_avg_us", "wait_avg_us", "wait_ratio",
+                                 "rank_duration_min_us", "rank_duration_max_us", "rank_duration_p50_us",
+                                 "rank_duration_skew_ratio", "bound_stage", "bound_family", "dominant_core",
+                                 "pipeline_signal"},
+                                pipeline_columns(kb)}))
+    head.text(c);
+  ASCPROF_RETURN_IF_ERROR(write_table(root_out / "operator_class_summary.csv", head.take_line(), rows, written));
   rows.clear();
   for (const auto& h : analysis::merge_hccl_classes(hccl)) {
     r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).number(uint64_t{h.rank_count}).number(h.call_count);
@@ -742,9 +795,9 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
   }
   ASCPROF_RETURN_IF_ERROR(write_table(
       root_out / "hccl_class_summary.csv",
-      header({{"hccl_op_kind", "comm_aiv_fused", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
+      csv_header({"hccl_op_kind", "comm_aiv_fused", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
                "duration_avg_us", "rank_avg_min_us", "rank_avg_max_us", "rank_avg_mean_us", "rank_skew_ratio",
-               "duration_max_us"}}),
+               "duration_max_us"}),
       rows, written));
   return written;
 }

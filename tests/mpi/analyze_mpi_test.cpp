@@ -95,7 +95,7 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
   EXPECT_TRUE(fs::exists(mpi_root / "source_index.json"));
   EXPECT_TRUE(fs::exists(mpi_root / "analysis.h5"));
   // The structure files the coordinator composes from the rank files equal a serial composition.
-  const auto serial = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  const auto serial = pipeline::write_root_outputs(plan, outcomes, *kb);
   ASSERT_EQ(serial.status, "ok") << serial.error;
   for (const char* f : {"step_segments.json", "layer_segments.json", "block_segments.json", "class_signatures.json",
                         "structure_evidence_graph.json", "step_summary.csv", "layer_summary.csv", "operator_summary.csv",
@@ -166,7 +166,7 @@ TEST(AnalyzeMpi, InKernelMoeTracesIdenticalForAnyProcessCount) {
   ASSERT_TRUE(plan.ok) << plan.error;
   std::vector<pipeline::RankOutcome> outcomes;
   for (const auto& task : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(task, *kb));
-  const auto serial = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  const auto serial = pipeline::write_root_outputs(plan, outcomes, *kb);
   ASSERT_EQ(serial.status, "ok") << serial.error;
   ASSERT_TRUE(report::write_report(plan.out_dir).ok());
   const fs::path mpi_root = dir / "out" / plan.slug;

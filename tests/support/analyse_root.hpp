@@ -23,7 +23,7 @@ inline AnalysedRoot analyse_root(const std::filesystem::path& capture, const std
   AnalysedRoot r;
   r.plan = pipeline::plan_root(capture.string(), out.string(), 0, pipeline::SourceChoice::kAuto, kb.moe_trace.folder);
   for (const auto& t : r.plan.tasks) r.outcomes.push_back(pipeline::run_rank_stages(t, kb));
-  r.summary = pipeline::write_root_outputs(r.plan, r.outcomes, &kb);
+  r.summary = pipeline::write_root_outputs(r.plan, r.outcomes, kb);
   return r;
 }
 

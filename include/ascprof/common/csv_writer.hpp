@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ascprof {
 
@@ -23,12 +24,35 @@ class CsvRow {
   /// The row with its line ending ("\n"), ready to append; resets the row.
   std::string take_line();
   const std::string& str() const { return line_; }
+  size_t cell_count() const { return starts_.size(); }
 
  private:
+  friend class CsvLayout;
   void sep();
   void quoted(std::string_view v);
   std::string line_;
+  std::vector<uint32_t> starts_;  // where each cell's text begins in line_ (after its comma)
   bool first_ = true;
+};
+
+/// A table whose rows are rendered in one column order (the writer's: e.g. the window metrics as one
+/// group) and written in another (the file's: the reference's columns in the reference's order, our
+/// extra columns after them). Both lists name the same columns; a layout that does not is a bug and
+/// aborts at construction, naming the column, and a row with the wrong number of cells aborts too,
+/// since either would write values under the wrong names.
+class CsvLayout {
+ public:
+  CsvLayout(const std::vector<std::string>& writer_order, std::vector<std::string> file_order);
+  /// The header line in file order.
+  const std::string& header() const { return header_; }
+  const std::vector<std::string>& file_columns() const { return file_; }
+  /// `row`'s cells (writer order) as one line in file order; resets `row`.
+  std::string take_line(CsvRow& row) const;
+
+ private:
+  std::vector<std::string> file_;
+  std::vector<uint16_t> source_;  // file position -> writer position
+  std::string header_;
 };
 
 /// A header line from column names.

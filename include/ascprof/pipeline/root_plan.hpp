@@ -90,9 +90,8 @@ struct RootSummary {
 /// only, any order): normalize_manifest.json, source_index.json, analysis.h5, and the segment and
 /// classify files (structure_outputs.hpp, read back from the ranks' HDF5 files one at a time).
 /// Files are written atomically. Returns the summary; write failures make it "failed".
-/// With `kb`, also the cross-rank class summaries (operator_class_summary.csv, hccl_class_summary.csv).
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes,
-                               const knowledge::Knowledge* kb = nullptr);
+/// Then the summarize, cross_rank and diagnostics outputs, with the rules of `kb`.
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb);
 
 /// The clock offsets of a root's ranks (clock_offsets.hpp), the lowest rank as the reference.
 std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes);

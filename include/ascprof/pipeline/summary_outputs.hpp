@@ -67,7 +67,7 @@ struct SummaryPart {
 /// writes `root_out/summary_manifest.json` (files, row counts, class_summary_counts of the already
 /// written `class_tables`, pipeline_coverage). Returns the files written.
 Result<std::vector<std::filesystem::path>> write_root_summary_outputs(
-    const std::filesystem::path& root_out, const std::vector<SummaryPart>& ranks,
+    const std::filesystem::path& root_out, const std::vector<SummaryPart>& ranks, const knowledge::Knowledge& kb,
     const std::vector<std::filesystem::path>& class_tables = {});
 
 /// operator_class_summary.csv and hccl_class_summary.csv from every rank's rows (`per_rank[i]` is

@@ -75,3 +75,34 @@ TEST(CsvWriter, DoublesMatchPrintfFixedThenTrimmed) {
 }  // namespace
 }  // namespace ascprof
 
+
+namespace ascprof {
+namespace {
+
+// A table rendered in the writer's order is written in the file's order: quoted cells, empty
+// cells and the first and last cell move intact.
+TEST(CsvLayout, WritesTheCellsInFileOrder) {
+  const CsvLayout layout({"a", "b", "c", "d"}, {"c", "a", "d", "b"});
+  EXPECT_EQ(layout.header(), "c,a,d,b\n");
+  CsvRow r;
+  r.text("x,y").empty().number(int64_t{3}).json("{\"k\":1}");
+  EXPECT_EQ(layout.take_line(r), "3,\"x,y\",\"{\"\"k\"\":1}\",\n");
+  // the row is reset and reusable
+  r.number(int64_t{1}).number(int64_t{2}).number(int64_t{3}).number(int64_t{4});
+  EXPECT_EQ(layout.take_line(r), "3,1,4,2\n");
+}
+
+// Lists that do not name the same columns, and rows of another width, would put values under the
+// wrong names: they stop the program, naming the column.
+TEST(CsvLayoutDeathTest, MismatchedColumnsOrRowWidthAbort) {
+  EXPECT_DEATH(CsvLayout({"a", "b"}, {"a", "c"}), "no writer for column 'c'");
+  EXPECT_DEATH(CsvLayout({"a", "b"}, {"a"}), "differ in length");
+  EXPECT_DEATH(CsvLayout({"a", "b"}, {"a", "a"}), "repeats column 'a'");
+  const CsvLayout layout({"a", "b"}, {"b", "a"});
+  CsvRow r;
+  r.number(int64_t{1});
+  EXPECT_DEATH(layout.take_line(r), "a row of 1 cells for a table of 2 columns");
+}
+
+}  // namespace
+}  // namespace ascprof

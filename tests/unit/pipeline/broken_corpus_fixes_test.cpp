@@ -9,6 +9,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -78,7 +79,7 @@ TEST(BrokenCorpusFixes, HeaderOnlyAndUnreadableFilesFailTheirRank) {
   EXPECT_EQ(o[4].error_class, "io");
   EXPECT_NE(o[4].error.find(kd4.string()), std::string::npos) << o[4].error;
 
-  const RootSummary s = write_root_outputs(plan, o);
+  const RootSummary s = write_root_outputs(plan, o, ascprof::testing::shipped_knowledge());
   EXPECT_EQ(s.status, "partial");
   EXPECT_EQ(s.ranks_ok, 1u);
   EXPECT_EQ(s.ranks_failed, 4u);

@@ -9,6 +9,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -97,7 +98,7 @@ TEST(BrokenRanks, EachDamageGivesItsOutcomeAndOthersComplete) {
   EXPECT_EQ(o[5].trace_events, r[5].trace_events);  // every event survives the defect
   EXPECT_NE(o[5].stats_json.find("tv_damaged_span"), std::string::npos);
 
-  const RootSummary s = write_root_outputs(plan, o);
+  const RootSummary s = write_root_outputs(plan, o, ascprof::testing::shipped_knowledge());
   EXPECT_EQ(s.status, "partial");
   EXPECT_EQ(s.ranks_ok, 4u);
   EXPECT_EQ(s.ranks_failed, 2u);

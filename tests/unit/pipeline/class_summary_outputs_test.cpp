@@ -163,7 +163,9 @@ TEST(ClassSummaryOutputs, SynthCaptureTablesAddUpToTheStructure) {
             split_header("block_class_id,block_kind,companion_layer,member_count,rank_count,has_unknown_shape,"
                          "wall_ms_sum,wall_ms_mean,wall_ms_p50,wall_ms_p90,busy_ms_sum,busy_ms_mean,bubble_ms_mean,"
                          "comm_share_mean,comm_duration_us_sum,pipeline_signal,bound_stage,bound_family,dominant_core,"
-                         "dominant_op_type,bound_family_member_histogram,op_type_counts,top_ops,pipeline_us"));
+                         "dominant_op_type,bound_family_member_histogram,op_type_counts,top_ops,aicore_time,aiv_time,"
+                         "aic_mac_time,aic_fixpipe_time,aic_mte1_time,aic_mte2_time,aic_scalar_time,aiv_vec_time,"
+                         "aiv_mte2_time,aiv_mte3_time,aiv_scalar_time"));
   EXPECT_EQ(layers.header,
             split_header("layer_class_id,structure_signature,block_kinds,block_class_ids,companion_layer,"
                          "has_unknown_shape,member_count,rank_count,wall_ms_sum,wall_ms_mean,wall_ms_p50,wall_ms_p90,"
@@ -241,7 +243,7 @@ TEST(ClassSummaryOutputs, SynthCaptureTablesAddUpToTheStructure) {
   EXPECT_NEAR(num(top, "busy_ms_mean"), busy / n, 1e-6);
   EXPECT_NEAR(num(top, "comm_share_mean"), comm_share / n, 1e-6);
   EXPECT_NEAR(num(top, "comm_duration_us_sum"), comm_us, 0.0005);
-  EXPECT_EQ(top.at("pipeline_signal") == "true", !top.at("pipeline_us").empty());
+  EXPECT_EQ(top.at("pipeline_signal") == "true", !top.at("aiv_time").empty());
   EXPECT_EQ(top.at("top_ops").front(), '[');
   EXPECT_NE(top.at("top_ops").find("\"duration_sum_us\":"), std::string::npos) << top.at("top_ops");
 
@@ -344,7 +346,7 @@ TEST(ClassSummaryOutputs, CellsAreFormattedAsTheReference) {
             "blk_cls_0123456789abcdef,moe,false,3,2,false,1.235,0.411523,0.4,0.5,1,0.333333,0.1,0.5,12.346,false,"
             "communication,communication,none,communication,\"{\"\"communication\"\":3}\",\"{\"\"communication\"\":9}\","
             "\"[{\"\"name\"\":\"\"hcom_allReduce_\"\",\"\"task_type\"\":\"\"HCCL\"\",\"\"duration_sum_us\"\":12.345,"
-            "\"\"call_count\"\":9}]\",");
+            "\"\"call_count\"\":9}]\",,,,,,,,,,,");  // no pipeline signal: 11 empty pipeline cells
   EXPECT_EQ(line2("layer_class_summary.csv"),
             "lyr_cls_x,\"a,b\",\"[\"\"attention\"\",\"\"moe\"\"]\",\"[\"\"blk_cls_1\"\",\"\"blk_cls_2\"\"]\",false,false,1,1,"
             "0,0,0,0,0,0,\"{\"\"attention\"\":0.500000,\"\"moe\"\":0.250000}\","

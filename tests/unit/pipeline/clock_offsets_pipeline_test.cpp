@@ -27,7 +27,7 @@ std::map<std::string, double> offsets_of(const fs::path& capture, const fs::path
   EXPECT_TRUE(plan.ok) << plan.error;
   std::vector<RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, *kb));
-  const auto summary = write_root_outputs(plan, outcomes, &*kb);
+  const auto summary = write_root_outputs(plan, outcomes, *kb);
   EXPECT_EQ(summary.status, "ok") << summary.error;
   auto text = read_file(fs::path(plan.out_dir) / "cross_rank_manifest.json");
   EXPECT_TRUE(text.ok());

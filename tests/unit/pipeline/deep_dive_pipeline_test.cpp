@@ -40,7 +40,7 @@ Result analyse(const fs::path& root, const fs::path& out) {
   RootPlan plan = plan_root(root.string(), out.string(), 0);
   std::vector<RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, kb()));
-  const auto summary = write_root_outputs(plan, outcomes, &kb());
+  const auto summary = write_root_outputs(plan, outcomes, kb());
   EXPECT_NE(summary.status, "failed") << summary.error;
   auto text = read_file(fs::path(plan.out_dir) / "operator_deep_dive.json");
   EXPECT_TRUE(text.ok()) << text.status().to_string();

@@ -43,7 +43,7 @@ std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::st
   RootPlan plan = plan_root((dir / "c").string(), (dir / "out").string(), 0);
   std::vector<RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, *kb));
-  const auto summary = write_root_outputs(plan, outcomes, &*kb);
+  const auto summary = write_root_outputs(plan, outcomes, *kb);
   EXPECT_EQ(summary.status, "ok") << summary.error;
   auto text = read_file(fs::path(plan.out_dir) / "diagnosis_findings.json");
   EXPECT_TRUE(text.ok());

@@ -40,7 +40,7 @@ Analysed analyse(const fs::path& capture, const fs::path& out) {
   EXPECT_TRUE(plan.ok) << plan.error;
   for (const auto& t : plan.tasks) a.outcomes.push_back(run_rank_stages(t, kb()));
   for (const auto& o : a.outcomes) EXPECT_TRUE(o.ok) << o.error;
-  a.summary = write_root_outputs(plan, a.outcomes, &kb());
+  a.summary = write_root_outputs(plan, a.outcomes, kb());
   a.out = plan.out_dir;
   return a;
 }

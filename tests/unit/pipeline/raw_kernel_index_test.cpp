@@ -95,7 +95,7 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
                                                 b.norm, b.pool, kb()));
   ASSERT_NE(std::find(summary_tables().begin(), summary_tables().end(), "raw_kernel_index.csv"),
             summary_tables().end());
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}});
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}}, kb());
   ASCPROF_ASSERT_OK(files);
   EXPECT_NE(std::find(files->begin(), files->end(), dir / "raw_kernel_index.csv"), files->end());
 
@@ -148,7 +148,7 @@ TEST(RawKernelIndex, StreamsManyRowsExactly) {
   ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/3.summary", 3, "3", "kernel_details_csv", kKernelCsv, r.k, r.norm, r.pool, kb()));
   const auto part_size = fs::file_size(dir / "ranks/3.summary/raw_kernel_index.csv.part");
   EXPECT_GT(part_size, 8u << 20);  // several flushes
-  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/3.summary", "3"}}));
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/3.summary", "3"}}, kb()));
   auto text = read_file(dir / "raw_kernel_index.csv");
   ASCPROF_ASSERT_OK(text);
   EXPECT_EQ(static_cast<size_t>(std::count(text->begin(), text->end(), '\n')), 1 + kRows + 1);  // + quoted newline
@@ -201,7 +201,7 @@ TEST(RawKernelIndex, PipelineRowsPointAtSourceIndexEntries) {
     outcomes.push_back(run_rank_stages(t, kb()));
     ASSERT_TRUE(outcomes.back().ok) << outcomes.back().error;
   }
-  const auto summary = write_root_outputs(plan, outcomes, &kb());
+  const auto summary = write_root_outputs(plan, outcomes, kb());
   ASSERT_EQ(summary.status, "ok") << summary.error;
   auto text = read_file(fs::path(plan.out_dir) / "raw_kernel_index.csv");
   ASCPROF_ASSERT_OK(text);
@@ -226,7 +226,7 @@ TEST(RawKernelIndex, RankWithoutKernelsGivesAnEmptyTable) {
   ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, r.k, r.norm, r.pool, kb()));
   EXPECT_EQ(fs::file_size(dir / "ranks/0.summary/raw_kernel_index.csv.part"), 0u);
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
-  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}));
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb()));
   EXPECT_EQ(fs::file_size(dir / "raw_kernel_index.csv"), 0u);  // no header without rows
 }
 
@@ -245,7 +245,7 @@ TEST(RawKernelIndex, NormalizedColumnsOutOfStepAreRefused) {
 TEST(RawKernelIndex, MissingFragmentFailsTheRootTable) {
   ascprof::testing::ScratchDir dir("raw-index-missing");
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}});
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb());
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), ErrorCode::kIo);
   EXPECT_NE(files.status().message().find("raw_kernel_index.csv.part"), std::string::npos) << files.status().message();

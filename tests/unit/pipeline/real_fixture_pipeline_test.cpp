@@ -61,7 +61,7 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
     EXPECT_GE(o.host_bound.tasks_with_launch, e.min_launch_links);
     outcomes.push_back(o);
   }
-  const auto summary = write_root_outputs(plan, outcomes, &*kb);
+  const auto summary = write_root_outputs(plan, outcomes, *kb);
   EXPECT_EQ(summary.status, "ok") << summary.error;
   // every stage's root files exist, and every finding passed the evidence gate
   for (const char* f : {"segment_manifest.json", "classify_manifest.json", "summary_manifest.json", "step_summary.csv",

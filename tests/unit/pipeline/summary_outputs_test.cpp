@@ -101,7 +101,7 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
       ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks" / (std::string(id) + ".summary"),
                                                     static_cast<uint32_t>(id[0] - '0'), id, "kernel_details_csv", "k.csv", k, norm, pool, kb()));
   }
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}});
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}}, kb());
   ASSERT_TRUE(files.ok()) << files.status().to_string();
   EXPECT_EQ(files->size(), summary_tables().size() + 2);  // + bubble_windows.jsonl, summary_manifest.json
 
@@ -136,7 +136,8 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   ASSERT_NE(id_at, std::string::npos);
   EXPECT_NE(evidence->find(bubbles->substr(id_at, 20)), std::string::npos) << *evidence;
   EXPECT_NE(evidence->find(",step_window,0,seg_0,"), std::string::npos) << *evidence;
-  EXPECT_NE(evidence->find(",layer_window,1,seg_1,layer_1,"), std::string::npos) << *evidence;
+  EXPECT_NE(evidence->find(",layer_window,1,seg_1,0,9,"), std::string::npos) << *evidence;
+  EXPECT_NE(evidence->find(",layer_1\n"), std::string::npos) << *evidence;  // layer_id last, as the reference
 
   // no HCCL rows on any rank: an empty file, no header (the reference's convention)
   EXPECT_EQ(fs::file_size(dir / "hccl_op_summary.csv"), 0u);
@@ -203,7 +204,7 @@ TEST(SummaryOutputs, OperatorClassesMergeAcrossRanks) {
 
 TEST(SummaryOutputs, MissingFragmentFailsWithoutPublishing) {
   ascprof::testing::ScratchDir dir("summary-missing");
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.summary", "9"}});
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.summary", "9"}}, kb());
   ASSERT_FALSE(files.ok());
   EXPECT_FALSE(fs::exists(dir / "step_summary.csv"));
   for (const auto& e : fs::directory_iterator(dir.path()))

@@ -10,6 +10,7 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -88,7 +89,7 @@ TEST_P(SynthPipelineTest, CountsMatchGroundTruthAndNoWarnings) {
     EXPECT_TRUE(fs::exists(fs::path(plan.out_dir) / o.h5_file));
     outcomes.push_back(o);
   }
-  const RootSummary s = write_root_outputs(plan, outcomes);
+  const RootSummary s = write_root_outputs(plan, outcomes, ascprof::testing::shipped_knowledge());
   EXPECT_EQ(s.status, "ok");
   EXPECT_EQ(s.ranks_ok, truth.rank_ids.size());
   auto manifest = read_file(fs::path(plan.out_dir) / "normalize_manifest.json");
@@ -133,7 +134,7 @@ TEST(RootOutputs, DuplicateAndMissingRanksAreReported) {
   EXPECT_EQ(plan.missing_rank_ids, (std::vector<int64_t>{2}));
   std::vector<RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, *kb));
-  write_root_outputs(plan, outcomes);
+  write_root_outputs(plan, outcomes, ascprof::testing::shipped_knowledge());
   auto manifest = read_file(fs::path(plan.out_dir) / "normalize_manifest.json");
   ASSERT_TRUE(manifest.ok());
   EXPECT_NE(manifest->find("\"missing_rank_ids\": [\n    \"2\"\n  ]"), std::string::npos) << *manifest;

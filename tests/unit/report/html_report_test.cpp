@@ -66,7 +66,7 @@ fs::path analysed_root(const fs::path& dir, bool poison) {
   pipeline::RootPlan plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0);
   std::vector<pipeline::RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-  const auto summary = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  const auto summary = pipeline::write_root_outputs(plan, outcomes, *kb);
   EXPECT_EQ(summary.status, "ok") << summary.error;
   return plan.out_dir;
 }

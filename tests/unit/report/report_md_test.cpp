@@ -33,7 +33,7 @@ fs::path analysed_root(const fs::path& dir) {
   const auto plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0);
   std::vector<pipeline::RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-  const auto s = pipeline::write_root_outputs(plan, outcomes, &*kb);
+  const auto s = pipeline::write_root_outputs(plan, outcomes, *kb);
   EXPECT_EQ(s.status, "ok") << s.error;
   return plan.out_dir;
 }

@@ -33,7 +33,7 @@ fs::path analysed(const fs::path& dir, bool with_modules) {
   const auto plan = pipeline::plan_root((dir / "c").string(), (dir / "out").string(), 0);
   std::vector<pipeline::RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-  EXPECT_EQ(pipeline::write_root_outputs(plan, outcomes, &*kb).status, "ok");
+  EXPECT_EQ(pipeline::write_root_outputs(plan, outcomes, *kb).status, "ok");
   EXPECT_TRUE(write_report(plan.out_dir).ok());
   return plan.out_dir;
 }

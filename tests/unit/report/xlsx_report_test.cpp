@@ -179,7 +179,7 @@ class XlsxReportOnCapture : public ::testing::Test {
     pipeline::RootPlan plan = pipeline::plan_root((dir_->path() / "c").string(), (dir_->path() / "out").string(), 0);
     std::vector<pipeline::RankOutcome> outcomes;
     for (const auto& t : plan.tasks) outcomes.push_back(pipeline::run_rank_stages(t, *kb));
-    const auto summary = pipeline::write_root_outputs(plan, outcomes, &*kb);
+    const auto summary = pipeline::write_root_outputs(plan, outcomes, *kb);
     ASSERT_EQ(summary.status, "ok") << summary.error;
     root_out_ = new fs::path(plan.out_dir);
     XlsxOptions opt;

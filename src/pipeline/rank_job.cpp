@@ -294,7 +294,8 @@ class RankJob {
     {
       Timer t(&out_.write_seconds);
       ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
-                                                          input_kind_name(kernel_source()), task_.*kernel_source(), k,
+                                                          input_kind_name(kernel_source()), task_.*kernel_source(),
+                                                          root_profile_id(task_.root), k,
                                                           norm, pool_, kb_));
     }
     memory_probe("raw kernel index written");

@@ -1,7 +1,9 @@
-// raw_kernel_index.csv fragments (reference-analysis.md §2.5.9): one row per kernel, streamed.
+// raw_kernel_index.csv and normalized_event_index.csv fragments (reference-analysis.md §2.1, §2.5.9):
+// one row per kernel in each, written in one streamed pass over the rank's kernel rows.
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,6 +18,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "pipeline_columns.hpp"
 
 namespace ascprof::pipeline {
 
@@ -48,6 +51,23 @@ void append_text(std::string& out, std::string_view v) {
   CsvRow r;
   r.text(v);
   out += r.str();
+}
+
+std::string ascii_upper(std::string_view v) {
+  std::string out(v);
+  for (char& c : out)
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  return out;
+}
+
+// A pipeline value in a JSON cell: up to 6 decimals (the reference rounds to 6), trailing zeros cut.
+void append_json_number(std::string& out, double v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, 6);
+  std::string_view t(buf, static_cast<size_t>(r.ptr - buf));
+  while (t.size() > 1 && t.back() == '0') t.remove_suffix(1);
+  if (t.back() == '.') t.remove_suffix(1);
+  out += t;
 }
 
 // ["a","b"] as one (quoted) CSV cell.
@@ -111,8 +131,11 @@ class PartFile {
 
 }  // namespace
 
+std::string root_profile_id(const std::string& root) { return stable_id("profile", {root}); }
+
 Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std::string& rank_id,
-                                   const char* source_kind, const std::string& source_path, const model::KernelTable& k,
+                                   const char* source_kind, const std::string& source_path,
+                                   const std::string& profile_id, const model::KernelTable& k,
                                    const analysis::NormalizedKernels& norm, const StringPool& pool,
                                    const knowledge::Knowledge& kb) {
   const fs::path out = dir / "raw_kernel_index.csv.part";
@@ -125,12 +148,15 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
 
-  // Per distinct (name, type, core): its roles and categories cells, rendered once.
-  std::vector<std::string> taxon_cells(norm.taxa.size());
+  // Per distinct (name, type, core): its roles and categories cells, rendered once (in the order of
+  // each file: raw_kernel_index has roles first, normalized_event_index categories first).
+  std::vector<std::string> taxon_cells(norm.taxa.size()), taxon_cells_categories_first(norm.taxa.size());
   for (size_t t = 0; t < norm.taxa.size(); ++t) {
     const auto& e = norm.taxa[t];
-    taxon_cells[t] = json_list_cell(analysis::role_names(e.roles, kb.vocab)) + "," +
-                     json_list_cell(analysis::category_names(e.categories, kb.vocab)) + ",";
+    const std::string roles = json_list_cell(analysis::role_names(e.roles, kb.vocab));
+    const std::string categories = json_list_cell(analysis::category_names(e.categories, kb.vocab));
+    taxon_cells[t] = roles + "," + categories + ",";
+    taxon_cells_categories_first[t] = categories + "," + roles + ",";
   }
   const std::string evt_prefix = "evt_" + std::to_string(ord) + "_";
   std::string rank_source = ",";
@@ -138,12 +164,78 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   rank_source += ',';
   append_text(rank_source, stable_id("src", {rank_id, source_kind, source_path}));
   rank_source += ',';
+  // normalized_event_index.csv: the same identity with the profile id after the event id
+  std::string profile_rank_source = ",";
+  append_text(profile_rank_source, profile_id);
+  profile_rank_source += rank_source;
+  // per op type its cell; per pipeline field its name and value column (absent: not in the JSON)
+  std::vector<std::string> op_type_cells;
+  for (const auto& name : kb.vocab.op_types()) {
+    std::string cell;
+    append_text(cell, name);
+    op_type_cells.push_back(std::move(cell));
+  }
+  std::vector<std::pair<std::string, const std::vector<double>*>> pipe;
+  for (size_t f = 0; f < kb.pipeline.fields().size() && f < norm.pipeline_metric.size(); ++f)
+    if (const int m = norm.pipeline_metric[f]; m >= 0 && static_cast<size_t>(m) < k.metrics.size())
+      pipe.emplace_back("\"" + output_field_name(kb.pipeline.fields()[f].name) + "\":", &k.metrics[static_cast<size_t>(m)].values);
 
-  PartFile file(out);
+  PartFile file(out), events(dir / "normalized_event_index.csv.part");
   ASCPROF_RETURN_IF_ERROR(file.open());
-  std::string buf;
+  ASCPROF_RETURN_IF_ERROR(events.open());
+  std::string buf, ev, json;
   buf.reserve(kFlushBytes + (64u << 10));
+  ev.reserve(kFlushBytes + (64u << 10));
   for (size_t row = 0; row < n; ++row) {
+    // normalized_event_index: event_id, profile_id, rank_id, source_id, row_idx, name_raw, task_type
+    // (upper-cased), accelerator_core (upper-cased), stream_id, start_us, end_us, duration_us, wait_us,
+    // op_categories, op_roles, shape_signature, shape_features ({} as the reference writes it),
+    // pipeline_us (the fields the capture has, each clamped at 0; N/A cells 0), op_type
+    ev += evt_prefix;
+    append_uint(ev, row);
+    ev += profile_rank_source;
+    append_uint(ev, row);
+    ev += ',';
+    append_text(ev, pool.view(k.name[row]));
+    ev += ',';
+    append_text(ev, ascii_upper(pool.view(k.type[row])));
+    ev += ',';
+    append_text(ev, row < k.accelerator_core.size() ? ascii_upper(pool.view(k.accelerator_core[row])) : std::string());
+    ev += ',';
+    if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
+    else ev += "unknown";
+    ev += ',';
+    append_us(ev, k.start_ns[row]);
+    ev += ',';
+    append_us(ev, k.start_ns[row] + std::max<int64_t>(0, k.dur_ns[row]));
+    ev += ',';
+    append_us(ev, k.dur_ns[row]);
+    ev += ',';
+    append_us(ev, k.wait_ns[row]);
+    ev += ',';
+    const uint32_t tx = norm.taxon[row];
+    if (tx < taxon_cells.size()) ev += taxon_cells_categories_first[tx];
+    else ev += "[],[],";
+    if (norm.shape_signature[row] != 0) append_text(ev, pool.view(norm.shape_signature[row]));
+    ev += ",{},";
+    json = "{";
+    for (const auto& [key, values] : pipe) {
+      if (json.size() > 1) json += ',';
+      json += key;
+      const double v = row < values->size() ? (*values)[row] : 0.0;
+      append_json_number(json, std::isfinite(v) && v > 0 ? v : 0.0);
+    }
+    json += '}';
+    {
+      CsvRow cell;
+      cell.json(json);
+      ev += cell.str();
+    }
+    ev += ',';
+    if (row < norm.op_type.size() && norm.op_type[row] < op_type_cells.size()) ev += op_type_cells[norm.op_type[row]];
+    ev += '\n';
+    if (ev.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(events.write(ev));
+
     buf += evt_prefix;
     append_uint(buf, row);
     buf += rank_source;
@@ -167,6 +259,8 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     if (buf.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(file.write(buf));
   }
   ASCPROF_RETURN_IF_ERROR(file.write(buf));
+  ASCPROF_RETURN_IF_ERROR(events.write(ev));
+  ASCPROF_RETURN_IF_ERROR(events.commit());
   return file.commit();
 }
 

@@ -248,6 +248,11 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
     const std::vector<std::string> raw = {"event_id", "rank_id",     "source_id", "row_idx", "name",       "task_type",
                                           "start_us", "duration_us", "wait_us",   "roles",   "categories", "shape_signature"};
     add("raw_kernel_index.csv", raw, raw);
+    const std::vector<std::string> events = {
+        "event_id",   "profile_id",  "rank_id", "source_id",     "row_idx",         "name_raw",       "task_type",
+        "accelerator_core", "stream_id", "start_us", "end_us",   "duration_us",     "wait_us",        "op_categories",
+        "op_roles",   "shape_signature", "shape_features", "pipeline_us", "op_type"};
+    add("normalized_event_index.csv", events, events);
   }
   return out;
 }
@@ -304,7 +309,7 @@ const std::vector<std::string>& summary_tables() {
   static const std::vector<std::string> t = {"step_summary.csv",    "step_anatomy.csv",     "layer_summary.csv",
                                              "block_summary.csv",   "rank_summary.csv",     "operator_summary.csv",
                                              "hccl_op_summary.csv", "wait_anchor_ops.csv",  "aicpu_summary.csv",
-                                             "evidence_index.csv",  "raw_kernel_index.csv"};
+                                             "evidence_index.csv",  "raw_kernel_index.csv", "normalized_event_index.csv"};
   return t;
 }
 

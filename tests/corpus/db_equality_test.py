@@ -4,9 +4,9 @@ every rank as both exports with one ground truth; `analyze --source text` and `a
 (2 processes) then must give:
 1. the same root tables: every CSV and JSON file under OUT/<root>/ and report/report.md byte for
    byte, except what records the source itself: normalize_manifest.json and source_index.json
-   (file kinds, sizes, header era, trace counts), raw_kernel_index.csv's source_id column (the id
-   of the file each row came from), compared with that column removed, and the file a finding's
-   limitation names for its rows ("rows 5-9 of kernel_details.csv" / "... of the kernel rows of
+   (file kinds, sizes, header era, trace counts), the source_id column of raw_kernel_index.csv and
+   normalized_event_index.csv (the id of the file each row came from), compared with that column
+   removed, and the file a finding's limitation names for its rows ("rows 5-9 of kernel_details.csv" / "... of the kernel rows of
    ascend_pytorch_profiler_0.db (in start order)") and which links bound tasks to their launches (the
    text by flow ends and connection ids, the database by its launch table; how many tasks were linked
    must agree): diagnosis_findings.json is otherwise byte-equal,
@@ -82,9 +82,12 @@ def compare_root_files(case, t, d):
             fail("%s: %s missing from the database run" % (case, rel))
         if rel.name in SOURCE_RECORDS:
             continue
-        if rel.name == "raw_kernel_index.csv":
+        if rel.name in ("raw_kernel_index.csv", "normalized_event_index.csv"):
             if without_source_id(a) != without_source_id(b):
-                fail("%s: raw_kernel_index.csv differs beyond its source_id column" % case)
+                ra, rb_ = without_source_id(a), without_source_id(b)
+                diff = next((i for i, (x, y) in enumerate(zip(ra, rb_)) if x != y), None)
+                fail("%s: %s differs beyond its source_id column (row %s: %s vs %s)" %
+                     (case, rel.name, diff, ra[diff] if diff is not None else "", rb_[diff] if diff is not None else ""))
             continue
         if rel.name == "diagnosis_findings.json":
             db_rows = re.compile(rb"of the kernel rows of ascend_pytorch_profiler_\d+\.db \(in start order\)")

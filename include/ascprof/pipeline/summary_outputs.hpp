@@ -48,11 +48,18 @@ Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_
 /// failures, leaving no partial fragment behind.
 /// `source_kind` and `source_path` name the file the kernel rows came from (kernel_details_csv or
 /// profiler_db, one of pipeline::kInputKinds), as its source id in source_index.json.
+/// In the same pass, `dir/normalized_event_index.csv.part`: the reference's normalized event rows
+/// (reference-analysis.md §2.1) with `profile_id` (root_profile_id of the capture root).
 Status write_raw_kernel_index_part(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
                                    const char* source_kind, const std::string& source_path,
+                                   const std::string& profile_id,
                                    const model::KernelTable& kernels,
                                    const analysis::NormalizedKernels& normalized, const StringPool& pool,
                                    const knowledge::Knowledge& kb);
+
+/// "profile_<hex>": the id of a capture root (as given) in normalized_event_index.csv and
+/// normalize_manifest.json.
+std::string root_profile_id(const std::string& root);
 
 /// One rank of a root for write_root_summary_outputs.
 struct SummaryPart {

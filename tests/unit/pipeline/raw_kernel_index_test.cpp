@@ -90,8 +90,8 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", s, c, sum, kb()));
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", s, c, sum, kb()));
   ASCPROF_ASSERT_OK(
-      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, a.k, a.norm, a.pool, kb()));
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/1.summary", 1, "1", "kernel_details_csv", "/captures/run1/rank1/k.csv", b.k,
+      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", a.k, a.norm, a.pool, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/1.summary", 1, "1", "kernel_details_csv", "/captures/run1/rank1/k.csv", "profile_test", b.k,
                                                 b.norm, b.pool, kb()));
   ASSERT_NE(std::find(summary_tables().begin(), summary_tables().end(), "raw_kernel_index.csv"),
             summary_tables().end());
@@ -145,7 +145,7 @@ TEST(RawKernelIndex, StreamsManyRowsExactly) {
                     {"compute.matmul"}, "shape_0123456789abcdef"});
   fill(r, rows);
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/3.summary", 3, "3", {}, {}, {}, kb()));
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/3.summary", 3, "3", "kernel_details_csv", kKernelCsv, r.k, r.norm, r.pool, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/3.summary", 3, "3", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
   const auto part_size = fs::file_size(dir / "ranks/3.summary/raw_kernel_index.csv.part");
   EXPECT_GT(part_size, 8u << 20);  // several flushes
   ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/3.summary", "3"}}, kb()));
@@ -175,7 +175,7 @@ TEST(RawKernelIndex, RealCaptureHasOneRowPerKernel) {
   ASSERT_EQ(k.size(), 191u);
   const auto norm = analysis::normalize_kernels(k, pool, kb(), stats);
   ascprof::testing::ScratchDir dir("raw-index-real");
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 5, "0", "kernel_details_csv", csv.string(), k, norm, pool, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 5, "0", "kernel_details_csv", csv.string(), "profile_test", k, norm, pool, kb()));
   auto text = read_file(dir / "ranks/0.summary/raw_kernel_index.csv.part");
   ASCPROF_ASSERT_OK(text);
   const auto l = lines(*text);
@@ -223,7 +223,7 @@ TEST(RawKernelIndex, PipelineRowsPointAtSourceIndexEntries) {
 TEST(RawKernelIndex, RankWithoutKernelsGivesAnEmptyTable) {
   ascprof::testing::ScratchDir dir("raw-index-empty");
   Rank r;
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, r.k, r.norm, r.pool, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
   EXPECT_EQ(fs::file_size(dir / "ranks/0.summary/raw_kernel_index.csv.part"), 0u);
   ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
   ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb()));
@@ -236,7 +236,7 @@ TEST(RawKernelIndex, NormalizedColumnsOutOfStepAreRefused) {
   fill(r, {{"A", "B", 0, 1, 0, {}, {}, ""}, {"C", "D", 2, 1, 0, {}, {}, ""}});
   r.norm.taxon.pop_back();
   const Status st =
-      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, r.k, r.norm, r.pool, kb());
+      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb());
   EXPECT_EQ(st.code(), ErrorCode::kInternal);
   EXPECT_NE(st.message().find("not parallel to the 2 kernel rows"), std::string::npos) << st.message();
   EXPECT_FALSE(fs::exists(dir / "ranks/0.summary/raw_kernel_index.csv.part"));

@@ -99,7 +99,8 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
     const analysis::NormalizedKernels norm;
     for (const char* id : {"0", "1"})
       ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks" / (std::string(id) + ".summary"),
-                                                    static_cast<uint32_t>(id[0] - '0'), id, "kernel_details_csv", "k.csv", k, norm, pool, kb()));
+                                                    static_cast<uint32_t>(id[0] - '0'), id, "kernel_details_csv", "k.csv", "profile_test", k, norm,
+                                                    pool, kb()));
   }
   auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}}, kb());
   ASSERT_TRUE(files.ok()) << files.status().to_string();

@@ -3,6 +3,8 @@
 // fragments stream to disk and concatenate under one header in rank order.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <algorithm>
 #include <filesystem>
 #include <sstream>
@@ -130,6 +132,53 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   EXPECT_NE(manifest->find("\"raw_kernel_index.csv\":5"), std::string::npos) << *manifest;
   for (const auto& e : fs::recursive_directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+// normalized_event_index.csv (reference-analysis.md §2.1) in the same pass: the profile id after the
+// event id, task type and core upper-cased, a missing stream "unknown", end = start + duration,
+// categories before roles, shape_features {}, the pipeline fields the capture has (N/A and negative
+// values 0), the op type by name.
+TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
+  ascprof::testing::ScratchDir dir("event-index");
+  Rank a;
+  fill(a, {{"MatMulV2", "MatMulV2", 1'000'000, 2'500, 100, {"compute"}, {"compute.matmul"}, "shape_ab"},
+           {"Cast", "Cast", 1'010'000, 1'000, 0, {}, {}, ""},
+           {"Add", "Add", 1'020'000, 500, 0, {}, {}, ""}});
+  for (const char* core : {"ai_core", "AI_VECTOR_CORE", "mix_aic"}) a.k.accelerator_core.push_back(a.pool.intern(core));
+  a.k.stream_id = {2, model::kAbsentI32, 7};
+  model::MetricColumn aicore;
+  aicore.name = "aicore_time(us)";
+  aicore.values = {1.5, std::nan(""), -2.0};
+  a.k.metrics.push_back(aicore);
+  a.norm.pipeline_metric.assign(kb().pipeline.fields().size(), -1);
+  ASSERT_EQ(kb().pipeline.fields().at(0).name, "aicore_time(us)");
+  a.norm.pipeline_metric[0] = 0;
+  const int aic = kb().vocab.op_type_index("aic");
+  ASSERT_GE(aic, 0);
+  a.norm.op_type = {static_cast<uint8_t>(aic), static_cast<uint8_t>(aic), static_cast<uint8_t>(aic)};
+
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv,
+                                                "profile_x", a.k, a.norm, a.pool, kb()));
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb()));
+  auto text = read_file(dir / "normalized_event_index.csv");
+  ASCPROF_ASSERT_OK(text);
+  const auto l = lines(*text);
+  ASSERT_EQ(l.size(), 4u) << *text;
+  EXPECT_EQ(l[0],
+            "event_id,profile_id,rank_id,source_id,row_idx,name_raw,task_type,accelerator_core,stream_id,start_us,"
+            "end_us,duration_us,wait_us,op_categories,op_roles,shape_signature,shape_features,pipeline_us,op_type");
+  const std::string src = stable_id("src", {"0", "kernel_details_csv", kKernelCsv});
+  EXPECT_EQ(l[1], "evt_0_0,profile_x,0," + src +
+                      ",0,MatMulV2,MATMULV2,AI_CORE,2,1000.000,1002.500,2.500,0.100,\"[\"\"compute.matmul\"\"]\","
+                      "\"[\"\"compute\"\"]\",shape_ab,{},\"{\"\"aicore_time\"\":1.5}\",aic");
+  EXPECT_EQ(l[2], "evt_0_1,profile_x,0," + src +
+                      ",1,Cast,CAST,AI_VECTOR_CORE,unknown,1010.000,1011.000,1.000,0.000,[],[],,{},"
+                      "\"{\"\"aicore_time\"\":0}\",aic");
+  EXPECT_NE(l[3].find(",MIX_AIC,7,"), std::string::npos) << l[3];
+  EXPECT_NE(l[3].find("\"{\"\"aicore_time\"\":0}\""), std::string::npos) << l[3];
+  EXPECT_EQ(root_profile_id("/data/run1").rfind("profile_", 0), 0u);
+  EXPECT_NE(root_profile_id("/data/run1"), root_profile_id("/data/run2"));
 }
 
 // More rows than one 4 MB chunk: every row is written once, in order, and the root counts them all

@@ -65,9 +65,19 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
 
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", stage_name(Stage::kNormalize));
-  w.kv("schema_version", int64_t{1});
-  w.kv("tool_version", store::tool_version());
+  write_manifest_fields(w, stage_name(Stage::kNormalize), plan.out_dir);
+  w.key("files");
+  w.begin_object();
+  w.kv("normalize_manifest", "normalize_manifest.json");
+  w.kv("normalized_event_index", "normalized_event_index.csv");
+  w.key("normalized_event_index_jsonl");
+  w.null();  // the reference's optional --write-jsonl twin; we write none
+  w.kv("source_index", "source_index.json");
+  w.end_object();
+  w.kv("hash_sources", false);  // sources are fingerprinted by size, mtime and a prefix hash
+  w.kv("write_jsonl", false);
+  w.kv("profile_id", root_profile_id(plan.root));
+  w.kv("profile_root", plan.root);
   w.kv("root", plan.root);
   w.kv("status", summary.status);
   w.kv("rank_count", summary.ranks_ok);
@@ -83,6 +93,13 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
     w.kv("rank_id", o.rank_id);
     w.kv("rank_index", static_cast<int64_t>(o.rank_index));  // the ordinal in evt_<ordinal>_<row> event ids
     w.kv("rank_dir", o.rank_dir);
+    for (const auto& src : o.sources)  // the file the kernel rows came from (a database for db ranks)
+      if (src.kind == "kernel_details_csv" || src.kind == "profiler_db") {
+        w.kv("kernel_details_csv", src.path);
+        w.kv("source_id", stable_id("src", {o.rank_id, src.kind, src.path}));
+        break;
+      }
+    w.kv("row_count", o.kernel_rows);
     w.kv("rank_id_source", o.rank_id_source);
     w.kv("device_id", static_cast<int64_t>(o.device_id));
     w.kv("event_count", o.kernel_rows);
@@ -315,7 +332,19 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
     if (o.ok) ids.push_back(o.rank_id);
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", stage_name(Stage::kCrossRank));
+  write_manifest_fields(w, stage_name(Stage::kCrossRank), plan.out_dir);
+  w.key("files");
+  w.begin_object();
+  w.kv("cross_rank_alignment", "cross_rank_alignment.csv");
+  w.kv("cross_rank_alignment_json", "cross_rank_alignment.json");
+  w.end_object();
+  w.key("counts");  // the reference's counts; the same numbers follow under our own names
+  w.begin_object();
+  w.kv("alignment_count", static_cast<uint64_t>(cr.steps.size() + cr.operators.alignments.size()));
+  w.kv("operator_alignment_count", static_cast<uint64_t>(cr.operators.alignments.size()));
+  w.kv("rank_count", static_cast<uint64_t>(ids.size()));
+  w.kv("step_alignment_count", static_cast<uint64_t>(cr.steps.size()));
+  w.end_object();
   w.kv("status", "ok");
   w.kv("alignment_count", static_cast<uint64_t>(cr.steps.size() + cr.operators.alignments.size()));
   w.kv("step_alignment_count", static_cast<uint64_t>(cr.steps.size()));

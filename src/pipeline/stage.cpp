@@ -1,5 +1,7 @@
 #include "ascprof/pipeline/stage.hpp"
 
+#include "ascprof/common/json_writer.hpp"
+
 namespace ascprof::pipeline {
 
 std::optional<Stage> stage_from_name(std::string_view name) {
@@ -15,6 +17,13 @@ std::string stage_name_list() {
     s += n;
   }
   return s;
+}
+
+void write_manifest_fields(JsonWriter& w, std::string_view analysis_stage, const std::string& output_dir) {
+  w.kv("analysis_stage", analysis_stage);
+  w.kv("output_dir", output_dir);
+  w.kv("schema_version", int64_t{1});
+  w.kv("tool_version", ASCPROF_VERSION);
 }
 
 }  // namespace ascprof::pipeline

@@ -677,9 +677,14 @@ Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) 
 std::string StructureOutputWriter::Impl::segment_manifest() const {
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", stage_name(Stage::kSegment));
-  w.kv("schema_version", int64_t{1});
-  w.kv("tool_version", store::tool_version());
+  write_manifest_fields(w, stage_name(Stage::kSegment), out.string());
+  w.key("files");
+  w.begin_object();
+  w.kv("layer_segments", "layer_segments.json");
+  w.kv("segment_manifest", "segment_manifest.json");
+  w.kv("step_segments", "step_segments.json");
+  w.kv("structure_evidence_graph", "structure_evidence_graph.json");
+  w.end_object();
   if (!options.root.empty()) w.kv("root", options.root);
   w.kv("rank_count", totals.rank_count);
   w.kv("segment_count", totals.segment_count);
@@ -720,9 +725,12 @@ std::string StructureOutputWriter::Impl::classify_manifest() const {
   };
   JsonWriter w(true);
   w.begin_object();
-  w.kv("stage", stage_name(Stage::kClassify));
-  w.kv("schema_version", int64_t{1});
-  w.kv("tool_version", store::tool_version());
+  write_manifest_fields(w, stage_name(Stage::kClassify), out.string());
+  w.key("files");
+  w.begin_object();
+  w.kv("block_segments", "block_segments.json");
+  w.kv("class_signatures", "class_signatures.json");
+  w.end_object();
   if (!options.root.empty()) w.kv("root", options.root);
   w.kv("rank_count", totals.rank_count);
   w.key("counts");

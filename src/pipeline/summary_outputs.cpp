@@ -643,16 +643,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
                                                          const std::vector<fs::path>& class_tables) {
   std::vector<fs::path> written;
   const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
-  JsonWriter m;
-  m.begin_object();
-  m.kv("stage", stage_name(Stage::kSummarize));
-  m.key("files");
-  m.begin_array();
-  for (const auto& t : summary_tables()) m.value(t);
-  m.value("summary_manifest.json");
-  m.end_array();
-  m.key("counts");
-  m.begin_object();
+  std::vector<std::pair<std::string, uint64_t>> counts;  // (table file, data rows)
   for (const auto& t : summary_tables()) {
     const fs::path out = root_out / t;
     const fs::path tmp = temp_sibling(out);
@@ -705,15 +696,52 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
       return file_error(ErrorCode::kIo, out.string(), "", why);
     }
     written.push_back(out);
-    m.kv(t, rows);
+    counts.emplace_back(t, rows);
   }
   {
     auto merged = merge_bubbles(root_out / "evidence" / "bubble_windows.jsonl", ranks);
     if (!merged.ok()) return merged.status();
     written.push_back(root_out / "evidence" / "bubble_windows.jsonl");
-    m.kv("evidence/bubble_windows.jsonl", *merged);
+    counts.emplace_back("evidence/bubble_windows.jsonl", *merged);
   }
+  std::vector<std::pair<std::string, uint64_t>> class_counts;  // data rows of the cross-rank class tables
+  for (const auto& t : class_tables) {
+    auto text = read_file(t);
+    if (!text.ok()) return text.status();
+    bool quoted = false;
+    const uint64_t lines = csv_rows(*text, quoted);
+    class_counts.emplace_back(t.filename().string(), lines > 0 ? lines - 1 : uint64_t{0});
+  }
+  // the reference's names: files by stem, counts as <stem>_rows with its abbreviations
+  auto stem = [](const std::string& file) { return fs::path(file).stem().string(); };
+  auto count_key = [&stem](const std::string& file) {
+    static const std::map<std::string, std::string> kShort = {
+        {"wait_anchor_ops", "wait_anchor_rows"},         {"aicpu_summary", "aicpu_rows"},
+        {"evidence_index", "evidence_rows"},             {"raw_kernel_index", "raw_kernel_rows"},
+        {"normalized_event_index", "normalized_event_rows"}, {"bubble_windows", "bubble_rows"},
+        {"block_class_summary", "block_class_rows"},     {"layer_class_summary", "layer_class_rows"},
+        {"step_class_summary", "step_class_rows"}};
+    const auto it = kShort.find(stem(file));
+    return it != kShort.end() ? it->second : stem(file) + "_rows";
+  };
+  JsonWriter m;
+  m.begin_object();
+  write_manifest_fields(m, stage_name(Stage::kSummarize), root_out.string());
+  m.key("files");
+  m.begin_object();
+  for (const auto& [file, rows] : counts) m.kv(stem(file), file);
+  for (const auto& [file, rows] : class_counts) m.kv(stem(file), file);
+  m.kv("summary_manifest", "summary_manifest.json");
   m.end_object();
+  m.key("counts");
+  m.begin_object();
+  for (const auto& [file, rows] : counts) m.kv(count_key(file), rows);
+  for (const auto& [file, rows] : class_counts) m.kv(count_key(file), rows);
+  m.end_object();
+  m.key("pipeline_fields");
+  m.begin_array();
+  for (const auto& c : pipeline_columns(kb)) m.value(c);
+  m.end_array();
   m.kv("rank_count", static_cast<uint64_t>(ranks.size()));
   uint64_t ev = 0, ev_sig = 0, ops = 0, ops_sig = 0;
   for (const auto& p : ranks) {
@@ -722,15 +750,11 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     ops += p.operators_total;
     ops_sig += p.operators_with_pipeline_signal;
   }
-  m.key("class_summary_counts");  // data rows of the cross-rank class tables (written before this)
+  m.key("class_summary_counts");  // the structure classes, as the reference counts them
   m.begin_object();
-  for (const auto& t : class_tables) {
-    auto text = read_file(t);
-    if (!text.ok()) return text.status();
-    bool quoted = false;
-    const uint64_t lines = csv_rows(*text, quoted);
-    m.kv(t.filename().string(), lines > 0 ? lines - 1 : uint64_t{0});
-  }
+  for (const auto& [file, rows] : class_counts)
+    if (file == "block_class_summary.csv" || file == "layer_class_summary.csv" || file == "step_class_summary.csv")
+      m.kv(stem(file).substr(0, stem(file).find('_')) + "_classes", rows);
   m.end_object();
   m.key("pipeline_coverage");
   m.begin_object();

@@ -9,6 +9,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/stopwatch.hpp"
+#include "ascprof/pipeline/stage.hpp"
 #include "ascprof/report/html_report.hpp"
 #include "ascprof/report/xlsx_report.hpp"
 
@@ -144,17 +145,29 @@ Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions
   }
   JsonWriter w(true);
   w.begin_object();
+  pipeline::write_manifest_fields(w, pipeline::stage_name(pipeline::Stage::kReport), dir.string());
   w.kv("report_id", stable_id("report", {root_out.string(), ASCPROF_VERSION}));
-  w.kv("tool_version", ASCPROF_VERSION);
   w.kv("report_mode", options.mode);
   w.kv("html_status", r.html_status);
   if (!r.html_error.empty()) w.kv("html_error", r.html_error);
+  // the reference's files: kind -> name in report/ (html, manifest, markdown, xlsx); ours besides
   w.key("files");
-  w.begin_array();
-  for (const auto& f : r.files) w.value(fs::relative(f, root_out).string());
-  w.value("report/manifest.json");
-  w.end_array();
-  w.key("sheet_map");  // sheet -> source table, with the rows it holds
+  w.begin_object();
+  for (const auto& f : r.files) {  // every report file is in report/
+    const std::string name = f.filename().string();
+    const std::string kind = name == "report.md"     ? "markdown"
+                             : name == "report.html" ? "html"
+                             : name == "report.xlsx" ? "xlsx"
+                                                     : f.stem().string();  // timeline
+    w.kv(kind, name);
+  }
+  w.kv("manifest", "manifest.json");
+  w.end_object();
+  w.key("sheet_map");  // sheet -> sheet name, as the reference writes it
+  w.begin_object();
+  for (const auto& s : sheets) w.kv(s.name, s.name);
+  w.end_object();
+  w.key("sheet_rows");  // sheet -> source table, with the rows it holds
   w.begin_object();
   for (const auto& s : sheets) {
     w.key(s.name);

@@ -713,9 +713,9 @@ Status build_case_summary(const fs::path& root_out, const std::string& root, Cas
   cs.add("block_classes", "/counts/block_classes");
   cs.add_members("blocks.", "/counts/block_kind_counts");
   ASCPROF_RETURN_IF_ERROR(cs.load("summary_manifest.json"));
-  cs.add_members("rows.", "/counts");
+  cs.add_members("", "/counts");  // <table>_rows, the reference's names
   cs.add_members("pipeline_coverage.", "/pipeline_coverage");
-  cs.add_members("class_summary_rows.", "/class_summary_counts");
+  cs.add_members("class_summary.", "/class_summary_counts");
   ASCPROF_RETURN_IF_ERROR(cs.load("cross_rank_manifest.json"));
   cs.add("cross_rank_status", "/status");
   cs.add("reference_rank", "/reference_rank");

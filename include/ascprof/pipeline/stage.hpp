@@ -8,6 +8,10 @@
 #include <string>
 #include <string_view>
 
+namespace ascprof {
+class JsonWriter;
+}
+
 namespace ascprof::pipeline {
 
 enum class Stage : int32_t {
@@ -31,6 +35,12 @@ std::optional<Stage> stage_from_name(std::string_view name);
 
 /// "normalize, segment, …, report": the names in order, for messages.
 std::string stage_name_list();
+
+/// The fields every manifest of OUT/<root> opens with, as the reference writes them: analysis_stage
+/// (a stage name, or "full_pipeline" for the root manifest.json), output_dir, schema_version,
+/// tool_version. There is no created_at: our outputs are the same bytes on every run, so reruns,
+/// resumes and process counts can be compared file by file (docs/reference-differences.md).
+void write_manifest_fields(JsonWriter& w, std::string_view analysis_stage, const std::string& output_dir);
 
 /// The rank-local stages, in order, as the int32 a rank task carries (RankTask::last_stage).
 inline constexpr int32_t kStageNormalize = static_cast<int32_t>(Stage::kNormalize);

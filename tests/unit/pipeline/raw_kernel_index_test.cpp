@@ -129,7 +129,7 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
 
   auto manifest = read_file(dir / "summary_manifest.json");
   ASCPROF_ASSERT_OK(manifest);
-  EXPECT_NE(manifest->find("\"raw_kernel_index.csv\":5"), std::string::npos) << *manifest;
+  EXPECT_NE(manifest->find("\"raw_kernel_rows\":5"), std::string::npos) << *manifest;
   for (const auto& e : fs::recursive_directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
@@ -208,7 +208,7 @@ TEST(RawKernelIndex, StreamsManyRowsExactly) {
   EXPECT_NE(text->find(",7,\"two\nlines\",MatMulV2,"), std::string::npos);
   auto manifest = read_file(dir / "summary_manifest.json");
   ASCPROF_ASSERT_OK(manifest);
-  EXPECT_NE(manifest->find("\"raw_kernel_index.csv\":120000"), std::string::npos) << *manifest;
+  EXPECT_NE(manifest->find("\"raw_kernel_rows\":120000"), std::string::npos) << *manifest;
 }
 
 // A real capture: one row per kernel_details row, times exactly as the CSV wrote them (the CANN tab

@@ -348,7 +348,8 @@ TEST_F(StructureOutputsTest, EvidenceGraph) {
 
 TEST_F(StructureOutputsTest, SegmentManifest) {
   auto m = parse("segment_manifest.json");
-  EXPECT_EQ(std::string_view(m["stage"]), "segment");
+  EXPECT_EQ(std::string_view(m["analysis_stage"]), "segment");
+  EXPECT_EQ(std::string_view(m["files"]["step_segments"]), "step_segments.json");
   EXPECT_EQ(std::string_view(m["root"]), "/captures/run1");
   EXPECT_EQ(uint64_t(m["segment_count"]), 8u);
   EXPECT_EQ(uint64_t(m["layer_count"]), 10u);

@@ -401,8 +401,8 @@ TEST_F(DeepDiveReport, AllThreeReportsShowTheDeepDive) {
   simdjson::dom::parser mp;
   simdjson::dom::element m;
   ASSERT_EQ(mp.parse(*manifest).get(m), simdjson::SUCCESS);
-  EXPECT_EQ(uint64_t(m["sheet_map"]["operator_deep_dive"]["rows_total"]), 4u);
-  EXPECT_EQ(std::string_view(m["sheet_map"]["operator_deep_dive"]["source"]), "operator_deep_dive.csv");
+  EXPECT_EQ(uint64_t(m["sheet_rows"]["operator_deep_dive"]["rows_total"]), 4u);
+  EXPECT_EQ(std::string_view(m["sheet_rows"]["operator_deep_dive"]["source"]), "operator_deep_dive.csv");
 
   // ---- report.html: the data is in the page, escaped for <script>
   auto html = read_file(root() / "report" / "report.html");

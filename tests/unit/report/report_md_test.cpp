@@ -79,20 +79,31 @@ TEST(ReportMd, SectionsInOrderAndNumbersFromTheTables) {
   EXPECT_NE(text->find("ep_load_imbalance_suspected"), std::string::npos);
 }
 
-// summary_manifest.json counts the rows of the cross-rank class tables (reference §2.5.9)
+// summary_manifest.json counts the rows of the cross-rank class tables under the reference's names
+// (<table>_rows, the structure classes also as <kind>_classes; reference §2.5.9)
 TEST(ReportTables, SummaryManifestCountsTheClassTables) {
   ascprof::testing::ScratchDir dir("report-class-counts");
   const fs::path root = analysed_root(dir.path());
   auto text = read_file(root / "summary_manifest.json");
   ASSERT_TRUE(text.ok());
   simdjson::dom::parser parser;
-  simdjson::dom::element counts = parser.parse(*text)["class_summary_counts"];
-  for (const char* f : {"operator_class_summary.csv", "hccl_class_summary.csv", "block_class_summary.csv",
-                        "layer_class_summary.csv", "step_class_summary.csv"}) {
+  simdjson::dom::element doc = parser.parse(*text);
+  const std::pair<const char*, const char*> tables[] = {
+      {"operator_class_summary.csv", "operator_class_summary_rows"},
+      {"hccl_class_summary.csv", "hccl_class_summary_rows"},
+      {"block_class_summary.csv", "block_class_rows"},
+      {"layer_class_summary.csv", "layer_class_rows"},
+      {"step_class_summary.csv", "step_class_rows"}};
+  for (const auto& [f, key] : tables) {
     auto t = read_table(root / f);
     ASSERT_TRUE(t.ok()) << f;
     EXPECT_GT(t->total_rows, 0u) << f;
-    EXPECT_EQ(uint64_t(counts[f]), t->total_rows) << f;
+    EXPECT_EQ(uint64_t(doc["counts"][key]), t->total_rows) << f;
+  }
+  for (const char* kind : {"block", "layer", "step"}) {
+    auto t = read_table(root / (std::string(kind) + "_class_summary.csv"));
+    ASSERT_TRUE(t.ok());
+    EXPECT_EQ(uint64_t(doc["class_summary_counts"][std::string(kind) + "_classes"]), t->total_rows) << kind;
   }
 }
 

@@ -442,7 +442,7 @@ TEST_F(XlsxReportOnCapture, CaseSummaryCarriesTheManifestCounts) {
   EXPECT_EQ(kv["step_count"].second, "n");
   EXPECT_EQ(kv["layer_count"].second, "n");
   EXPECT_EQ(kv["kernel_rows"].second, "n");
-  EXPECT_EQ(kv["rows.step_summary.csv"].first, std::to_string(result("step_summary").rows_total));
+  EXPECT_EQ(kv["step_summary_rows"].first, std::to_string(result("step_summary").rows_total));
   EXPECT_EQ(kv["findings.device_idle_bubble"].second, "n");
   EXPECT_EQ(kv["finding_count"].first, std::to_string(result("diagnosis_findings").rows_total));
   EXPECT_EQ(kv["root"].second, "s");

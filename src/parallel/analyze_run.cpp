@@ -24,6 +24,7 @@
 #include "ascprof/parallel/report_stage.hpp"
 #include "ascprof/parallel/stage_progress.hpp"
 #include "ascprof/parallel/work_queue.hpp"
+#include "ascprof/pipeline/root_manifest.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 
 namespace ascprof::parallel {
@@ -563,6 +564,23 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       for (const auto& f : d.files) s.outputs.push_back(f);
       if (html_status.empty() || d.html_status != "ok") html_status = d.html_status;
     }
+    // each root's manifest.json: the stages it went through, each stage's manifest inside
+    std::vector<pipeline::Stage> stages;
+    for (int32_t i = 0; i <= req.last_stage && i <= pipeline::kStageSummarize; ++i)
+      stages.push_back(static_cast<pipeline::Stage>(i));
+    if (req.last_stage >= pipeline::kStageSummarize)
+      stages.insert(stages.end(), {pipeline::Stage::kCrossRank, pipeline::Stage::kDiagnostics});
+    if (reporting) stages.push_back(pipeline::Stage::kReport);
+    for (auto& s : summaries) {
+      if (s.ranks_ok == 0) continue;  // nothing was written for the root
+      const Status st = pipeline::write_root_manifest(s.out_dir, s.root, stages);
+      if (st.ok()) {
+        s.outputs.push_back((fs::path(s.out_dir) / "manifest.json").string());
+      } else {  // the first failure is the cause (a full disk fails the report first): keep it first
+        s.status = "failed";
+        s.error = s.error.empty() ? st.to_string() : s.error + "; " + st.to_string();
+      }
+    }
 
     uint64_t ranks_ok = 0, ranks_failed = 0, ranks_partial = 0, events = 0, trace_events = 0, roots_ok = 0, hard_errors = 0, islands = 0;
     std::map<std::string, uint64_t> status_counts;
@@ -607,11 +625,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
     w.kv("interior_island_total", islands);
     w.key("stages_executed");
     w.begin_array();
-    for (int32_t i = 0; i <= req.last_stage && i <= pipeline::kStageSummarize; ++i)
-      w.value(pipeline::stage_name(static_cast<pipeline::Stage>(i)));
-    if (req.last_stage >= pipeline::kStageSummarize)
-      for (const auto s : {pipeline::Stage::kCrossRank, pipeline::Stage::kDiagnostics}) w.value(pipeline::stage_name(s));
-    if (reporting) w.value(pipeline::stage_name(pipeline::Stage::kReport));
+    for (const auto st : stages) w.value(pipeline::stage_name(st));
     w.end_array();
     w.key("stages_partial");  // written, but only part of the stage exists (see each file's stage_status)
     w.begin_array();

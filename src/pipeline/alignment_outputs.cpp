@@ -50,7 +50,7 @@ class Sinks {
     step_columns_ = step_columns;
     ASCPROF_RETURN_IF_ERROR(json_.open(dir / "cross_rank_alignment.json"));
     ASCPROF_RETURN_IF_ERROR(csv_.open(dir / "cross_rank_alignment.csv"));
-    json_.write("[");
+    json_.write("{\"cross_rank_alignments\": [");  // the reference's wrapper object
     return {};
   }
   void row(const std::string& json_object, const std::string& csv_line) {
@@ -69,7 +69,7 @@ class Sinks {
   }
   bool step_columns() const { return step_columns_; }  // else the operator-only header
   Status commit(std::vector<std::string>* written) {
-    json_.write(rows_ ? "\n]\n" : "]\n");  // no rows: "[]" and an empty CSV (reference convention)
+    json_.write(rows_ ? "\n]}\n" : "]}\n");  // no rows: an empty list and an empty CSV (reference convention)
     ASCPROF_RETURN_IF_ERROR(json_.commit());
     ASCPROF_RETURN_IF_ERROR(csv_.commit());
     written->push_back(json_.path().string());

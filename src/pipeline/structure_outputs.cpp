@@ -46,7 +46,8 @@ void append_event_ids(JsonWriter& w, uint32_t ordinal, uint32_t row_start, uint3
   for (uint64_t r = row_start; r <= row_end && *budget > 0; ++r, --*budget) w.value(prefix + std::to_string(r));
 }
 
-// One JSON array streamed to a temporary file: "[", rows separated by ",\n", "]".
+// One JSON array streamed to a temporary file: an optional head (the reference wraps its lists in an
+// object: `{"step_segments": `), "[", rows separated by ",\n", "]", and the trailer given to close().
 class TempArray {
  public:
   TempArray() = default;
@@ -54,10 +55,11 @@ class TempArray {
   TempArray& operator=(const TempArray&) = delete;
   ~TempArray() { discard(); }
 
-  Status open(const fs::path& tmp) {
+  Status open(const fs::path& tmp, std::string_view head = "") {
     tmp_ = tmp;
     f_ = std::fopen(tmp.c_str(), "wb");
     if (f_ == nullptr) return st_ = file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+    write(head);
     write("[");
     return st_;
   }
@@ -107,18 +109,18 @@ class TempArray {
 };
 
 // A class merged across ranks by class_id: the first rank's metadata, every rank's members.
-// Members are kept as one pre-escaped JSON text per class ("\"0:seg_..\",\"1:seg_..\"") rather than a
-// string per member: about a third of the memory for a 1000-rank root's block classes.
+// Members are kept as one pre-escaped JSON text per class ("\"seg_..\",\"seg_..\"") rather than a
+// string per member: about a third of the memory for a 1000-rank root's block classes. Member ids
+// are unique across ranks (segment ids hash the rank id; layer and block ids hash their segment's),
+// so they are written bare, as the reference writes them and as the *_segments.json files name them.
 struct MergedClass {
   model::ShapeClass meta;  // members left empty
-  std::string members_json;  // escaped "<rank_id>:<member id>" strings, comma-separated
+  std::string members_json;  // escaped member id strings, comma-separated
   uint64_t member_count = 0;
 
-  void add_member(const std::string& rank_id, const std::string& id) {
+  void add_member(const std::string& id) {
     if (member_count++) members_json += ',';
     members_json += '"';
-    json_escape_append(members_json, rank_id);
-    members_json += ':';
     json_escape_append(members_json, id);
     members_json += '"';
   }
@@ -142,10 +144,9 @@ struct ClassMap {
 
 enum class Scope { kStep, kLayer, kBlock };
 
-void write_class_meta(JsonWriter& w, const MergedClass& m, Scope scope, bool with_id) {
+void write_class_meta(JsonWriter& w, const MergedClass& m, Scope scope) {
   const auto& c = m.meta;
   w.begin_object();
-  if (with_id) w.kv("class_id", c.class_id);
   switch (scope) {
     case Scope::kStep:
       w.kv("structure_signature", c.structure_signature);
@@ -613,15 +614,15 @@ void StructureOutputWriter::Impl::add_classes(const std::string& rank_id, const 
   totals.block_count += c.blocks.size();
   for (const auto& cls : c.block_classes) {
     MergedClass& m = block_classes.get(cls);
-    for (uint32_t i : cls.members) m.add_member(rank_id, c.blocks[i].block_id);
+    for (uint32_t i : cls.members) m.add_member(c.blocks[i].block_id);
   }
   for (const auto& cls : c.layer_classes) {
     MergedClass& m = layer_classes.get(cls);
-    for (uint32_t i : cls.members) m.add_member(rank_id, s.layers[i].layer_id);
+    for (uint32_t i : cls.members) m.add_member(s.layers[i].layer_id);
   }
   for (const auto& cls : c.step_classes) {
     MergedClass& m = step_classes.get(cls);
-    for (uint32_t i : cls.members) m.add_member(rank_id, s.segments[i].segment_id);
+    for (uint32_t i : cls.members) m.add_member(s.segments[i].segment_id);
   }
   totals.step_classes = step_classes.classes.size();
   totals.layer_classes = layer_classes.classes.size();
@@ -635,35 +636,56 @@ Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) 
   auto put = [&](std::string_view s) { ok = ok && std::fwrite(s.data(), 1, s.size(), f) == s.size(); };
   struct Part {
     const char* by_id;
-    const char* list;
+    const char* classes;
     const ClassMap* map;
     Scope scope;
   };
-  const Part parts[] = {{"step_class_by_id", "step_classes", &step_classes, Scope::kStep},
+  // The reference's shape, in its (sorted) key order: <scope>_class_by_id maps each member id to its
+  // class id, <scope>_classes each class id to its record.
+  const Part parts[] = {{"block_class_by_id", "block_classes", &block_classes, Scope::kBlock},
                         {"layer_class_by_id", "layer_classes", &layer_classes, Scope::kLayer},
-                        {"block_class_by_id", "block_classes", &block_classes, Scope::kBlock}};
+                        {"step_class_by_id", "step_classes", &step_classes, Scope::kStep}};
+  auto quoted = [](const std::string& text) {
+    std::string q = "\"";
+    json_escape_append(q, text);
+    return q + "\"";
+  };
   put("{");
-  bool first_key = true;
-  for (bool as_list : {false, true}) {
-    for (const Part& p : parts) {
-      put(first_key ? "\n  \"" : ",\n  \"");
-      first_key = false;
-      put(as_list ? p.list : p.by_id);
-      put(as_list ? "\": [" : "\": {");
-      for (size_t i = 0; i < p.map->classes.size() && ok; ++i) {
-        JsonWriter w;
-        if (!as_list) {
-          std::string k = "\"";
-          json_escape_append(k, p.map->classes[i].meta.class_id);
-          k += "\": ";
-          w.raw(k);  // a bare prefix; JsonWriter has no open container here
-        }
-        write_class_meta(w, p.map->classes[i], p.scope, as_list);
-        put(i ? ",\n    " : "\n    ");
-        put(w.str());
+  for (const Part& p : parts) {
+    put("\n  \"");
+    put(p.by_id);
+    put("\": {");
+    bool first = true;
+    for (const MergedClass& m : p.map->classes) {
+      const std::string cls = quoted(m.meta.class_id);
+      // members_json is "\"id\",\"id\"": ids are hashes, so a comma only ever separates them
+      for (size_t at = 0; at < m.members_json.size() && ok;) {
+        const size_t end = std::min(m.members_json.find(',', at), m.members_json.size());
+        put(first ? "\n    " : ",\n    ");
+        first = false;
+        put(std::string_view(m.members_json).substr(at, end - at));
+        put(": ");
+        put(cls);
+        at = end + 1;
       }
-      put(p.map->classes.empty() ? "" : "\n  ");
-      put(as_list ? "]" : "}");
+    }
+    put(first ? "}," : "\n  },");
+    put("\n  \"");
+    put(p.classes);
+    put("\": {");
+    for (size_t i = 0; i < p.map->classes.size() && ok; ++i) {
+      JsonWriter w;
+      w.raw(quoted(p.map->classes[i].meta.class_id) + ": ");  // a bare prefix; JsonWriter has no open container
+      write_class_meta(w, p.map->classes[i], p.scope);
+      put(i ? ",\n    " : "\n    ");
+      put(w.str());
+    }
+    put(p.map->classes.empty() ? "}" : "\n  }");
+    put(p.scope == Scope::kStep ? "" : ",");
+    if (p.scope == Scope::kLayer) {  // the reference's sorted keys put these between layer and step
+      put("\n  \"schema_version\": 1,\n  \"tool_version\": ");
+      put(quoted(ASCPROF_VERSION));
+      put(",");
     }
   }
   put("\n}\n");
@@ -766,9 +788,9 @@ std::string StructureOutputWriter::Impl::classify_manifest() const {
 Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::path>>* publish) {
   std::vector<std::pair<fs::path, fs::path>> markers;
   if (options.segment_files) {
-    ASCPROF_RETURN_IF_ERROR(steps.close("\n"));
+    ASCPROF_RETURN_IF_ERROR(steps.close("}\n"));
     publish->emplace_back(out / "step_segments.json", steps.path());
-    ASCPROF_RETURN_IF_ERROR(layers.close("\n"));
+    ASCPROF_RETURN_IF_ERROR(layers.close("}\n"));
     publish->emplace_back(out / "layer_segments.json", layers.path());
     ASCPROF_RETURN_IF_ERROR(observations.close(""));
     ASCPROF_RETURN_IF_ERROR(evidence.close(""));
@@ -796,7 +818,8 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
     markers.emplace_back(manifest, temp_sibling(manifest));
   }
   if (options.classify_files) {
-    ASCPROF_RETURN_IF_ERROR(blocks.close("\n"));
+    ASCPROF_RETURN_IF_ERROR(
+        blocks.close(std::string(",\n\"schema_version\": 1,\n\"tool_version\": \"") + ASCPROF_VERSION + "\"}\n"));
     publish->emplace_back(out / "block_segments.json", blocks.path());
     const fs::path sigs = out / "class_signatures.json";
     finish_temps.push_back(temp_sibling(sigs));
@@ -827,12 +850,12 @@ Result<StructureOutputWriter> StructureOutputWriter::create(const fs::path& out_
   impl->options = std::move(options);
   Impl& m = *impl;
   if (m.options.segment_files) {
-    ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / "step_segments.json")));
-    ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / "layer_segments.json")));
+    ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / "step_segments.json"), "{\"step_segments\": "));
+    ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / "layer_segments.json"), "{\"layer_segments\": "));
     ASCPROF_RETURN_IF_ERROR(m.observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.observations")));
     ASCPROF_RETURN_IF_ERROR(m.evidence.open(temp_sibling(out_dir / "structure_evidence_graph.json.evidence")));
   }
-  if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / "block_segments.json")));
+  if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / "block_segments.json"), "{\"block_segments\": "));
   return StructureOutputWriter(std::move(impl));
 }
 

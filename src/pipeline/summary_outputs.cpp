@@ -504,17 +504,20 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
 
   ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));
 
-  // evidence_index (step, layer and bubble windows) and the bubble evidence records. Bubble lines
-  // carry their duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
+  // evidence_index (segment, layer and bubble windows) and the bubble evidence records. Every
+  // step_summary row has its window here (a step_window, or the edge_window of a head, tail or
+  // island), because a device_idle_bubble finding on any of them cites it. Bubble lines carry their
+  // duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
   std::vector<std::pair<int64_t, std::string>> bubbles;
   for (const auto& ss : sum.segments) {
     const auto& g = s.segments[ss.segment];
-    if (g.type != model::SegmentType::kStep) continue;
+    const bool step = g.type == model::SegmentType::kStep;
     char text[160];
-    std::snprintf(text, sizeof text, "step of %u layers: wall %.3f ms, busy %.3f ms, largest bubble %.3f ms",
-                  g.layer_count, ms(ss.metrics.wall_ns), ms(ss.metrics.busy_union_ns),
-                  ms(ss.metrics.largest_internal_bubble_ns));
-    r.text(stable_id("evd", {g.segment_id, "step_window"})).text("step_window").text(rank_id).text(g.segment_id).empty();
+    std::snprintf(text, sizeof text, "%s of %u layers: wall %.3f ms, busy %.3f ms, largest bubble %.3f ms",
+                  step ? "step" : model::segment_type_name(g.type), g.layer_count, ms(ss.metrics.wall_ns),
+                  ms(ss.metrics.busy_union_ns), ms(ss.metrics.largest_internal_bubble_ns));
+    const char* kind = step ? "step_window" : "edge_window";
+    r.text(stable_id("evd", {g.segment_id, kind})).text(kind).text(rank_id).text(g.segment_id).empty();
     r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
     part("evidence_index.csv").add(line("evidence_index.csv", r));
     for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < 5; ++i) {

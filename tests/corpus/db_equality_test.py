@@ -46,7 +46,7 @@ SCENARIOS = [
     # (PYTORCH_API trace rows in the database): the same module tables from both
     ("training", ["--ranks", "6", "--pp", "3", "--microbatches", "3", "--fault", "idle_bubble:1", "--with-modules"]),
 ]
-SOURCE_RECORDS = {"normalize_manifest.json", "source_index.json"}
+SOURCE_RECORDS = {"normalize_manifest.json", "source_index.json", "manifest.json"}  # manifest.json embeds the first
 
 
 def fail(msg):
@@ -206,8 +206,7 @@ def main():
                 fail("%s: no aicore_frequency_reduced finding for rank 0 from the database" % case)
         if "--microbatches" in args:  # equal is not enough: both must have the generator's count
             want = int(args[args.index("--microbatches") + 1])
-            doc = json.loads((d / "step_segments.json").read_text())
-            segments = doc["step_segments"] if isinstance(doc, dict) else doc
+            segments = json.loads((d / "step_segments.json").read_text())["step_segments"]
             steps = [g for g in segments if g["segment_type"] == "step"]
             got = sorted({(g["rank_id"], g["microbatch_count"]) for g in steps})
             if not steps or any(c != want for _, c in got):

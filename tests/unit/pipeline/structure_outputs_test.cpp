@@ -246,7 +246,7 @@ TEST_F(StructureOutputsTest, PublishesAllFilesAndNoTemporaries) {
 }
 
 TEST_F(StructureOutputsTest, StepAndLayerSegments) {
-  auto steps = parse("step_segments.json");
+  simdjson::dom::element steps = parse("step_segments.json")["step_segments"];
   ASSERT_EQ(len(steps), 8u);
   simdjson::dom::element head = steps.at(0);
   EXPECT_EQ(std::string_view(head["segment_id"]), ranks_.s0.segments[0].segment_id);
@@ -278,7 +278,7 @@ TEST_F(StructureOutputsTest, StepAndLayerSegments) {
   const std::string& text = texts_.front();
   EXPECT_NE(text.find("\"start_us\":1700000000123456.789,\"end_us\":1700000000123466.789"), std::string::npos);
 
-  auto layers = parse("layer_segments.json");
+  simdjson::dom::element layers = parse("layer_segments.json")["layer_segments"];
   ASSERT_EQ(len(layers), 10u);
   simdjson::dom::element spec = layers.at(2);
   EXPECT_EQ(std::string_view(spec["layer_role"]), "speculative");
@@ -307,8 +307,8 @@ TEST_F(StructureOutputsTest, EvidenceGraph) {
   EXPECT_EQ(kinds["step_window"], 4);
   EXPECT_EQ(kinds["layer_window"], 10);
   // Every id a segment or layer refers to exists.
-  for (const char* f : {"step_segments.json", "layer_segments.json"})
-    for (simdjson::dom::element row : parse(f).get_array())
+  for (const char* f : {"step_segments", "layer_segments"})
+    for (simdjson::dom::element row : parse((std::string(f) + ".json").c_str())[f].get_array())
       for (const auto& id : strings(row["evidence_ids"])) EXPECT_TRUE(ids.count(id)) << f << " " << id;
 
   simdjson::dom::element rank1 = g["evidence"].at(0);
@@ -385,7 +385,7 @@ TEST_F(StructureOutputsTest, SegmentManifest) {
 }
 
 TEST_F(StructureOutputsTest, BlocksClassesAndClassifyManifest) {
-  auto blocks = parse("block_segments.json");
+  simdjson::dom::element blocks = parse("block_segments.json")["block_segments"];
   ASSERT_EQ(len(blocks), 18u);
   simdjson::dom::element b = blocks.at(9);  // rank 1, layer 0: the companion ffn block
   EXPECT_EQ(std::string_view(b["rank_id"]), "1");
@@ -398,29 +398,36 @@ TEST_F(StructureOutputsTest, BlocksClassesAndClassifyManifest) {
   EXPECT_EQ(strings(b["evidence_ids"]),
             std::vector<std::string>{stable_id("evd", {ranks_.s1.layers[0].layer_id, "layer_window"})});
 
+  // the reference's shape: <scope>_classes maps class id -> record, <scope>_class_by_id member id -> class id
   auto cs = parse("class_signatures.json");
-  simdjson::dom::element shared = cs["step_class_by_id"]["stp_cls_shared"];
+  simdjson::dom::element shared = cs["step_classes"]["stp_cls_shared"];
   EXPECT_EQ(strings(shared["members"]),
-            (std::vector<std::string>{"0:" + ranks_.s0.segments[1].segment_id, "0:" + ranks_.s0.segments[3].segment_id,
-                                      "1:" + ranks_.s1.segments[1].segment_id}));
+            (std::vector<std::string>{ranks_.s0.segments[1].segment_id, ranks_.s0.segments[3].segment_id,
+                                      ranks_.s1.segments[1].segment_id}));
+  EXPECT_EQ(std::string_view(cs["step_class_by_id"][ranks_.s1.segments[1].segment_id]), "stp_cls_shared");
   EXPECT_EQ(uint64_t(shared["main_layer_count"]), 2u);
   EXPECT_EQ(std::string_view(shared["step_family"]), "attention_moe_workload");
   EXPECT_EQ(strings(shared["layer_class_ids"]), (std::vector<std::string>{"lyr_cls_am", "lyr_cls_am", "lyr_cls_a"}));
-  EXPECT_EQ(len(cs["step_classes"]), 2u);
-  EXPECT_EQ(std::string_view(cs["step_classes"].at(0)["class_id"]), "stp_cls_shared");  // first seen
-  EXPECT_EQ(std::string_view(cs["step_classes"].at(1)["class_id"]), "stp_cls_3");
-  simdjson::dom::element am = cs["layer_class_by_id"]["lyr_cls_am"];
+  EXPECT_EQ(simdjson::dom::object(cs["step_classes"]).size(), 2u);
+  EXPECT_EQ(std::string_view(simdjson::dom::object(cs["step_classes"]).begin().key()), "stp_cls_shared");  // first seen
+  simdjson::dom::element am = cs["layer_classes"]["lyr_cls_am"];
   EXPECT_EQ(strings(am["members"]).size(), 8u);  // 4 layers on each rank
-  EXPECT_EQ(strings(am["members"])[4], "1:" + ranks_.s1.layers[1].layer_id);
+  EXPECT_EQ(strings(am["members"])[4], ranks_.s1.layers[1].layer_id);
+  EXPECT_EQ(std::string_view(cs["layer_class_by_id"][ranks_.s1.layers[1].layer_id]), "lyr_cls_am");
   EXPECT_EQ(strings(am["block_kinds"]), (std::vector<std::string>{"attention", "moe"}));
   EXPECT_EQ(strings(am["block_class_ids"]), (std::vector<std::string>{"blk_cls_attn", "blk_cls_moe"}));
-  EXPECT_EQ(len(cs["layer_classes"]), 3u);
-  simdjson::dom::element attn = cs["block_class_by_id"]["blk_cls_attn"];
+  EXPECT_EQ(simdjson::dom::object(cs["layer_classes"]).size(), 3u);
+  simdjson::dom::element attn = cs["block_classes"]["blk_cls_attn"];
   EXPECT_EQ(strings(attn["members"]).size(), 9u);  // 5 on rank 0, 4 on rank 1
   EXPECT_EQ(std::string_view(attn["block_kind"]), "attention");
   EXPECT_EQ(uint64_t(attn["shape_pairs_count"]), 4u);
-  EXPECT_TRUE(bool(cs["block_class_by_id"]["blk_cls_ffn"]["has_unknown_shape"]));
-  EXPECT_EQ(len(cs["block_classes"]), 3u);
+  EXPECT_TRUE(bool(cs["block_classes"]["blk_cls_ffn"]["has_unknown_shape"]));
+  EXPECT_EQ(simdjson::dom::object(cs["block_classes"]).size(), 3u);
+  // every member of every class is in the member map: 3 block classes' members, each once
+  uint64_t block_members = 0;
+  for (auto [id, cls] : simdjson::dom::object(cs["block_classes"])) block_members += len(cls["members"]);
+  EXPECT_EQ(simdjson::dom::object(cs["block_class_by_id"]).size(), block_members);
+  EXPECT_EQ(uint64_t(cs["schema_version"]), 1u);
 
   auto m = parse("classify_manifest.json");
   simdjson::dom::element counts = m["counts"];
@@ -546,7 +553,7 @@ TEST(StructureOutputs, SegmentOnlyAndEmptyRoot) {
   ASCPROF_ASSERT_OK(e->finish());
   auto text = read_file(dir / "empty" / "step_segments.json");
   ASCPROF_ASSERT_OK(text);
-  EXPECT_EQ(*text, "[]\n");
+  EXPECT_EQ(*text, "{\"step_segments\": []}\n");
   simdjson::dom::parser p;
   auto g = read_file(dir / "empty" / "structure_evidence_graph.json");
   ASCPROF_ASSERT_OK(g);
@@ -556,7 +563,7 @@ TEST(StructureOutputs, SegmentOnlyAndEmptyRoot) {
   auto cs = read_file(dir / "empty" / "class_signatures.json");
   ASCPROF_ASSERT_OK(cs);
   ASSERT_EQ(p.parse(*cs).get(doc), simdjson::SUCCESS);
-  EXPECT_EQ(len(doc["step_classes"]), 0u);
+  EXPECT_EQ(simdjson::dom::object(doc["step_classes"]).size(), 0u);
 }
 
 TEST(StructureOutputs, FinishedWriterDoesNotTouchALaterWritersTemporaries) {

@@ -96,7 +96,7 @@ CsvRow& CsvRow::number(double v, int decimals) {
 
 CsvRow& CsvRow::boolean(bool v) {
   sep();
-  line_ += v ? "true" : "false";
+  line_ += v ? "True" : "False";
   return *this;
 }
 

@@ -441,7 +441,7 @@ void module_section(Doc& d, const fs::path& root_out, int number) {
     if (order.size() > 25) d.p("Showing 25 of " + std::to_string(order.size()) + " modules (all in module_compare.csv).");
     rows.clear();
     for (const size_t i : order)
-      if (compare->cell(i, "stands_out") == "true")
+      if (compare->cell(i, "stands_out") == "True")
         rows.push_back({md(compare->cell(i, "module_path")), md(compare->cell(i, "busiest_rank")),
                         num(compare->number(i, "busy_us_max")), num(compare->number(i, "busy_us_median")),
                         num(compare->number(i, "busiest_to_median"), 2), md(compare->cell(i, "slowest_rank")),

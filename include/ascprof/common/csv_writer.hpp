@@ -17,7 +17,7 @@ class CsvRow {
   CsvRow& number(int64_t v);
   CsvRow& number(uint64_t v);
   CsvRow& number(double v, int decimals = 6);  ///< fixed decimals (0..17), trailing zeros trimmed; NaN -> empty
-  CsvRow& boolean(bool v);                     ///< "true" / "false", as the reference's Python writes
+  CsvRow& boolean(bool v);                     ///< "True" / "False": Python's str(bool), as the reference writes
   CsvRow& empty();                             ///< an empty cell (null)
   CsvRow& json(std::string_view compact_json); ///< a JSON value as one text cell (not formula-guarded)
   CsvRow& literal(std::string_view number);    ///< an already formatted number (e.g. exact µs text)

@@ -38,7 +38,7 @@ TEST(CsvWriter, FormulaLikeTextIsWrittenAsText) {
 TEST(CsvWriter, NumbersAndEmptyCells) {
   CsvRow r;
   r.number(1.0).number(0.1234567).number(2.5, 3).number(std::numeric_limits<double>::quiet_NaN()).empty().boolean(true);
-  EXPECT_EQ(r.take_line(), "1,0.123457,2.5,,,true\n");
+  EXPECT_EQ(r.take_line(), "1,0.123457,2.5,,,True\n");
   EXPECT_EQ(csv_header({"a", "b,c"}), "a,\"b,c\"\n");
   r.json("{\"k\":[1,2]}");
   EXPECT_EQ(r.take_line(), "\"{\"\"k\"\":[1,2]}\"\n");

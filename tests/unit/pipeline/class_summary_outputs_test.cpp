@@ -243,7 +243,7 @@ TEST(ClassSummaryOutputs, SynthCaptureTablesAddUpToTheStructure) {
   EXPECT_NEAR(num(top, "busy_ms_mean"), busy / n, 1e-6);
   EXPECT_NEAR(num(top, "comm_share_mean"), comm_share / n, 1e-6);
   EXPECT_NEAR(num(top, "comm_duration_us_sum"), comm_us, 0.0005);
-  EXPECT_EQ(top.at("pipeline_signal") == "true", !top.at("aiv_time").empty());
+  EXPECT_EQ(top.at("pipeline_signal") == "True", !top.at("aiv_time").empty());
   EXPECT_EQ(top.at("top_ops").front(), '[');
   EXPECT_NE(top.at("top_ops").find("\"duration_sum_us\":"), std::string::npos) << top.at("top_ops");
 
@@ -343,16 +343,16 @@ TEST(ClassSummaryOutputs, CellsAreFormattedAsTheReference) {
     return row;
   };
   EXPECT_EQ(line2("block_class_summary.csv"),
-            "blk_cls_0123456789abcdef,moe,false,3,2,false,1.235,0.411523,0.4,0.5,1,0.333333,0.1,0.5,12.346,false,"
+            "blk_cls_0123456789abcdef,moe,False,3,2,False,1.235,0.411523,0.4,0.5,1,0.333333,0.1,0.5,12.346,False,"
             "communication,communication,none,communication,\"{\"\"communication\"\":3}\",\"{\"\"communication\"\":9}\","
             "\"[{\"\"name\"\":\"\"hcom_allReduce_\"\",\"\"task_type\"\":\"\"HCCL\"\",\"\"duration_sum_us\"\":12.345,"
             "\"\"call_count\"\":9}]\",,,,,,,,,,,");  // no pipeline signal: 11 empty pipeline cells
   EXPECT_EQ(line2("layer_class_summary.csv"),
-            "lyr_cls_x,\"a,b\",\"[\"\"attention\"\",\"\"moe\"\"]\",\"[\"\"blk_cls_1\"\",\"\"blk_cls_2\"\"]\",false,false,1,1,"
+            "lyr_cls_x,\"a,b\",\"[\"\"attention\"\",\"\"moe\"\"]\",\"[\"\"blk_cls_1\"\",\"\"blk_cls_2\"\"]\",False,False,1,1,"
             "0,0,0,0,0,0,\"{\"\"attention\"\":0.500000,\"\"moe\"\":0.250000}\","
             "\"{\"\"attention\"\":0.500000,\"\"moe\"\":0.250000}\",[]");
   EXPECT_EQ(line2("step_class_summary.csv"),
-            "stp_cls_x,,,0,0,false,1,1,0,0,0,0,0,0,0,0,0,0,1,0,0,"
+            "stp_cls_x,,,0,0,False,1,1,0,0,0,0,0,0,0,0,0,0,1,0,0,"
             "\"[{\"\"layer_class_id\"\":\"\"lyr_cls_x\"\",\"\"wall_ms_sum\"\":2.500,\"\"member_count\"\":4}]\",[]");
 }
 

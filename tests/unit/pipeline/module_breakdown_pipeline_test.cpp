@@ -139,7 +139,7 @@ TEST(ModuleBreakdownPipeline, SynthModulesMatchGroundTruthExactly) {
     if (path.find("Attention_") == std::string::npos && path.find("MLP_") == std::string::npos) continue;
     ++parts;
     EXPECT_EQ(c.at("busiest_rank"), "1") << path;
-    EXPECT_EQ(c.at("stands_out"), "true") << path;
+    EXPECT_EQ(c.at("stands_out"), "True") << path;
     EXPECT_GT(std::stod(c.at("busiest_to_median")), 1.5) << path;
   }
   EXPECT_EQ(parts, 8u);
@@ -154,7 +154,7 @@ TEST(ModuleBreakdownPipeline, CleanRanksHaveNoModuleStandingOut) {
   const Analysed a = analyse(dir / "c", dir / "out");
   const auto compare = ascprof::testing::plain_csv_rows(a.out / "module_compare.csv");
   EXPECT_EQ(compare.size(), 13u);
-  for (const auto& c : compare) EXPECT_EQ(c.at("stands_out"), "false") << c.at("module_path");
+  for (const auto& c : compare) EXPECT_EQ(c.at("stands_out"), "False") << c.at("module_path");
 }
 
 // Without module ranges nothing new is written: no table, no HDF5 group, no outcome rows.

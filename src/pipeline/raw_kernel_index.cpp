@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ascprof/analysis/normalize.hpp"
@@ -180,6 +181,15 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     if (const int m = norm.pipeline_metric[f]; m >= 0 && static_cast<size_t>(m) < k.metrics.size())
       pipe.emplace_back("\"" + output_field_name(kb.pipeline.fields()[f].name) + "\":", &k.metrics[static_cast<size_t>(m)].values);
 
+  // task_type and accelerator_core cells upper-cased as the reference writes them (GATHERV2, the key
+  // operator_summary joins on), rendered once per interned string rather than once per row
+  std::unordered_map<StrId, std::string> upper_cells;
+  auto upper_cell = [&](StrId id) -> const std::string& {
+    auto [it, inserted] = upper_cells.try_emplace(id);
+    if (inserted) append_text(it->second, ascii_upper(pool.view(id)));
+    return it->second;
+  };
+
   PartFile file(out), events(dir / "normalized_event_index.csv.part");
   ASCPROF_RETURN_IF_ERROR(file.open());
   ASCPROF_RETURN_IF_ERROR(events.open());
@@ -198,9 +208,9 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     ev += ',';
     append_text(ev, pool.view(k.name[row]));
     ev += ',';
-    append_text(ev, ascii_upper(pool.view(k.type[row])));
+    ev += upper_cell(k.type[row]);
     ev += ',';
-    append_text(ev, row < k.accelerator_core.size() ? ascii_upper(pool.view(k.accelerator_core[row])) : std::string());
+    if (row < k.accelerator_core.size()) ev += upper_cell(k.accelerator_core[row]);
     ev += ',';
     if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
     else ev += "unknown";
@@ -243,7 +253,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     buf += ',';
     append_text(buf, pool.view(k.name[row]));
     buf += ',';
-    append_text(buf, pool.view(k.type[row]));
+    buf += upper_cell(k.type[row]);
     buf += ',';
     append_us(buf, k.start_ns[row]);
     buf += ',';

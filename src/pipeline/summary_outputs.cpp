@@ -86,6 +86,17 @@ std::string strings_json(const std::vector<std::string>& v) {
   return out + "]";
 }
 
+// "a,b" (a model row's joined names) as the JSON list the reference writes: ["a","b"]; "" -> [].
+std::string comma_list_json(std::string_view joined) {
+  std::vector<std::string> items;
+  for (size_t at = 0; at < joined.size();) {
+    const size_t end = std::min(joined.find(',', at), joined.size());
+    items.emplace_back(joined.substr(at, end - at));
+    at = end + 1;
+  }
+  return strings_json(items);
+}
+
 // An operator called 100k times in a rank has 100k row runs: the cell keeps the first
 // kMaxRowRanges (the row_range_count column says how many there are; all rows are in the HDF5).
 constexpr size_t kMaxRowRanges = 64;
@@ -278,9 +289,9 @@ double us(int64_t ns) { return static_cast<double>(ns) / 1e3; }
 void operator_cells(CsvRow& r, const std::string& rank_id, uint32_t ord, const model::OperatorRow& o, size_t n_pipe) {
   const double calls = static_cast<double>(std::max<uint64_t>(1, o.call_count));
   const int64_t total = o.duration_sum_ns + o.wait_sum_ns;
-  r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).text(o.categories).number(o.call_count);
+  r.text(rank_id).text(o.name).text(o.task_type).text(o.roles).json(comma_list_json(o.categories)).number(o.call_count);
   r.number(us(o.duration_sum_ns), 3).number(us(o.wait_sum_ns), 3).number(us(total), 3);
-  r.number(us(o.duration_sum_ns) / calls, 3).number(us(o.wait_sum_ns) / calls, 3).number(us(total) / calls, 3);
+  r.number(us(o.duration_sum_ns) / calls).number(us(o.wait_sum_ns) / calls).number(us(total) / calls);  // 6 decimals, as the reference
   r.number(total > 0 ? static_cast<double>(o.wait_sum_ns) / static_cast<double>(total) : 0.0);
   r.number(uint64_t{o.stream_count}).json(ranges_json(o.row_ranges)).number(uint64_t{o.row_ranges.size()});
   std::string rows = "[";

@@ -111,11 +111,11 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   const std::string src0 = stable_id("src", {"0", "kernel_details_csv", kKernelCsv});
   ASSERT_EQ(src0.rfind("src_", 0), 0u);
   EXPECT_EQ(l[1], "evt_0_0,0," + src0 +
-                      ",0,aclnnFusedInferAttentionScore,FusedInferAttentionScore,1764000000123456.789,2.500,0.000,"
+                      ",0,aclnnFusedInferAttentionScore,FUSEDINFERATTENTIONSCORE,1764000000123456.789,2.500,0.000,"
                       "\"[\"\"attention\"\",\"\"compute\"\"]\","
                       "\"[\"\"attention.flash_score\"\",\"\"attention.generic\"\"]\",shape_0123456789abcdef");
   // a formula-like name is prefixed with ' (and quoted for its quotes); no roles -> []
-  EXPECT_EQ(l[2], "evt_0_1,0," + src0 + ",1,\"'=HYPERLINK(\"\"x\"\")\",Cast,1764000000123460.000,0.001,0.999,[],[],");
+  EXPECT_EQ(l[2], "evt_0_1,0," + src0 + ",1,\"'=HYPERLINK(\"\"x\"\")\",CAST,1764000000123460.000,0.001,0.999,[],[],");
   // a comma and quotes in a name: one quoted cell
   EXPECT_EQ(l[3], "evt_0_2,0," + src0 +
                       ",2,\"a,b \"\"c\"\"\",AI_CPU,1764000000123470.000,12345.678,1.000,\"[\"\"aicpu\"\"]\","
@@ -123,7 +123,7 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   // rank 1 after rank 0, its own ordinal, rank id and source id
   const std::string src1 = stable_id("src", {"1", "kernel_details_csv", "/captures/run1/rank1/k.csv"});
   EXPECT_NE(src1, src0);
-  EXPECT_EQ(l[4].rfind("evt_1_0,1," + src1 + ",0,hcom_allReduce__123,AllReduce,0.005,0.007,0.003,", 0), 0u) << l[4];
+  EXPECT_EQ(l[4].rfind("evt_1_0,1," + src1 + ",0,hcom_allReduce__123,ALLREDUCE,0.005,0.007,0.003,", 0), 0u) << l[4];
   EXPECT_EQ(l[5].rfind("evt_1_1,1," + src1 + ",1,MatMulV2,", 0), 0u) << l[5];
   EXPECT_EQ(l[5].substr(l[5].size() - 11), ",shape_ffff");
 
@@ -203,9 +203,9 @@ TEST(RawKernelIndex, StreamsManyRowsExactly) {
   EXPECT_EQ(static_cast<size_t>(std::count(text->begin(), text->end(), '\n')), 1 + kRows + 1);  // + quoted newline
   const auto l = lines(*text);
   EXPECT_EQ(l.back().rfind("evt_3_119999,3,", 0), 0u) << l.back();
-  EXPECT_NE(l.back().find(",119999,aclnnMatmul_49,MatMulV2,1764000000119999.000,0.900,0.100,"), std::string::npos)
+  EXPECT_NE(l.back().find(",119999,aclnnMatmul_49,MATMULV2,1764000000119999.000,0.900,0.100,"), std::string::npos)
       << l.back();
-  EXPECT_NE(text->find(",7,\"two\nlines\",MatMulV2,"), std::string::npos);
+  EXPECT_NE(text->find(",7,\"two\nlines\",MATMULV2,"), std::string::npos);
   auto manifest = read_file(dir / "summary_manifest.json");
   ASCPROF_ASSERT_OK(manifest);
   EXPECT_NE(manifest->find("\"raw_kernel_rows\":120000"), std::string::npos) << *manifest;
@@ -230,9 +230,9 @@ TEST(RawKernelIndex, RealCaptureHasOneRowPerKernel) {
   const auto l = lines(*text);
   ASSERT_EQ(l.size(), 191u);
   const std::string src = stable_id("src", {"0", "kernel_details_csv", csv.string()});
-  EXPECT_EQ(l[0].rfind("evt_5_0,0," + src + ",0,trans_TransData_0,TransData,1736408883704643.212,53.741,0.000,", 0), 0u)
+  EXPECT_EQ(l[0].rfind("evt_5_0,0," + src + ",0,trans_TransData_0,TRANSDATA,1736408883704643.212,53.741,0.000,", 0), 0u)
       << l[0];
-  EXPECT_EQ(l[1].rfind("evt_5_1,0," + src + ",1,trans_TransData_1,TransData,1736408883704801.156,6.540,104.202,", 0), 0u)
+  EXPECT_EQ(l[1].rfind("evt_5_1,0," + src + ",1,trans_TransData_1,TRANSDATA,1736408883704801.156,6.540,104.202,", 0), 0u)
       << l[1];
   EXPECT_EQ(l[190].rfind("evt_5_190,0," + src + ",190,", 0), 0u) << l[190];
 }

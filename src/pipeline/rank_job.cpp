@@ -299,7 +299,9 @@ class RankJob {
                                                           norm, pool_, kb_));
     }
     memory_probe("raw kernel index written");
-    // Last reader of the kernel rows: everything below reads only s, c and sum.
+    const EventRecords bubble_events = bubble_event_records(static_cast<uint32_t>(task_.rank_index), task_.rank_id, sum, k,
+                                                            norm, pool_, kb_);
+    // Last reader of the kernel rows: everything below reads only s, c, sum and bubble_events.
     k = model::KernelTable{};
     norm_opt.reset();
     memory_probe("kernel table freed");
@@ -334,7 +336,7 @@ class RankJob {
                            h.wait_ratio});
     Timer t(&out_.write_seconds);
     ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
-                                                     sum, kb_));
+                                                     sum, kb_, bubble_events));
     memory_probe("summary parts written");
     return {};
   }

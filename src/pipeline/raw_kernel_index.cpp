@@ -134,6 +134,54 @@ class PartFile {
 
 std::string root_profile_id(const std::string& root) { return stable_id("profile", {root}); }
 
+EventRecords bubble_event_records(uint32_t ord, const std::string& rank_id, const model::RankSummary& sum,
+                                  const model::KernelTable& k, const analysis::NormalizedKernels& norm,
+                                  const StringPool& pool, const knowledge::Knowledge& kb) {
+  EventRecords out;
+  auto render = [&](uint32_t row) {
+    if (row >= k.size() || out.count(row)) return;
+    auto names = [](JsonWriter& w, const char* key, const std::vector<std::string>& v) {
+      w.key(key);
+      w.begin_array();
+      for (const auto& x : v) w.value(x);
+      w.end_array();
+    };
+    const uint32_t tx = row < norm.taxon.size() ? norm.taxon[row] : UINT32_MAX;
+    JsonWriter w;
+    w.begin_object();
+    w.kv("accelerator_core", row < k.accelerator_core.size() ? ascii_upper(pool.view(k.accelerator_core[row])) : "");
+    names(w, "categories", tx < norm.taxa.size() ? analysis::category_names(norm.taxa[tx].categories, kb.vocab)
+                                                   : std::vector<std::string>{});
+    w.key("duration_us");
+    w.raw(us_text(k.dur_ns[row]));
+    w.kv("event_id", "evt_" + std::to_string(ord) + "_" + std::to_string(row));
+    w.kv("name", pool.view(k.name[row]));
+    w.kv("rank_id", rank_id);
+    names(w, "roles", tx < norm.taxa.size() ? analysis::role_names(norm.taxa[tx].roles, kb.vocab)
+                                              : std::vector<std::string>{});
+    w.kv("row_idx", uint64_t{row});
+    w.key("shape_signature");
+    if (row < norm.shape_signature.size() && norm.shape_signature[row] != 0) w.value(pool.view(norm.shape_signature[row]));
+    else w.null();
+    w.key("start_us");
+    w.raw(us_text(k.start_ns[row]));
+    w.kv("stream_id", row >= k.stream_id.size()                 ? std::string("unknown")
+                      : k.stream_id[row] == model::kAbsentI32 ? std::string("N/A")
+                                                              : std::to_string(k.stream_id[row]));
+    w.kv("task_type", ascii_upper(pool.view(k.type[row])));
+    w.key("wait_us");
+    w.raw(us_text(k.wait_ns[row]));
+    w.end_object();
+    out.emplace(row, w.take());
+  };
+  for (const auto& ss : sum.segments)
+    for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < kEvidenceBubbles; ++i) {
+      render(ss.metrics.top_bubbles[i].before_row);
+      render(ss.metrics.top_bubbles[i].after_row);
+    }
+  return out;
+}
+
 Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std::string& rank_id,
                                    const char* source_kind, const std::string& source_path,
                                    const std::string& profile_id, const model::KernelTable& k,
@@ -212,8 +260,11 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     ev += ',';
     if (row < k.accelerator_core.size()) ev += upper_cell(k.accelerator_core[row]);
     ev += ',';
-    if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
-    else ev += "unknown";
+    // the reference keeps the cell's text: CANN writes N/A for a communication row's stream; a
+    // capture without the column gets the reference's default, "unknown"
+    if (row >= k.stream_id.size()) ev += "unknown";
+    else if (k.stream_id[row] == model::kAbsentI32) ev += "N/A";
+    else append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
     ev += ',';
     append_us(ev, k.start_ns[row]);
     ev += ',';

@@ -200,6 +200,17 @@ std::string source_index(const RootPlan& plan, const std::vector<RankOutcome>& o
       char hex[17];
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(s.prefix_hash));
       w.kv("prefix_fnv1a64", hex);
+      // the reference's row range: the kernel table's rows (row_idx of the event tables), 0-based
+      const bool kernel_rows = (s.kind == "kernel_details_csv" || s.kind == "profiler_db") && o.kernel_rows > 0;
+      w.kv("row_base", kernel_rows ? "zero_based" : "not_applicable");
+      w.key("row_start");
+      if (kernel_rows) w.value(uint64_t{0});
+      else w.null();
+      w.key("row_end");
+      if (kernel_rows) w.value(o.kernel_rows - 1);
+      else w.null();
+      w.key("sha256");  // the reference hashes only with --hash-sources; we fingerprint a prefix instead
+      w.null();
       w.end_object();
     }
   w.end_array();

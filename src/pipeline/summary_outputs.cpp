@@ -326,7 +326,8 @@ const std::vector<std::string>& summary_tables() {
 
 Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::string& rank_id,
                                 const model::RankStructure& s, const model::RankClasses& c,
-                                const model::RankSummary& sum, const knowledge::Knowledge& kb) {
+                                const model::RankSummary& sum, const knowledge::Knowledge& kb,
+                                const EventRecords& events) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
@@ -531,7 +532,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(stable_id("evd", {g.segment_id, kind})).text(kind).text(rank_id).text(g.segment_id).empty();
     r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
     part("evidence_index.csv").add(line("evidence_index.csv", r));
-    for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < 5; ++i) {
+    for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < kEvidenceBubbles; ++i) {
       const auto& b = ss.metrics.top_bubbles[i];
       const std::string id =
           stable_id("evd", {g.segment_id, "bubble", std::to_string(b.bubble_index), us_text(b.start_ns)});
@@ -540,20 +541,31 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
       part("evidence_index.csv").add(line("evidence_index.csv", r));
+      // the reference's record: the kernel rows on either side as event objects (their id alone
+      // when the caller rendered none), the segment's cluster and step family
+      auto event = [&](JsonWriter& w, const char* key, uint32_t row) {
+        w.key(key);
+        const auto it = events.find(row);
+        if (it != events.end()) w.raw(it->second);
+        else w.value(event_id(ord, row));
+      };
       JsonWriter w;
       w.begin_object();
+      event(w, "after_event", b.after_row);
+      event(w, "before_event", b.before_row);
+      w.kv("bubble_index", uint64_t{b.bubble_index});
+      w.kv("cluster_id", g.cluster_id);
+      w.kv("duration_ms", ms(b.end_ns - b.start_ns));
+      w.key("duration_us");
+      w.raw(us_text(b.end_ns - b.start_ns));
+      w.key("end_us");
+      w.raw(us_text(b.end_ns));
       w.kv("evidence_id", id);
       w.kv("rank_id", rank_id);
       w.kv("segment_id", g.segment_id);
-      w.kv("bubble_index", uint64_t{b.bubble_index});
       w.key("start_us");
       w.raw(us_text(b.start_ns));
-      w.key("end_us");
-      w.raw(us_text(b.end_ns));
-      w.key("duration_us");
-      w.raw(us_text(b.end_ns - b.start_ns));
-      w.kv("before_event", event_id(ord, b.before_row));
-      w.kv("after_event", event_id(ord, b.after_row));
+      w.kv("step_family", g.step_family);
       w.end_object();
       bubbles.emplace_back(b.end_ns - b.start_ns, w.take());
     }

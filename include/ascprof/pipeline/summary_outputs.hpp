@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ascprof/common/status.hpp"
@@ -32,9 +33,24 @@ namespace ascprof::pipeline {
 const std::vector<std::string>& summary_tables();
 
 /// Writes one rank's fragments into `dir` (created if missing; replaced if present).
+/// The largest bubbles of each segment that evidence_index.csv and bubble_windows.jsonl hold.
+inline constexpr size_t kEvidenceBubbles = 5;
+
+/// `events` holds the rendered kernel rows that bubble_windows.jsonl embeds as before_event /
+/// after_event (bubble_event_records); a row missing from it is written as its event id alone.
+using EventRecords = std::unordered_map<uint32_t, std::string>;
 Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
                                 const model::RankStructure& structure, const model::RankClasses& classes,
-                                const model::RankSummary& summary, const knowledge::Knowledge& kb);
+                                const model::RankSummary& summary, const knowledge::Knowledge& kb,
+                                const EventRecords& events = EventRecords{});
+
+/// The reference's event objects for bubble_windows.jsonl (accelerator_core, categories, duration_us,
+/// event_id, name, rank_id, roles, row_idx, shape_signature, start_us, stream_id, task_type, wait_us)
+/// of the rows on either side of each segment's top bubbles: a few rows per segment, rendered while
+/// the kernel table is still in memory (the summary parts are written after it is freed).
+EventRecords bubble_event_records(uint32_t rank_ordinal, const std::string& rank_id, const model::RankSummary& summary,
+                                  const model::KernelTable& kernels, const analysis::NormalizedKernels& normalized,
+                                  const StringPool& pool, const knowledge::Knowledge& kb);
 
 /// Writes one rank's raw_kernel_index.csv fragment (`dir/raw_kernel_index.csv.part`, no header; `dir`
 /// created if missing, the fragment replaced if present): one row per kernel_details row, in row

@@ -135,7 +135,7 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
 }
 
 // normalized_event_index.csv (reference-analysis.md §2.1) in the same pass: the profile id after the
-// event id, task type and core upper-cased, a missing stream "unknown", end = start + duration,
+// event id, task type and core upper-cased, a stream the row lacks "N/A" (as CANN writes it), end = start + duration,
 // categories before roles, shape_features {}, the pipeline fields the capture has (N/A and negative
 // values 0), the op type by name.
 TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
@@ -173,7 +173,7 @@ TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
                       ",0,MatMulV2,MATMULV2,AI_CORE,2,1000.000,1002.500,2.500,0.100,\"[\"\"compute.matmul\"\"]\","
                       "\"[\"\"compute\"\"]\",shape_ab,{},\"{\"\"aicore_time\"\":1.5}\",aic");
   EXPECT_EQ(l[2], "evt_0_1,profile_x,0," + src +
-                      ",1,Cast,CAST,AI_VECTOR_CORE,unknown,1010.000,1011.000,1.000,0.000,[],[],,{},"
+                      ",1,Cast,CAST,AI_VECTOR_CORE,N/A,1010.000,1011.000,1.000,0.000,[],[],,{},"
                       "\"{\"\"aicore_time\"\":0}\",aic");
   EXPECT_NE(l[3].find(",MIX_AIC,7,"), std::string::npos) << l[3];
   EXPECT_NE(l[3].find("\"{\"\"aicore_time\"\":0}\""), std::string::npos) << l[3];

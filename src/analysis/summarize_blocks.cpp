@@ -139,8 +139,8 @@ std::vector<model::BlockSummary> summarize_blocks(const SummarizeInput& in, cons
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
   ranges.reserve(c.blocks.size());
   for (const auto& block : c.blocks) ranges.emplace_back(block.row_start, block.row_end);
-  // block rows show task types, roles and op types, not categories
-  std::vector<model::WindowMetrics> metrics = window_metrics_many(in, ranges, 0, /*category_counts=*/false);
+  // block rows show task types, roles, op types and (block_summary.csv's reference column) categories
+  std::vector<model::WindowMetrics> metrics = window_metrics_many(in, ranges, 0, /*category_counts=*/true);
   for (size_t bi = 0; bi < c.blocks.size(); ++bi) {
     const model::BlockSegment& block = c.blocks[bi];
     model::BlockSummary& row = out[bi];

@@ -126,4 +126,15 @@ void JsonWriter::raw(std::string_view json) {
   out_.append(json);
 }
 
+void JsonWriter::members(std::string_view object_json) {
+  const size_t open = object_json.find('{'), close = object_json.rfind('}');
+  if (open == std::string_view::npos || close == std::string_view::npos || close <= open) return;
+  std::string_view inner = object_json.substr(open + 1, close - open - 1);
+  while (!inner.empty() && (inner.front() == ' ' || inner.front() == '\n')) inner.remove_prefix(1);
+  while (!inner.empty() && (inner.back() == ' ' || inner.back() == '\n')) inner.remove_suffix(1);
+  if (inner.empty()) return;
+  before_value();  // the separator, as before a key
+  out_.append(inner);
+}
+
 }  // namespace ascprof

@@ -32,6 +32,15 @@ const char* const kOperatorColumns[] = {
 
 constexpr const char* kStepMethod = "step_time_overlap_v1+clock_offsets";
 constexpr const char* kOperatorMethod = "time_bucket_v1+clock_offsets";
+// alignment_limitations is text, as the reference writes it: what the method cannot tell apart
+// (then, for an operator row, what the row leaves out), sentences joined by a space
+constexpr const char* kStepLimitation =
+    "Step alignment uses start/end overlap after the per-rank clock offsets; ranks whose steps do not overlap "
+    "are treated as independent.";
+constexpr const char* kOperatorLimitation =
+    "Operator alignment buckets events by (role, name_key, shape, floor(start_us / bucket_us)) after the per-rank "
+    "clock offsets. Multiple ops landing in the same bucket are assumed to be the same logical op across ranks; "
+    "operator-level reordering can mis-pair.";
 
 double us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
@@ -105,19 +114,24 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   a.raw("[]");
   a.kv("start_us", us(al.start_ns));
   a.kv("end_us", us(al.end_ns));
-  a.kv("alignment_method", kStepMethod);
-  a.kv("alignment_confidence", al.confidence);
-  a.key("alignment_limitations");
-  a.raw("[]");
-  a.kv("member_count", static_cast<uint64_t>(al.members.size()));
-  a.kv("wall_skew_us", al.wall_skew_us);
-  a.key("layer_counts");
-  a.begin_array();
-  for (const auto v : layers) a.value(v);
-  a.end_array();
-  a.key("step_families");
-  a.raw(json_list(fams));
-  a.kv("is_structure_mismatch", al.is_structure_mismatch);
+  JsonWriter m;  // the alignment's figures: flat in the row, and again under metrics as the reference nests them
+  m.begin_object();
+  m.kv("alignment_method", kStepMethod);
+  m.kv("alignment_confidence", al.confidence);
+  m.kv("alignment_limitations", kStepLimitation);
+  m.kv("member_count", static_cast<uint64_t>(al.members.size()));
+  m.kv("wall_skew_us", al.wall_skew_us);
+  m.key("layer_counts");
+  m.begin_array();
+  for (const auto v : layers) m.value(v);
+  m.end_array();
+  m.key("step_families");
+  m.raw(json_list(fams));
+  m.kv("is_structure_mismatch", al.is_structure_mismatch);
+  m.end_object();
+  a.members(m.str());
+  a.key("metrics");
+  a.raw(m.str());
   a.key("evidence_ids");
   a.raw(json_list(evidence));
   a.end_object();
@@ -126,7 +140,7 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   layer_list += "]";
   CsvRow r;
   r.text(al.alignment_id).text("time_window").json(json_list(al.rank_ids)).json(json_list(segs)).json("[]");
-  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kStepMethod).text(al.confidence).json("[]");
+  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kStepMethod).text(al.confidence).text(kStepLimitation);
   r.number(static_cast<uint64_t>(al.members.size())).number(al.wall_skew_us, 3).json(layer_list).json(json_list(fams));
   r.boolean(al.is_structure_mismatch).json(json_list(evidence));
   for (int i = 0; i < 12; ++i) r.empty();  // the operator columns
@@ -164,10 +178,10 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
         if (evidence.empty() || evidence.back() != id) evidence.push_back(id);
       }
     }
-  std::vector<std::string> limitations;
+  std::string limitations = kOperatorLimitation;
   if (events.size() < al.member_count)
-    limitations.push_back("event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
-                          " member events (each rank's first ones)");
+    limitations += " event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
+                   " member events (each rank's first ones).";
   const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
   const char* conf = analysis::confidence_name(al.confidence);
   const double skew = us(al.dur_max_ns - al.dur_min_ns);
@@ -183,29 +197,34 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.raw(json_list(events));
   a.kv("start_us", us(al.start_ns));
   a.kv("end_us", us(al.end_ns));
-  a.kv("alignment_method", kOperatorMethod);
-  a.kv("alignment_confidence", conf);
-  a.key("alignment_limitations");
-  a.raw(json_list(limitations));
-  a.kv("member_count", al.member_count);
-  a.kv("role", role);
-  a.kv("name_key", key.name_key);
-  a.kv("shape_signature", key.shape);
-  a.kv("bucket_us", t.rules->bucket_us);
-  a.kv("rank_count", uint64_t{al.member_ranks});
-  a.kv("start_skew_us", us(al.start_skew_ns));
-  a.kv("end_skew_us", us(al.end_skew_ns));
-  a.kv("duration_min_us", us(al.dur_min_ns));
-  a.kv("duration_max_us", us(al.dur_max_ns));
-  a.kv("duration_skew_us", skew);
-  a.kv("duration_ratio", al.duration_ratio);
-  a.kv("wait_max_us", us(al.wait_max_ns));
+  JsonWriter m;  // the alignment's figures: flat in the row, and again under metrics as the reference nests them
+  m.begin_object();
+  m.kv("alignment_method", kOperatorMethod);
+  m.kv("alignment_confidence", conf);
+  m.kv("alignment_limitations", limitations);
+  m.kv("member_count", al.member_count);
+  m.kv("role", role);
+  m.kv("name_key", key.name_key);
+  m.kv("shape_signature", key.shape);
+  m.kv("bucket_us", t.rules->bucket_us);
+  m.kv("rank_count", uint64_t{al.member_ranks});
+  m.kv("start_skew_us", us(al.start_skew_ns));
+  m.kv("end_skew_us", us(al.end_skew_ns));
+  m.kv("duration_min_us", us(al.dur_min_ns));
+  m.kv("duration_max_us", us(al.dur_max_ns));
+  m.kv("duration_skew_us", skew);
+  m.kv("duration_ratio", al.duration_ratio);
+  m.kv("wait_max_us", us(al.wait_max_ns));
+  m.end_object();
+  a.members(m.str());
+  a.key("metrics");
+  a.raw(m.str());
   a.key("evidence_ids");
   a.raw(json_list(evidence));
   a.end_object();
   CsvRow r;
   r.text(id).text("operator").json(json_list(ranks)).json("[]").json(json_list(events));
-  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kOperatorMethod).text(conf).json(json_list(limitations));
+  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kOperatorMethod).text(conf).text(limitations);
   if (out.step_columns()) {
     r.number(al.member_count);
     for (int i = 0; i < 4; ++i) r.empty();  // the step columns

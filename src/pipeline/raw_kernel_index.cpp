@@ -165,9 +165,9 @@ EventRecords bubble_event_records(uint32_t ord, const std::string& rank_id, cons
     else w.null();
     w.key("start_us");
     w.raw(us_text(k.start_ns[row]));
-    w.kv("stream_id", row >= k.stream_id.size()                 ? std::string("unknown")
-                      : k.stream_id[row] == model::kAbsentI32 ? std::string("N/A")
-                                                              : std::to_string(k.stream_id[row]));
+    w.kv("stream_id", row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32
+                          ? std::to_string(k.stream_id[row])
+                          : std::string(k.header.has_stream_id ? "N/A" : "unknown"));
     w.kv("task_type", ascii_upper(pool.view(k.type[row])));
     w.key("wait_us");
     w.raw(us_text(k.wait_ns[row]));
@@ -262,9 +262,8 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     ev += ',';
     // the reference keeps the cell's text: CANN writes N/A for a communication row's stream; a
     // capture without the column gets the reference's default, "unknown"
-    if (row >= k.stream_id.size()) ev += "unknown";
-    else if (k.stream_id[row] == model::kAbsentI32) ev += "N/A";
-    else append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
+    if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
+    else ev += k.header.has_stream_id ? "N/A" : "unknown";
     ev += ',';
     append_us(ev, k.start_ns[row]);
     ev += ',';

@@ -33,6 +33,9 @@ class JsonWriter {
   void null();
   /// Inserts an already-serialised JSON value verbatim.
   void raw(std::string_view json);
+  /// Inserts the members of an already-serialised object ("{...}") into the open object, as if each
+  /// had been written here: one list of fields can go both flat and under a key.
+  void members(std::string_view object_json);
 
   template <typename T>
   void kv(std::string_view k, const T& v) {

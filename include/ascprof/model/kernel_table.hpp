@@ -24,6 +24,7 @@ struct KernelHeaderInfo {
   bool has_device_id = false;
   bool has_op_state = false;
   bool has_hf32 = false;
+  bool has_stream_id = false;        ///< a stream column exists (its N/A cells are then "N/A", not "unknown")
   bool level0_short = false;         ///< no Model ID/Task ID/Stream ID (Level0 form)
   std::string block_column;          ///< "Block Dim", "Block Num" or "" if absent
   std::string era;                   ///< "E1", "E2", "E3", "E4", "level0-E2", ... best guess

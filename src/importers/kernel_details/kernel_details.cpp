@@ -463,6 +463,7 @@ void fill_header_info(const CsvHeader& h, const Plan& p, model::KernelHeaderInfo
   info.has_device_id = p.device.present();
   info.has_op_state = p.op_state.present();
   info.has_hf32 = p.hf32.present();
+  info.has_stream_id = p.stream.present();
   info.level0_short = !p.model.present() && !p.task.present() && !p.stream.present();
   info.block_column = p.block.present() ? h.name(p.block.cols[0]) : std::string();
   const bool block_num = ascii_lower(info.block_column) == "block num" ||

@@ -259,6 +259,7 @@ class KernelReader {
     h.has_device_id = true;
     h.has_op_state = db::has_column(cols_, "opState");
     h.has_hf32 = db::has_column(cols_, "hf32Eligible");
+    h.has_stream_id = true;  // TASK.streamId: every database has it
     h.block_column = block_column_;
     h.era = "DB-" + version_;
     h.columns = {"Step Id", "Device_id", "Model ID", "Task ID", "Stream ID", "Name", "Type"};

@@ -34,5 +34,35 @@ TEST(JsonWriter, EscapesHostileStrings) {
   EXPECT_EQ(w.str(), R"({"name":"a\"b\\c\n\u003c/script>\u0001\ufffd","nan":null,"list":[1,true]})");
 }
 
+// members() splices an object's fields into the open object: first, in the middle, empty, pretty.
+TEST(JsonWriter, MembersSpliceAnObjectsFields) {
+  JsonWriter m;
+  m.begin_object();
+  m.kv("a", int64_t{1});
+  m.kv("b", "x");
+  m.end_object();
+  JsonWriter w;
+  w.begin_object();
+  w.members(m.str());
+  w.kv("c", true);
+  w.members("{}");
+  w.members(m.str());
+  w.key("metrics");
+  w.raw(m.str());
+  w.end_object();
+  EXPECT_EQ(w.str(), R"({"a":1,"b":"x","c":true,"a":1,"b":"x","metrics":{"a":1,"b":"x"}})");
+  JsonWriter pm(true);
+  pm.begin_object();
+  pm.kv("a", int64_t{1});
+  pm.end_object();
+  JsonWriter pw(true);
+  pw.begin_object();
+  pw.kv("z", int64_t{0});
+  pw.members(pm.str());
+  pw.end_object();
+  EXPECT_NE(pw.str().find("\"z\": 0,"), std::string::npos) << pw.str();
+  EXPECT_NE(pw.str().find("\"a\": 1"), std::string::npos) << pw.str();
+}
+
 }  // namespace
 }  // namespace ascprof

@@ -146,6 +146,7 @@ TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
            {"Add", "Add", 1'020'000, 500, 0, {}, {}, ""}});
   for (const char* core : {"ai_core", "AI_VECTOR_CORE", "mix_aic"}) a.k.accelerator_core.push_back(a.pool.intern(core));
   a.k.stream_id = {2, model::kAbsentI32, 7};
+  a.k.header.has_stream_id = true;  // the column exists; row 1 had N/A in it
   model::MetricColumn aicore;
   aicore.name = "aicore_time(us)";
   aicore.values = {1.5, std::nan(""), -2.0};

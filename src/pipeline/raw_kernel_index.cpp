@@ -227,7 +227,9 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   std::vector<std::pair<std::string, const std::vector<double>*>> pipe;
   for (size_t f = 0; f < kb.pipeline.fields().size() && f < norm.pipeline_metric.size(); ++f)
     if (const int m = norm.pipeline_metric[f]; m >= 0 && static_cast<size_t>(m) < k.metrics.size())
-      pipe.emplace_back("\"" + output_field_name(kb.pipeline.fields()[f].name) + "\":", &k.metrics[static_cast<size_t>(m)].values);
+      // the key as it stands inside the CSV-quoted JSON cell: ""name"": (field names hold no quote)
+      pipe.emplace_back("\"\"" + output_field_name(kb.pipeline.fields()[f].name) + "\"\":",
+                        &k.metrics[static_cast<size_t>(m)].values);
 
   // task_type and accelerator_core cells upper-cased as the reference writes them (GATHERV2, the key
   // operator_summary joins on), rendered once per interned string rather than once per row
@@ -241,7 +243,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
   PartFile file(out), events(dir / "normalized_event_index.csv.part");
   ASCPROF_RETURN_IF_ERROR(file.open());
   ASCPROF_RETURN_IF_ERROR(events.open());
-  std::string buf, ev, json;
+  std::string buf, ev;
   buf.reserve(kFlushBytes + (64u << 10));
   ev.reserve(kFlushBytes + (64u << 10));
   for (size_t row = 0; row < n; ++row) {
@@ -278,19 +280,16 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     else ev += "[],[],";
     if (norm.shape_signature[row] != 0) append_text(ev, pool.view(norm.shape_signature[row]));
     ev += ",{},";
-    json = "{";
-    for (const auto& [key, values] : pipe) {
-      if (json.size() > 1) json += ',';
-      json += key;
-      const double v = row < values->size() ? (*values)[row] : 0.0;
-      append_json_number(json, std::isfinite(v) && v > 0 ? v : 0.0);
+    // pipeline_us: a JSON object of numbers, so its CSV cell is the object quoted with its quotes
+    // doubled; written straight into the row (no per-row cell object)
+    ev += pipe.empty() ? "{" : "\"{";
+    for (size_t i = 0; i < pipe.size(); ++i) {
+      if (i) ev += ',';
+      ev += pipe[i].first;
+      const double v = row < pipe[i].second->size() ? (*pipe[i].second)[row] : 0.0;
+      append_json_number(ev, std::isfinite(v) && v > 0 ? v : 0.0);
     }
-    json += '}';
-    {
-      CsvRow cell;
-      cell.json(json);
-      ev += cell.str();
-    }
+    ev += pipe.empty() ? "}" : "}\"";
     ev += ',';
     if (row < norm.op_type.size() && norm.op_type[row] < op_type_cells.size()) ev += op_type_cells[norm.op_type[row]];
     ev += '\n';

@@ -36,6 +36,22 @@ void kv_strings(JsonWriter& w, std::string_view key, const std::vector<std::stri
   w.end_array();
 }
 
+// The reference's reference fields of an evidence record: the alignments, layers and segments it
+// covers, its source references (none: the event ids and row range point into kernel_details) and a
+// one-line summary of the window.
+void kv_evidence_refs(JsonWriter& w, const std::string& segment_id, const std::string& layer_id,
+                      const std::string& summary) {
+  kv_strings(w, "alignment_ids", {});
+  kv_strings(w, "layer_ids", layer_id.empty() ? std::vector<std::string>{} : std::vector<std::string>{layer_id});
+  kv_strings(w, "segment_ids", segment_id.empty() ? std::vector<std::string>{} : std::vector<std::string>{segment_id});
+  kv_strings(w, "source_refs", {});
+  w.kv("summary", summary);
+}
+
+std::string rows_text(uint32_t row_start, uint32_t row_end) {
+  return "rows " + std::to_string(row_start) + "-" + std::to_string(row_end);
+}
+
 uint64_t row_count(uint32_t row_start, uint32_t row_end) {
   return row_end >= row_start ? uint64_t{row_end} - row_start + 1 : 0;
 }
@@ -327,6 +343,8 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
     w.kv("event_count", s.event_count);
     kv_strings(w, "frame_reasons", {});
     kv_strings(w, "frame_tags", {});
+    kv_evidence_refs(w, "", "", "Rank window: " + std::to_string(s.event_count) + " events in " + std::to_string(nseg) +
+                                    " segments.");
     w.end_object();
     evidence.add(w.str());
   }
@@ -393,6 +411,14 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(g.row_start, g.row_end));
       kv_strings(w, "frame_reasons", g.frame_reasons);
       kv_strings(w, "frame_tags", g.frame_tags);
+      std::string reasons;
+      for (const auto& r : g.frame_reasons) reasons += (reasons.empty() ? "" : ",") + r;
+      kv_evidence_refs(w, g.segment_id, "",
+                       step ? "Step cover: main_layers=" + std::to_string(g.main_layer_count) +
+                                  ", speculative_layers=" + std::to_string(g.speculative_layer_count) +
+                                  ", reason=" + reasons + "."
+                            : std::string(model::segment_type_name(g.type)) + " segment, " +
+                                  rows_text(g.row_start, g.row_end) + (reasons.empty() ? "" : ", reason=" + reasons) + ".");
       w.end_object();
       evidence.add(w.str());
     }
@@ -494,6 +520,9 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(l.row_start, l.row_end));
       kv_strings(w, "frame_reasons", {});
       kv_strings(w, "frame_tags", {});
+      kv_evidence_refs(w, seg_id, l.layer_id,
+                       std::string("Layer observation: ") + model::layer_role_name(l.role) + " layer " +
+                           std::to_string(l.layer_index) + ", " + rows_text(l.row_start, l.row_end) + ".");
       w.end_object();
       evidence.add(w.str());
     }

@@ -330,8 +330,16 @@ TEST_F(StructureOutputsTest, EvidenceGraph) {
     ASSERT_EQ(ids1.size(), 30u);
     EXPECT_EQ(ids1.front(), "evt_1_60");
     EXPECT_EQ(ids1.back(), "evt_1_89");
+    // the reference's reference fields: the segment it covers, no layer, no alignment, a summary
+    EXPECT_EQ(strings(e["segment_ids"]), std::vector<std::string>{ranks_.s1.segments[1].segment_id});
+    EXPECT_TRUE(strings(e["layer_ids"]).empty());
+    EXPECT_TRUE(strings(e["alignment_ids"]).empty());
+    EXPECT_EQ(std::string_view(e["summary"]).rfind("Step cover: main_layers=", 0), 0u) << std::string_view(e["summary"]);
   }
   EXPECT_TRUE(found);
+  for (simdjson::dom::element e : ev)
+    if (std::string_view(e["evidence_id"]) == stable_id("evd", {ranks_.s1.layers[0].layer_id, "layer_window"}))
+      EXPECT_EQ(strings(e["layer_ids"]), std::vector<std::string>{ranks_.s1.layers[0].layer_id});
 
   simdjson::dom::array obs = g["structure_observations"].get_array();
   ASSERT_EQ(obs.size(), 5u);

@@ -73,6 +73,8 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     const auto& g = s.segments[ss.segment];
     const auto& m = ss.metrics;
     model::Finding f = new_finding("device_idle_bubble", "step", "medium", "high", {rank_id}, {rank_id});
+    f.row_table = "step_summary.csv";
+    f.row_index = static_cast<size_t>(&ss - sum.segments.data());
     f.summary = "rank " + rank_id + " " + model::segment_type_name(g.type) + " rows " + std::to_string(g.row_start) + "-" +
                 std::to_string(g.row_end) +
                 fmt(": device idle %.3f ms of %.3f ms wall (%.0f %%)", ms(m.underfeed_ns), ms(m.wall_ns),
@@ -116,6 +118,8 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     if (!wa.is_false_hotspot_risk || wa.op >= sum.operators.size()) continue;
     const auto& o = sum.operators[wa.op];
     model::Finding f = new_finding("wait_anchor_false_hotspot", "operator", "low", "high", {rank_id}, {rank_id});
+    f.row_table = "wait_anchor_ops.csv";
+    f.row_index = static_cast<size_t>(&wa - sum.wait_anchors.data());
     f.summary = "rank " + rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
                                                         100.0 * wa.wait_ratio, wa.total_cost_avg_rank);
     for (size_t i = 0; i < o.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, o.sample_rows[i]));
@@ -137,6 +141,8 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
   for (const auto& a : sum.aicpu) {
     if (a.classification != "AICPU_EXPOSED_NOT_ALLOWED") continue;
     model::Finding f = new_finding("aicpu_exposed", "operator", "medium", "medium", {rank_id}, {rank_id});
+    f.row_table = "aicpu_summary.csv";
+    f.row_index = static_cast<size_t>(&a - sum.aicpu.data());
     f.summary = "rank " + rank_id + " AICPU kernel " + a.name +
                 fmt(": %.3f ms on the AI CPU, %.0f %% of it not hidden by AI-core work", ms(a.duration_sum_ns),
                     100.0 * (1.0 - a.masked_ratio));
@@ -372,6 +378,14 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
     for (const auto& id : without) w.value(id);
     w.end_array();
     w.kv("rank_count", static_cast<uint64_t>(all.size()));
+    w.key("full_work_ranks");  // the reference's names for the two groups
+    w.begin_array();
+    for (const auto& id : with) w.value(id);
+    w.end_array();
+    w.key("reduced_work_candidate_ranks");
+    w.begin_array();
+    for (const auto& id : without) w.value(id);
+    w.end_array();
     w.end_object();
     f.metrics_json = w.take();
     set_claim_id(f);
@@ -403,6 +417,12 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
     w.kv("min_wall_ms", ms(lo));
     w.kv("min_rank", lo_id);
     w.kv("ratio", static_cast<double>(hi) / static_cast<double>(lo));
+    w.key("rank_wall_ms");  // the reference's metrics: every rank's wall, and the ratio under its name
+    w.begin_object();
+    for (const auto& r : ranks)
+      if (r.wall_ns > 0) w.kv(r.rank_id, ms(r.wall_ns));
+    w.end_object();
+    w.kv("wall_ratio", static_cast<double>(hi) / static_cast<double>(lo));
     w.end_object();
     f.metrics_json = w.take();
     f.magnitude_ms = ms(hi - lo);

@@ -336,7 +336,7 @@ class RankJob {
                            h.wait_ratio});
     Timer t(&out_.write_seconds);
     ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
-                                                     sum, kb_, bubble_events));
+                                                     sum, kb_, bubble_events, &out_.findings));
     memory_probe("summary parts written");
     return {};
   }

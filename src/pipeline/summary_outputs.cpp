@@ -1,11 +1,14 @@
 #include "ascprof/pipeline/summary_outputs.hpp"
 
+#include <simdjson.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <queue>
+#include <set>
 
 #include "ascprof/analysis/summarize.hpp"
 #include "ascprof/common/csv_writer.hpp"
@@ -324,10 +327,58 @@ const std::vector<std::string>& summary_tables() {
   return t;
 }
 
+namespace {
+
+// The cells of one rendered CSV line (RFC 4180: quoted cells with doubled quotes), unescaped.
+std::vector<std::string> csv_cells(std::string_view line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch != '"') cells.back() += ch;
+      else if (i + 1 < line.size() && line[i + 1] == '"') cells.back() += line[++i];
+      else quoted = false;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      cells.emplace_back();
+    } else if (ch != '\n' && ch != '\r') {
+      cells.back() += ch;
+    }
+  }
+  return cells;
+}
+
+// The reference's finding metrics are its table row as read back by csv.DictReader: every column
+// with its text. Ours keep the finding's typed figures and gain the row's other columns that way.
+void add_row_metrics(model::Finding& f, const std::vector<std::string>& columns, std::string_view line) {
+  std::set<std::string> have;
+  simdjson::dom::parser parser;
+  simdjson::dom::object existing;
+  if (parser.parse(f.metrics_json).get(existing) == simdjson::SUCCESS)
+    for (auto [key, value] : existing) have.emplace(key);
+  const std::vector<std::string> cells = csv_cells(line);
+  JsonWriter w;
+  w.begin_object();
+  w.members(f.metrics_json);
+  for (size_t i = 0; i < columns.size() && i < cells.size(); ++i)
+    if (have.insert(columns[i]).second) w.kv(columns[i], cells[i]);
+  w.end_object();
+  f.metrics_json = w.take();
+}
+
+}  // namespace
+
 Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::string& rank_id,
                                 const model::RankStructure& s, const model::RankClasses& c,
                                 const model::RankSummary& sum, const knowledge::Knowledge& kb,
-                                const EventRecords& events) {
+                                const EventRecords& events, std::vector<model::Finding>* findings) {
+  // the findings about a row of a table written here, by (table, row index)
+  std::map<std::pair<std::string, size_t>, std::vector<model::Finding*>> about;
+  if (findings != nullptr)
+    for (auto& f : *findings)
+      if (!f.row_table.empty()) about[{f.row_table, f.row_index}].push_back(&f);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
@@ -341,6 +392,13 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   const size_t n_pipe = kb.pipeline.fields().size();
   // the row's cells (writer order) as a line of `table` (file order)
   auto line = [&layouts](const char* table, CsvRow& row) { return layouts.at(table).take_line(row); };
+  // a row some finding is about: its columns go into that finding's metrics too
+  auto row_line = [&layouts, &about](const char* table, size_t index, CsvRow& row) {
+    std::string text = layouts.at(table).take_line(row);
+    if (const auto it = about.find({table, index}); it != about.end())
+      for (model::Finding* f : it->second) add_row_metrics(*f, layouts.at(table).file_columns(), text);
+    return text;
+  };
   auto flush = [&parts, &part](const char* table) {
     const Status st = part(table).commit();
     parts.erase(table);
@@ -377,7 +435,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     } else {
       for (size_t i = 0; i < kAnatomyBriefColumns.size(); ++i) r.empty();
     }
-    part("step_summary.csv").add(line("step_summary.csv", r));
+    part("step_summary.csv").add(row_line("step_summary.csv", static_cast<size_t>(&ss - sum.segments.data()), r));
     if (!step) continue;
     r.text(g.segment_id).text(rank_id).text(g.cluster_id).text(g.step_family).text(g.structure_signature);
     r.number(uint64_t{g.main_layer_count}).text(a.anatomy_kind).number(uint64_t{g.layer_count});
@@ -501,7 +559,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   for (const auto& w : sum.wait_anchors) {
     operator_cells(r, rank_id, ord, sum.operators[w.op], n_pipe);
     r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk);
-    part("wait_anchor_ops.csv").add(line("wait_anchor_ops.csv", r));
+    part("wait_anchor_ops.csv").add(row_line("wait_anchor_ops.csv", static_cast<size_t>(&w - sum.wait_anchors.data()), r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("wait_anchor_ops.csv"));
@@ -511,7 +569,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
     r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
     r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
-    part("aicpu_summary.csv").add(line("aicpu_summary.csv", r));
+    part("aicpu_summary.csv").add(row_line("aicpu_summary.csv", static_cast<size_t>(&a - sum.aicpu.data()), r));
   }
 
   ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));

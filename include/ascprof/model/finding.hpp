@@ -27,6 +27,10 @@ struct Finding {
   std::vector<std::string> limitations;
   std::string metrics_json;        ///< compact JSON object: the triggering row's numbers
   double magnitude_ms = 0;         ///< time at stake (idle time, exposed time, ...)
+  /// Rank-local, not sent: the summary table row the finding is about ("step_summary.csv" and its
+  /// index among the rank's rows), whose columns the summary writer adds to metrics_json.
+  std::string row_table;
+  size_t row_index = 0;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {

@@ -19,6 +19,7 @@
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
+#include "ascprof/model/finding.hpp"
 #include "ascprof/model/kernel_table.hpp"
 #include "ascprof/model/structure.hpp"
 #include "ascprof/model/summary.hpp"
@@ -38,11 +39,14 @@ inline constexpr size_t kEvidenceBubbles = 5;
 
 /// `events` holds the rendered kernel rows that bubble_windows.jsonl embeds as before_event /
 /// after_event (bubble_event_records); a row missing from it is written as its event id alone.
+/// Each of `findings` whose row_table names a table written here gains that row's columns in its
+/// metrics, as the reference copies them (the CSV text of each cell; the finding's own figures kept).
 using EventRecords = std::unordered_map<uint32_t, std::string>;
 Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
                                 const model::RankStructure& structure, const model::RankClasses& classes,
                                 const model::RankSummary& summary, const knowledge::Knowledge& kb,
-                                const EventRecords& events = EventRecords{});
+                                const EventRecords& events = EventRecords{},
+                                std::vector<model::Finding>* findings = nullptr);
 
 /// The reference's event objects for bubble_windows.jsonl (accelerator_core, categories, duration_us,
 /// event_id, name, rank_id, roles, row_idx, shape_signature, start_us, stream_id, task_type, wait_us)

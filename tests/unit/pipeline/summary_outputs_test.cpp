@@ -3,6 +3,7 @@
 #include "ascprof/pipeline/summary_outputs.hpp"
 
 #include <gtest/gtest.h>
+#include <simdjson.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -85,6 +86,28 @@ Rank make_rank(const std::string& id, const std::string& op_name) {
   o.bound = {"aic_mac_time(us)", "cube", "aic"};
   r.sum.operators.push_back(o);
   return r;
+}
+
+// A finding about a step_summary row gains that row's columns in its metrics, as the reference copies
+// the row (each column's CSV text), and keeps its own typed figures; a finding about no row is untouched.
+TEST(SummaryOutputs, FindingMetricsCarryTheirRowsColumns) {
+  ascprof::testing::ScratchDir dir("summary-metrics");
+  Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
+  std::vector<model::Finding> findings(2);
+  findings[0].metrics_json = R"({"wall_ms":2.5,"segment_type":"ours"})";
+  findings[0].row_table = "step_summary.csv";
+  findings[0].row_index = 0;
+  findings[1].metrics_json = R"({"x":1})";
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb(), {}, &findings));
+  simdjson::dom::parser p;
+  simdjson::dom::element m;
+  ASSERT_EQ(p.parse(findings[0].metrics_json).get(m), simdjson::SUCCESS) << findings[0].metrics_json;
+  EXPECT_EQ(double(m["wall_ms"]), 2.5);                              // its own figure, typed
+  EXPECT_EQ(std::string_view(m["segment_type"]), "ours");            // not overwritten by the row
+  EXPECT_EQ(std::string_view(m["segment_id"]), a.s.segments[0].segment_id);  // the row's columns, as text
+  EXPECT_EQ(std::string_view(m["rank_id"]), "0");
+  EXPECT_EQ(std::string_view(m["anomaly_tags"]), R"(["INTERNAL_BUBBLE_HEAVY"])");
+  EXPECT_EQ(findings[1].metrics_json, R"({"x":1})");
 }
 
 TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {

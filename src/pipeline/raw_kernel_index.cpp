@@ -240,6 +240,38 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     return it->second;
   };
 
+  // The cells both tables open with: event_id, the table's identity cells (",[profile,]rank,source,"),
+  // row_idx, the name and the upper-cased task type.
+  auto identity = [&](std::string& line, size_t row, const std::string& identity_cells) {
+    line += evt_prefix;
+    append_uint(line, row);
+    line += identity_cells;
+    append_uint(line, row);
+    line += ',';
+    append_text(line, pool.view(k.name[row]));
+    line += ',';
+    line += upper_cell(k.type[row]);
+    line += ',';
+  };
+  // The cells both tables share: start_us, (end_us,) duration_us, wait_us, the roles and categories
+  // cells (in the table's order) and shape_signature.
+  auto times_taxon_shape = [&](std::string& line, size_t row, bool with_end, const std::vector<std::string>& taxa) {
+    append_us(line, k.start_ns[row]);
+    line += ',';
+    if (with_end) {
+      append_us(line, k.start_ns[row] + std::max<int64_t>(0, k.dur_ns[row]));
+      line += ',';
+    }
+    append_us(line, k.dur_ns[row]);
+    line += ',';
+    append_us(line, k.wait_ns[row]);
+    line += ',';
+    const uint32_t tx = norm.taxon[row];
+    if (tx < taxa.size()) line += taxa[tx];
+    else line += "[],[],";
+    if (norm.shape_signature[row] != 0) append_text(line, pool.view(norm.shape_signature[row]));
+  };
+
   PartFile file(out), events(dir / "normalized_event_index.csv.part");
   ASCPROF_RETURN_IF_ERROR(file.open());
   ASCPROF_RETURN_IF_ERROR(events.open());
@@ -251,15 +283,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     // (upper-cased), accelerator_core (upper-cased), stream_id, start_us, end_us, duration_us, wait_us,
     // op_categories, op_roles, shape_signature, shape_features ({} as the reference writes it),
     // pipeline_us (the fields the capture has, each clamped at 0; N/A cells 0), op_type
-    ev += evt_prefix;
-    append_uint(ev, row);
-    ev += profile_rank_source;
-    append_uint(ev, row);
-    ev += ',';
-    append_text(ev, pool.view(k.name[row]));
-    ev += ',';
-    ev += upper_cell(k.type[row]);
-    ev += ',';
+    identity(ev, row, profile_rank_source);
     if (row < k.accelerator_core.size()) ev += upper_cell(k.accelerator_core[row]);
     ev += ',';
     // the reference keeps the cell's text: CANN writes N/A for a communication row's stream; a
@@ -267,18 +291,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
     else ev += k.header.has_stream_id ? "N/A" : "unknown";
     ev += ',';
-    append_us(ev, k.start_ns[row]);
-    ev += ',';
-    append_us(ev, k.start_ns[row] + std::max<int64_t>(0, k.dur_ns[row]));
-    ev += ',';
-    append_us(ev, k.dur_ns[row]);
-    ev += ',';
-    append_us(ev, k.wait_ns[row]);
-    ev += ',';
-    const uint32_t tx = norm.taxon[row];
-    if (tx < taxon_cells.size()) ev += taxon_cells_categories_first[tx];
-    else ev += "[],[],";
-    if (norm.shape_signature[row] != 0) append_text(ev, pool.view(norm.shape_signature[row]));
+    times_taxon_shape(ev, row, true, taxon_cells_categories_first);
     ev += ",{},";
     // pipeline_us: a JSON object of numbers, so its CSV cell is the object quoted with its quotes
     // doubled; written straight into the row (no per-row cell object)
@@ -295,25 +308,8 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     ev += '\n';
     if (ev.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(events.write(ev));
 
-    buf += evt_prefix;
-    append_uint(buf, row);
-    buf += rank_source;
-    append_uint(buf, row);
-    buf += ',';
-    append_text(buf, pool.view(k.name[row]));
-    buf += ',';
-    buf += upper_cell(k.type[row]);
-    buf += ',';
-    append_us(buf, k.start_ns[row]);
-    buf += ',';
-    append_us(buf, k.dur_ns[row]);
-    buf += ',';
-    append_us(buf, k.wait_ns[row]);
-    buf += ',';
-    const uint32_t t = norm.taxon[row];
-    if (t < taxon_cells.size()) buf += taxon_cells[t];
-    else buf += "[],[],";
-    if (norm.shape_signature[row] != 0) append_text(buf, pool.view(norm.shape_signature[row]));
+    identity(buf, row, rank_source);
+    times_taxon_shape(buf, row, false, taxon_cells);
     buf += '\n';
     if (buf.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(file.write(buf));
   }

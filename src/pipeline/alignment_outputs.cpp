@@ -114,7 +114,7 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   a.raw("[]");
   a.kv("start_us", us(al.start_ns));
   a.kv("end_us", us(al.end_ns));
-  JsonWriter m;  // the alignment's figures: flat in the row, and again under metrics as the reference nests them
+  JsonWriter m;  // the alignment's figures, under metrics as the reference nests them (the CSV has them flat)
   m.begin_object();
   m.kv("alignment_method", kStepMethod);
   m.kv("alignment_confidence", al.confidence);
@@ -129,7 +129,6 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   m.raw(json_list(fams));
   m.kv("is_structure_mismatch", al.is_structure_mismatch);
   m.end_object();
-  a.members(m.str());
   a.key("metrics");
   a.raw(m.str());
   a.key("evidence_ids");
@@ -197,7 +196,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.raw(json_list(events));
   a.kv("start_us", us(al.start_ns));
   a.kv("end_us", us(al.end_ns));
-  JsonWriter m;  // the alignment's figures: flat in the row, and again under metrics as the reference nests them
+  JsonWriter m;  // the alignment's figures, under metrics as the reference nests them (the CSV has them flat)
   m.begin_object();
   m.kv("alignment_method", kOperatorMethod);
   m.kv("alignment_confidence", conf);
@@ -216,7 +215,6 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   m.kv("duration_ratio", al.duration_ratio);
   m.kv("wait_max_us", us(al.wait_max_ns));
   m.end_object();
-  a.members(m.str());
   a.key("metrics");
   a.raw(m.str());
   a.key("evidence_ids");

@@ -34,7 +34,7 @@ class JsonWriter {
   /// Inserts an already-serialised JSON value verbatim.
   void raw(std::string_view json);
   /// Inserts the members of an already-serialised object ("{...}") into the open object, as if each
-  /// had been written here: one list of fields can go both flat and under a key.
+  /// had been written here (a finding's own metrics, then its row's other columns).
   void members(std::string_view object_json);
 
   template <typename T>

@@ -172,8 +172,8 @@ TEST(DiagnosticsPipeline, StepsAlignAcrossSkewedClocks) {
     }
     ++n;
     EXPECT_EQ(simdjson::dom::array(a["rank_ids"]).size(), 4u);
-    EXPECT_EQ(std::string_view(a["alignment_confidence"]), "high");
-    EXPECT_FALSE(bool(a["is_structure_mismatch"]));
+    EXPECT_EQ(std::string_view(a["metrics"]["alignment_confidence"]), "high");
+    EXPECT_FALSE(bool(a["metrics"]["is_structure_mismatch"]));
   }
   EXPECT_EQ(n, 3u);  // one per step
   EXPECT_GT(operators, 30u);

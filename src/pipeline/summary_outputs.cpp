@@ -226,12 +226,12 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
   add("rank_summary.csv",
       columns({{"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
                 "has_communication", "row_start", "row_end"},
-               m, {"category_counts", "top_bubbles", "step_source", "anchor_family"}}),
+               m, {"category_counts", "top_bubbles", "step_source", "anchor_family", "rank_top_bubbles"}}),
       {"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
        "has_communication", "role_counts", "event_count", "row_start", "row_end", "start_us", "end_us", "wall_ms",
        "busy_union_ms", "kernel_sum_ms", "total_cost_ms", "wait_sum_ms", "underfeed_ms", "underfeed_ratio",
        "internal_bubble_total_ms", "largest_internal_bubble_ms", "bubble_count", "stream_count", "task_type_counts",
-       "category_counts", "top_bubbles", "step_source", "anchor_family"});
+       "category_counts", "top_bubbles", "step_source", "anchor_family", "rank_top_bubbles"});
   {
     // the reference has no row_range_count: ours follows its columns
     std::vector<std::string> file = operator_columns(pipe);
@@ -529,8 +529,9 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     if (sum.rank.event_count == 0) r.empty().empty();
     else r.number(uint64_t{sum.rank.row_start}).number(uint64_t{sum.rank.row_end});
     metric_cells(r, sum.rank);
-    r.json(counts_json(sum.rank.category_counts)).json(bubbles_json(ord, sum.rank.top_bubbles, 5));
-    r.text(model::step_source_name(s.step_source)).text(s.anchor_family);
+    // the reference's rank rows list no bubbles (its top_bubbles is always []); ours are an extra column
+    r.json(counts_json(sum.rank.category_counts)).json("[]");
+    r.text(model::step_source_name(s.step_source)).text(s.anchor_family).json(bubbles_json(ord, sum.rank.top_bubbles, 5));
     part("rank_summary.csv").add(line("rank_summary.csv", r));
   }
 

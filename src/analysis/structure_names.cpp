@@ -34,6 +34,11 @@ const char* boundary_source_name(BoundarySource b) {
   return "exact_structural_anchor";
 }
 
+const char* reference_boundary_source_name(BoundarySource b) {
+  return b == BoundarySource::kDeclaredStepWindow ? boundary_source_name(BoundarySource::kExactStructuralAnchor)
+                                                  : boundary_source_name(b);
+}
+
 const char* step_source_name(StepSource s) {
   switch (s) {
     case StepSource::kStructural: return "structural";

@@ -483,7 +483,8 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("rank_id", rank_id);
       w.kv("layer_index", uint64_t{l.layer_index});
       w.kv("layer_role", model::layer_role_name(l.role));
-      w.kv("boundary_source", model::boundary_source_name(l.boundary_source));
+      w.kv("boundary_source", model::reference_boundary_source_name(l.boundary_source));
+      w.kv("boundary_detail", model::boundary_source_name(l.boundary_source));
       w.kv("row_start", uint64_t{l.row_start});
       w.kv("row_end", uint64_t{l.row_end});
       kv_us(w, "start_us", l.start_ns);

@@ -200,13 +200,13 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
       columns({{"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "microbatch", "boundary_source",
                 "row_start", "row_end", "structure_signature", "has_attention", "has_moe", "has_communication",
                 "evidence_ids"},
-               m, {"category_counts", "top_bubbles", "layer_class_id", "companion_layer", "block_kinds"}}),
+               m, {"category_counts", "top_bubbles", "layer_class_id", "companion_layer", "block_kinds", "boundary_detail"}}),
       {"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "boundary_source", "row_start", "row_end",
        "structure_signature", "has_attention", "has_moe", "has_communication", "role_counts", "evidence_ids",
        "event_count", "start_us", "end_us", "wall_ms", "busy_union_ms", "kernel_sum_ms", "total_cost_ms",
        "wait_sum_ms", "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms",
        "bubble_count", "stream_count", "task_type_counts", "category_counts", "top_bubbles", "layer_class_id",
-       "companion_layer", "block_kinds", "microbatch"});
+       "companion_layer", "block_kinds", "microbatch", "boundary_detail"});
   add("block_summary.csv",
       columns({{"block_id", "rank_id", "segment_id", "layer_id", "layer_index", "block_index", "block_kind",
                 "companion_layer", "row_start", "row_end"},
@@ -457,7 +457,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(model::layer_role_name(l.role));
     if (l.microbatch >= 0) r.number(int64_t{l.microbatch});
     else r.empty();
-    r.text(model::boundary_source_name(l.boundary_source)).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
+    r.text(model::reference_boundary_source_name(l.boundary_source)).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
     r.text(s.signature(l)).boolean(ls.has_attention).boolean(ls.has_moe).boolean(ls.has_communication);
     r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
     metric_cells(r, ls.metrics);
@@ -469,6 +469,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     } else {
       r.empty().empty().empty();
     }
+    r.text(model::boundary_source_name(l.boundary_source));  // boundary_detail: ours, e.g. declared_step_window
     part("layer_summary.csv").add(line("layer_summary.csv", r));
   }
 

@@ -33,6 +33,10 @@ enum class BoundarySource : uint8_t {
   kTrainingAnchor,         ///< one layer per forward / backward attention anchor
 };
 const char* boundary_source_name(BoundarySource b);
+/// The same in the reference's vocabulary, for its boundary_source columns: layers placed in a
+/// declared step are found by its anchor rules, so they are exact_structural_anchor there (our
+/// boundary_source_name goes in boundary_detail); training layers have no reference counterpart.
+const char* reference_boundary_source_name(BoundarySource b);
 
 /// Where a step's boundaries came from.
 enum class StepSource : uint8_t {

@@ -65,7 +65,9 @@ RankStructure build(const std::string& rank, uint64_t events, const std::vector<
       l.end_ns = kBase + ls.re * 1000 + 1789;
       l.first_anchor_row = ls.rs;
       l.role = ls.role;
-      l.boundary_source = model::BoundarySource::kExactStructuralAnchor;
+      // speculative layers as if placed in a declared step: the reference's column still says anchor
+      l.boundary_source = ls.role == LayerRole::kSpeculative ? model::BoundarySource::kDeclaredStepWindow
+                                                             : model::BoundarySource::kExactStructuralAnchor;
       if (s.layer_signatures.empty()) s.layer_signatures.push_back("anchors:attention.mla:x|block_head");
       l.signature = 0;
       g.main_layer_count += ls.role == LayerRole::kMain ? 1 : 0;
@@ -285,7 +287,9 @@ TEST_F(StructureOutputsTest, StepAndLayerSegments) {
   EXPECT_EQ(uint64_t(spec["layer_index"]), 2u);
   EXPECT_EQ(std::string_view(spec["segment_id"]), ranks_.s0.segments[1].segment_id);
   EXPECT_TRUE(spec["microbatch"].is_null());
-  EXPECT_EQ(std::string_view(spec["boundary_source"]), "exact_structural_anchor");
+  EXPECT_EQ(std::string_view(spec["boundary_source"]), "exact_structural_anchor");  // the reference's vocabulary
+  EXPECT_EQ(std::string_view(spec["boundary_detail"]), "declared_step_window");    // ours
+  EXPECT_EQ(std::string_view(layers.at(0)["boundary_detail"]), "exact_structural_anchor");
   EXPECT_EQ(strings(spec["evidence_ids"]),
             std::vector<std::string>{stable_id("evd", {ranks_.s0.layers[2].layer_id, "layer_window"})});
   EXPECT_EQ(std::string_view(layers.at(9)["rank_id"]), "1");
@@ -337,9 +341,11 @@ TEST_F(StructureOutputsTest, EvidenceGraph) {
     EXPECT_EQ(std::string_view(e["summary"]).rfind("Step cover: main_layers=", 0), 0u) << std::string_view(e["summary"]);
   }
   EXPECT_TRUE(found);
-  for (simdjson::dom::element e : ev)
-    if (std::string_view(e["evidence_id"]) == stable_id("evd", {ranks_.s1.layers[0].layer_id, "layer_window"}))
+  for (simdjson::dom::element e : ev) {
+    if (std::string_view(e["evidence_id"]) == stable_id("evd", {ranks_.s1.layers[0].layer_id, "layer_window"})) {
       EXPECT_EQ(strings(e["layer_ids"]), std::vector<std::string>{ranks_.s1.layers[0].layer_id});
+    }
+  }
 
   simdjson::dom::array obs = g["structure_observations"].get_array();
   ASSERT_EQ(obs.size(), 5u);

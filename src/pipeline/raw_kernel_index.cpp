@@ -54,6 +54,13 @@ void append_text(std::string& out, std::string_view v) {
   out += r.str();
 }
 
+// A row's stream_id cell as the reference writes it: the number; N/A when the capture has the column
+// but the row has none (CANN writes N/A for communication rows); "unknown" without the column.
+void append_stream(std::string& out, const model::KernelTable& k, size_t row) {
+  if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(out, static_cast<uint64_t>(k.stream_id[row]));
+  else out += k.header.has_stream_id ? "N/A" : "unknown";
+}
+
 std::string ascii_upper(std::string_view v) {
   std::string out(v);
   for (char& c : out)
@@ -165,9 +172,9 @@ EventRecords bubble_event_records(uint32_t ord, const std::string& rank_id, cons
     else w.null();
     w.key("start_us");
     w.raw(us_text(k.start_ns[row]));
-    w.kv("stream_id", row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32
-                          ? std::to_string(k.stream_id[row])
-                          : std::string(k.header.has_stream_id ? "N/A" : "unknown"));
+    std::string stream;
+    append_stream(stream, k, row);
+    w.kv("stream_id", stream);
     w.kv("task_type", ascii_upper(pool.view(k.type[row])));
     w.key("wait_us");
     w.raw(us_text(k.wait_ns[row]));
@@ -286,10 +293,7 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     identity(ev, row, profile_rank_source);
     if (row < k.accelerator_core.size()) ev += upper_cell(k.accelerator_core[row]);
     ev += ',';
-    // the reference keeps the cell's text: CANN writes N/A for a communication row's stream; a
-    // capture without the column gets the reference's default, "unknown"
-    if (row < k.stream_id.size() && k.stream_id[row] != model::kAbsentI32) append_uint(ev, static_cast<uint64_t>(k.stream_id[row]));
-    else ev += k.header.has_stream_id ? "N/A" : "unknown";
+    append_stream(ev, k, row);
     ev += ',';
     times_taxon_shape(ev, row, true, taxon_cells_categories_first);
     ev += ",{},";

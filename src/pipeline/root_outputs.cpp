@@ -29,6 +29,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The source a rank's kernel rows came from: its kernel_details.csv, or its profiler database (a rank
+// lists only the files it read, so a rank has at most one of them).
+bool holds_kernel_rows(const SourceRef& src) {
+  return src.kind == input_kind_name(&RankTask::kernel_details) || src.kind == input_kind_name(&RankTask::profiler_db);
+}
+
 // A root-level file written (listed among the root's outputs) or not (the root fails with the
 // reason). Returns whether it was written.
 bool record(RootSummary& s, const fs::path& path, const Status& st) {
@@ -94,7 +100,7 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
     w.kv("rank_index", static_cast<int64_t>(o.rank_index));  // the ordinal in evt_<ordinal>_<row> event ids
     w.kv("rank_dir", o.rank_dir);
     for (const auto& src : o.sources)  // the file the kernel rows came from (a database for db ranks)
-      if (src.kind == "kernel_details_csv" || src.kind == "profiler_db") {
+      if (holds_kernel_rows(src)) {
         w.kv("kernel_details_csv", src.path);
         w.kv("source_id", stable_id("src", {o.rank_id, src.kind, src.path}));
         break;
@@ -201,7 +207,7 @@ std::string source_index(const RootPlan& plan, const std::vector<RankOutcome>& o
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(s.prefix_hash));
       w.kv("prefix_fnv1a64", hex);
       // the reference's row range: the kernel table's rows (row_idx of the event tables), 0-based
-      const bool kernel_rows = (s.kind == "kernel_details_csv" || s.kind == "profiler_db") && o.kernel_rows > 0;
+      const bool kernel_rows = holds_kernel_rows(s) && o.kernel_rows > 0;
       w.kv("row_base", kernel_rows ? "zero_based" : "not_applicable");
       w.key("row_start");
       if (kernel_rows) w.value(uint64_t{0});

@@ -22,7 +22,7 @@ std::string stage_name_list() {
 void write_manifest_fields(JsonWriter& w, std::string_view analysis_stage, const std::string& output_dir) {
   w.kv("analysis_stage", analysis_stage);
   w.kv("output_dir", output_dir);
-  w.kv("schema_version", int64_t{1});
+  w.kv("schema_version", kOutputSchemaVersion);
   w.kv("tool_version", ASCPROF_VERSION);
 }
 

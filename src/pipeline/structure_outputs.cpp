@@ -713,7 +713,7 @@ Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) 
     put(p.map->classes.empty() ? "}" : "\n  }");
     put(p.scope == Scope::kStep ? "" : ",");
     if (p.scope == Scope::kLayer) {  // the reference's sorted keys put these between layer and step
-      put("\n  \"schema_version\": 1,\n  \"tool_version\": ");
+      put("\n  \"schema_version\": " + std::to_string(kOutputSchemaVersion) + ",\n  \"tool_version\": ");
       put(quoted(ASCPROF_VERSION));
       put(",");
     }
@@ -849,7 +849,8 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
   }
   if (options.classify_files) {
     ASCPROF_RETURN_IF_ERROR(
-        blocks.close(std::string(",\n\"schema_version\": 1,\n\"tool_version\": \"") + ASCPROF_VERSION + "\"}\n"));
+        blocks.close(",\n\"schema_version\": " + std::to_string(kOutputSchemaVersion) + ",\n\"tool_version\": \"" +
+                     ASCPROF_VERSION + "\"}\n"));
     publish->emplace_back(out / "block_segments.json", blocks.path());
     const fs::path sigs = out / "class_signatures.json";
     finish_temps.push_back(temp_sibling(sigs));

@@ -581,6 +581,14 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   // island), because a device_idle_bubble finding on any of them cites it. Bubble lines carry their
   // duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
   std::vector<std::pair<int64_t, std::string>> bubbles;
+  // a bubble's neighbouring kernel row: its event object (bubble_event_records), or its id alone
+  // when the caller rendered none
+  auto event = [&](JsonWriter& w, const char* key, uint32_t row) {
+    w.key(key);
+    const auto it = events.find(row);
+    if (it != events.end()) w.raw(it->second);
+    else w.value(event_id(ord, row));
+  };
   for (const auto& ss : sum.segments) {
     const auto& g = s.segments[ss.segment];
     const bool step = g.type == model::SegmentType::kStep;
@@ -601,14 +609,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
       part("evidence_index.csv").add(line("evidence_index.csv", r));
-      // the reference's record: the kernel rows on either side as event objects (their id alone
-      // when the caller rendered none), the segment's cluster and step family
-      auto event = [&](JsonWriter& w, const char* key, uint32_t row) {
-        w.key(key);
-        const auto it = events.find(row);
-        if (it != events.end()) w.raw(it->second);
-        else w.value(event_id(ord, row));
-      };
+      // the reference's record: the kernel rows on either side as event objects, the segment's
+      // cluster and step family
       JsonWriter w;
       w.begin_object();
       event(w, "after_event", b.after_row);

@@ -36,6 +36,9 @@ std::optional<Stage> stage_from_name(std::string_view name);
 /// "normalize, segment, …, report": the names in order, for messages.
 std::string stage_name_list();
 
+/// The schema_version every JSON output of OUT/<root> carries (the reference's: 1).
+inline constexpr int64_t kOutputSchemaVersion = 1;
+
 /// The fields every manifest of OUT/<root> opens with, as the reference writes them: analysis_stage
 /// (a stage name, or "full_pipeline" for the root manifest.json), output_dir, schema_version,
 /// tool_version. There is no created_at: our outputs are the same bytes on every run, so reruns,

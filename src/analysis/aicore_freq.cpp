@@ -77,7 +77,7 @@ std::vector<model::Finding> diagnose_aicore_freq(const std::string& rank_id, con
                                  "high", {rank_id}, {rank_id});
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "rank %s's AI Cores ran below %.0f MHz (%.0f %% of nominal %.0f MHz) for %.3f ms of kernel time, %.1f %% of "
+                "%s's AI Cores ran below %.0f MHz (%.0f %% of nominal %.0f MHz) for %.3f ms of kernel time, %.1f %% of "
                 "its %.3f ms, in %zu step(s); lowest %u MHz",
                 rank_id.c_str(), rules.aicore_reduced_ratio * rules.aicore_nominal_mhz, rules.aicore_reduced_ratio * 100,
                 rules.aicore_nominal_mhz, reduced_ms, share * 100, static_cast<double>(st.kernel_ns) / 1e6,

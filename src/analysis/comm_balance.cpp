@@ -99,7 +99,7 @@ std::vector<model::Finding> diagnose_comm_balance(const std::vector<RankFacts>& 
   if (const Spread s = spread(aiv); s.n >= 2 && s.mean > 0 && (s.max - s.min) / s.mean > kb.diagnostics.comm_aiv_max_spread) {
     const auto& r = ranks[s.hi];
     model::Finding f = new_finding("comm_aiv_compute_imbalance", "cross_rank", "medium", "medium", all, {r.rank_id});
-    f.summary = "rank " + r.rank_id +
+    f.summary = r.rank_id +
                 fmt(" spends %.3f ms of AIV time in fused communication kernels, %.0f %% above the mean of %.0f ranks", s.max,
                     100.0 * (s.max / s.mean - 1.0), static_cast<double>(s.n)) +
                 fmt(" (spread (max - min) / mean = %.2f)", (s.max - s.min) / s.mean);
@@ -124,7 +124,7 @@ std::vector<model::Finding> diagnose_comm_balance(const std::vector<RankFacts>& 
     const double ratio = s.max / s.mean;
     model::Finding f = new_finding("alltoall_size_imbalance", "cross_rank",
                                    ratio >= kb.diagnostics.cross_rank_skew_ratio ? "high" : "medium", "medium", all, {r.rank_id});
-    f.summary = "rank " + r.rank_id +
+    f.summary = r.rank_id +
                 fmt(" moves %.3f MB in all-to-all collectives, %.2fx the mean of %.0f ranks (uneven token routing)", s.max,
                     ratio, static_cast<double>(s.n));
     f.evidence_ids = evidence(r, r.alltoall_rows);

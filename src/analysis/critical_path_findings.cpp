@@ -51,7 +51,7 @@ std::vector<model::Finding> diagnose_critical_path(const CriticalPaths& paths, c
   f.rank_ids = paths.rank_ids;
   f.suspected_ranks = {rank};
   auto part = [&](int64_t ns) { return percent(top->path_ns > 0 ? static_cast<double>(ns) / static_cast<double>(top->path_ns) : 0); };
-  f.summary = "rank " + rank + " holds " + percent(top->share) + " of the critical path of " +
+  f.summary = rank + " holds " + percent(top->share) + " of the critical path of " +
               std::to_string(paths.steps.size()) + " steps (of its part: compute " + part(top->compute_ns) + ", transfer " +
               part(top->transfer_ns) + ", host gaps " + part(top->gap_ns) + ", waiting " + part(top->waiting_ns) +
               "); the other ranks waited " + millis(top->others_waited_ns) + " for it at collectives";

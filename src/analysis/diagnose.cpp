@@ -75,7 +75,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     model::Finding f = new_finding("device_idle_bubble", "step", "medium", "high", {rank_id}, {rank_id});
     f.row_table = "step_summary.csv";
     f.row_index = static_cast<size_t>(&ss - sum.segments.data());
-    f.summary = "rank " + rank_id + " " + model::segment_type_name(g.type) + " rows " + std::to_string(g.row_start) + "-" +
+    f.summary = rank_id + " " + model::segment_type_name(g.type) + " rows " + std::to_string(g.row_start) + "-" +
                 std::to_string(g.row_end) +
                 fmt(": device idle %.3f ms of %.3f ms wall (%.0f %%)", ms(m.underfeed_ns), ms(m.wall_ns),
                     100.0 * m.underfeed_ratio) +
@@ -120,7 +120,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     model::Finding f = new_finding("wait_anchor_false_hotspot", "operator", "low", "high", {rank_id}, {rank_id});
     f.row_table = "wait_anchor_ops.csv";
     f.row_index = static_cast<size_t>(&wa - sum.wait_anchors.data());
-    f.summary = "rank " + rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
+    f.summary = rank_id + " " + o.name + fmt(": %.0f %% of its cost is waiting, not work (rank %.0f by cost)",
                                                         100.0 * wa.wait_ratio, wa.total_cost_avg_rank);
     for (size_t i = 0; i < o.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, o.sample_rows[i]));
     f.limitations.push_back("rows " + rows_text(o.row_ranges) + " of " + kernel_source);
@@ -143,7 +143,7 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
     model::Finding f = new_finding("aicpu_exposed", "operator", "medium", "medium", {rank_id}, {rank_id});
     f.row_table = "aicpu_summary.csv";
     f.row_index = static_cast<size_t>(&a - sum.aicpu.data());
-    f.summary = "rank " + rank_id + " AICPU kernel " + a.name +
+    f.summary = rank_id + " AICPU kernel " + a.name +
                 fmt(": %.3f ms on the AI CPU, %.0f %% of it not hidden by AI-core work", ms(a.duration_sum_ns),
                     100.0 * (1.0 - a.masked_ratio));
     for (size_t i = 0; i < a.sample_rows.size() && i < max_ids; ++i) f.evidence_ids.push_back(event_id(ordinal, a.sample_rows[i]));
@@ -210,7 +210,7 @@ void note_throttled_slow_ranks(std::vector<model::Finding>& findings, const std:
       std::snprintf(buf, sizeof buf, "; its AI Cores ran at reduced frequency for %.1f %% of its kernel time (lowest %u MHz)",
                     it->aicore_reduced_share * 100, it->aicore_min_mhz);
       f.summary += buf;
-      f.limitations.push_back("rank " + r + "'s AI Cores were throttled (see aicore_frequency_reduced): the cause may "
+      f.limitations.push_back(r + "'s AI Cores were throttled (see aicore_frequency_reduced): the cause may "
                               "be the clock (power cap, thermal), not its workload");
       changed = true;
     }
@@ -279,7 +279,7 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
   const double ratio = static_cast<double>(expert_ns[hot]) / mean;
   if (ratio < kb.diagnostics.ep_imbalance_ratio) return out;
   model::Finding f = new_finding("ep_load_imbalance_suspected", "cross_rank", ratio >= kb.diagnostics.cross_rank_skew_ratio ? "high" : "medium", "medium", rank_ids, {rank_ids[hot]});
-  f.summary = "rank " + rank_ids[hot] + fmt(" spends %.3f ms in expert compute, %.2fx the mean of %.0f ranks (hot experts)",
+  f.summary = rank_ids[hot] + fmt(" spends %.3f ms in expert compute, %.2fx the mean of %.0f ranks (hot experts)",
                                             ms(expert_ns[hot]), ratio, static_cast<double>(n));
   f.evidence_ids = {stable_id("evd", {rank_ids[hot], "rank_window"})};
   f.limitations.push_back("expert compute = operators with category moe.expert_matmul or moe.dispatch_expert_compute");
@@ -309,7 +309,7 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
     if (s.tasks > 0 && s.tasks_with_launch == 0) {
       // Not silence: a capture that links no device task to its launch cannot show host-bound time.
       model::Finding f = new_finding("host_bound_untested", "cross_rank", "info", "high", {rank_ids[r]}, {});
-      f.summary = "rank " + rank_ids[r] + ": host-bound dispatch could not be tested: " + s.launch_links +
+      f.summary = rank_ids[r] + ": host-bound dispatch could not be tested: " + s.launch_links +
                   " links none of its " + std::to_string(s.tasks) +
                   " device tasks to a host launch (no HostToDevice or async_npu flow ends at them, no matching connection_id)";
       f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
@@ -329,7 +329,7 @@ std::vector<model::Finding> diagnose_host_bound(const std::vector<std::string>& 
     const double share = static_cast<double>(s.host_bound_ns) / static_cast<double>(s.device_wall_ns);
     if (share < kb.diagnostics.host_bound_min_share || ms(s.host_bound_ns) < kb.diagnostics.host_bound_min_ms) continue;
     model::Finding f = new_finding("host_dispatch_bound", "cross_rank", share >= kb.diagnostics.host_bound_high_share ? "high" : "medium", "medium", {rank_ids[r]}, {rank_ids[r]});
-    f.summary = "rank " + rank_ids[r] +
+    f.summary = rank_ids[r] +
                 fmt(": the device waited %.3f ms (%.0f %% of its %.3f ms) for kernels the host launched late", ms(s.host_bound_ns),
                     100.0 * share, ms(s.device_wall_ns)) +
                 " (" + std::to_string(s.host_bound_gaps) + " of " + std::to_string(s.gaps) + " idle gaps)";
@@ -406,7 +406,7 @@ std::vector<model::Finding> diagnose_root(const std::vector<RankFacts>& ranks, c
   }
   if (lo > 0 && static_cast<double>(hi) / static_cast<double>(lo) >= kb.diagnostics.dp_wall_skew_ratio) {
     model::Finding f = new_finding("dp_workload_imbalance", "cross_rank", "medium", "low", all, {hi_id});
-    f.summary = "rank " + hi_id + fmt(" is busy for %.3f ms of wall, %.1fx rank ", ms(hi), static_cast<double>(hi) / static_cast<double>(lo)) +
+    f.summary = hi_id + fmt(" is busy for %.3f ms of wall, %.1fx ", ms(hi), static_cast<double>(hi) / static_cast<double>(lo)) +
                 lo_id + fmt(" (%.3f ms)", ms(lo));
     f.evidence_ids = rank_windows({hi_id, lo_id});
     f.limitations.push_back("capture windows of different lengths also differ in wall time");

@@ -87,7 +87,7 @@ struct Finder {
     if (rc.c->status == "attached")
       f.evidence_ids.push_back(model::event_id(ranks[rc.rank].ordinal, rc.c->kernel_row));
     else
-      f.limitations.push_back("rank " + ranks[rc.rank].rank_id + "'s trace " + rc.c->file +
+      f.limitations.push_back(ranks[rc.rank].rank_id + "'s trace " + rc.c->file +
                               " is not attached to a kernel row: " + rc.c->detail);
   }
   void common_limitations(model::Finding& f) const {
@@ -175,10 +175,10 @@ struct Finder {
                                      ids, {v.rank_id});
       char buf[400];
       if (h.across)
-        std::snprintf(buf, sizeof buf, "rank %s: %s takes %.3f us on its slowest core (core %u), %.2fx the median %.3f us of %zu ranks",
+        std::snprintf(buf, sizeof buf, "%s: %s takes %.3f us on its slowest core (core %u), %.2fx the median %.3f us of %zu ranks",
                       v.rank_id.c_str(), phase_name(p).c_str(), us(h.value), p.max_core_id, x, us(h.reference), h.peers);
       else
-        std::snprintf(buf, sizeof buf, "rank %s: %s takes %.3f us on core %u, %.2fx the median %.3f us of its %zu cores",
+        std::snprintf(buf, sizeof buf, "%s: %s takes %.3f us on core %u, %.2fx the median %.3f us of its %zu cores",
                       v.rank_id.c_str(), phase_name(p).c_str(), us(h.value), p.max_core_id, x, us(h.reference), h.peers);
       f.summary = buf;
       std::string tail;
@@ -258,7 +258,7 @@ struct Finder {
                   waiters.size(), who.c_str(), top_share * 100, us(*std::max_element(waiting.begin(), waiting.end())));
     f.summary = buf;
     if (known) {
-      std::snprintf(buf, sizeof buf, "; they wait for rank %s, which waits least (%.3f us): its combine arrives last",
+      std::snprintf(buf, sizeof buf, "; they wait for %s, which waits least (%.3f us): its combine arrives last",
                     suspects[0].c_str(), us(wait[least]));
       f.summary += buf;
     } else {

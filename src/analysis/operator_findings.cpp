@@ -106,7 +106,7 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
           cause->alignment_ids.push_back(operator_alignment_id(al, al.alignments[h.alignment], rules));
         }
         cause->limitations.push_back("consistent with it: in " + std::to_string(hits.size()) + " aligned " + role.name +
-                                     " time buckets the other ranks wait for rank " + who);
+                                     " time buckets the other ranks wait for " + who);
         set_claim_id(*cause);
         continue;
       }
@@ -117,15 +117,15 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     const std::string& worst_name = al.keys[worst.key].name_key;
     const std::string what = role.raw_name_key ? role.name + " kernels (worst: " + worst_name + ")" : role.name + " kernels";
     if (role.start_skew_trigger) {
-      f.summary = what + ": rank " + who + " starts last in " + std::to_string(hits.size()) + " aligned time buckets" +
+      f.summary = what + ": " + who + " starts last in " + std::to_string(hits.size()) + " aligned time buckets" +
                   fmt(" (start skew up to %.3f ms across %.0f ranks)", us(worst.start_skew_ns) / 1000.0,
                       static_cast<double>(ranks.size()));
     } else if (late) {
-      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls the others wait for rank " + who +
+      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls the others wait for " + who +
                   fmt(", which arrives last (durations differ up to %.2fx, %.3f ms)", worst_ratio,
                       us(worst.dur_max_ns - worst.dur_min_ns) / 1000.0);
     } else {
-      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls rank " + who +
+      f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls " + who +
                   fmt(" finishes last (durations differ up to %.2fx, %.3f ms)", worst_ratio,
                       us(worst.dur_max_ns - worst.dur_min_ns) / 1000.0);
     }

@@ -115,12 +115,12 @@ std::vector<model::Finding> diagnose_slow_ranks(const std::vector<std::string>& 
     std::snprintf(buf, sizeof buf,
                   ": shortest communication time in %u of %u collectives (others waited %.3f ms for it in those)",
                   votes[r], tested[r], waited[r]);
-    f.summary = "rank " + rank_ids[r] + " is the one its peers wait for" + buf;
+    f.summary = rank_ids[r] + " is the one its peers wait for" + buf;
     f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
     f.limitations.push_back("from communication.json collective times (Elapse Time); send/receive excluded");
     for (const size_t c : candidates)
       if (waits_for[c] == rank_ids[r])
-        f.limitations.push_back("rank " + rank_ids[c] + " also looks slow but waits for rank " + rank_ids[r] +
+        f.limitations.push_back(rank_ids[c] + " also looks slow but waits for " + rank_ids[r] +
                                 " in the collectives they share: a consequence, not a cause");
     JsonWriter w;
     w.begin_object();
@@ -158,7 +158,7 @@ std::vector<model::Finding> diagnose_slow_links(const std::vector<std::string>& 
     char buf[200];
     std::snprintf(buf, sizeof buf, ": longest transit time in %u of %u collectives (%.3f ms more than the median member)",
                   v.votes[r], v.tested[r], v.excess[r]);
-    f.summary = "rank " + rank_ids[r] + " moves collective data slowest" + buf;
+    f.summary = rank_ids[r] + " moves collective data slowest" + buf;
     f.evidence_ids = {stable_id("evd", {rank_ids[r], "rank_window"})};
     f.limitations.push_back("from communication.json Transit Time; the link (not the NPU) of this rank is suspected");
     JsonWriter w;

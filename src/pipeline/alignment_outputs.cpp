@@ -1,5 +1,7 @@
 #include "alignment_outputs.hpp"
 
+#include <algorithm>
+
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
@@ -102,6 +104,10 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
     layers.push_back(windows[m].main_layer_count);
     evidence.push_back(stable_id("evd", {windows[m].segment_id, "step_window"}));
   }
+  // step_families is the set of the members' families, sorted, as the reference writes it
+  // (layer_counts keeps one entry per member)
+  std::sort(fams.begin(), fams.end());
+  fams.erase(std::unique(fams.begin(), fams.end()), fams.end());
   JsonWriter a;
   a.begin_object();
   a.kv("alignment_id", al.alignment_id);

@@ -374,8 +374,8 @@ class RankJob {
     std::vector<model::MoeTraceCall> calls;
     {
       Timer t(&out_.ingest_seconds);
-      // the trace's args.rank_id is a number: the folder's rank id when it is one (-1 keeps the file's only rank)
-      const int64_t rank_number = parse_int64(task_.rank_id).value_or(-1);
+      // the trace's args.rank_id is a number: the rank's number when it has one (-1 keeps the file's only rank)
+      const int64_t rank_number = task_.rank_number;
       // an unreadable trace is not fingerprinted (the importer reports it), so no checkpoint stands for it;
       // the point map is an input of the rank*.pt calls, fingerprinted but not a call itself
       for (const fs::path file : task_.moe_traces) {
@@ -419,7 +419,7 @@ class RankJob {
       if (meta_.groups.empty() && meta_.distributed_args.empty()) meta_ = std::move(db->metadata);
       if (db->device_id >= 0) out_.device_id = db->device_id;
       // RANK_DEVICE_MAP is a second word on the rank: a disagreement is said, not silently resolved
-      if (db->rank_id >= 0 && task_.rank_id != std::to_string(db->rank_id))
+      if (db->rank_id >= 0 && task_.rank_number != db->rank_id)
         stats_.note(Stat::db_rank_mismatch, fs::path(task_.profiler_db).filename().string() + ":table RANK_DEVICE_MAP: rankId " +
                                                 std::to_string(db->rank_id) + ", the rank is " + task_.rank_id + " (from " +
                                                 task_.rank_id_source + ")");

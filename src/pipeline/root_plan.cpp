@@ -72,6 +72,7 @@ RootPlan plan_root(const std::string& root, const std::string& out, int32_t root
     t.root = root;
     t.root_out = plan.out_dir;
     t.rank_id = r.rank_id;
+    t.rank_number = r.rank_number.value_or(-1);
     t.rank_dir = r.rank_dir;
     t.rank_path = r.path.string();
     t.rank_id_source = importers::rank_id_source_name(r.id_source);

@@ -896,11 +896,11 @@ Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string&
   if (m.finished) return file_error(ErrorCode::kInternal, m.out.string(), "", "add_rank after finish");
   if (!m.failed.ok()) return m.failed;
   if (m.any_rank && rank_ordinal <= m.last_ordinal)
-    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), "rank " + rank_id,
+    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), rank_id,
                              "rank ordinal " + std::to_string(rank_ordinal) + " does not follow " +
                                  std::to_string(m.last_ordinal)));
   if (auto e = structure_inconsistency(s, c); !e.empty())
-    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), "rank " + rank_id, "inconsistent structure: " + e));
+    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), rank_id, "inconsistent structure: " + e));
   m.any_rank = true;
   m.last_ordinal = rank_ordinal;
   ++m.totals.rank_count;

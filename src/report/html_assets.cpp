@@ -158,7 +158,7 @@ const char* const kHtmlJs = R"JS(
     for (let i = 0; i < shown; i++) {
       const st = stats[i];
       const row = el('div', null, 'rank-row');
-      row.appendChild(el('span', 'rank ' + ranks[i].id, 'rank-label'));
+      row.appendChild(el('span', ranks[i].id, 'rank-label'));
       const boxEl = el('div', null, 'bar-box');
       const bar = el('div', null, 'bar');
       bar.style.width = (100 * st.mean / top).toFixed(2) + '%';
@@ -232,7 +232,7 @@ const char* const kHtmlJs = R"JS(
       return 'hsl(' + Math.round(220 - 220 * t) + ',70%,' + Math.round(62 - 18 * t) + '%)';
     };
     ranks.forEach((r, ri) => {
-      if (ch >= 8) { ctx.fillStyle = '#333'; ctx.fillText('rank ' + r.id, 2, ri * ch + ch / 2); }
+      if (ch >= 8) { ctx.fillStyle = '#333'; ctx.fillText(r.id, 2, ri * ch + ch / 2); }
       realSteps[ri].forEach((i, k) => {
         const w = num(steps[i][SC.wall_ms]);
         ctx.fillStyle = isNaN(w) ? '#ddd' : color(w);
@@ -248,7 +248,7 @@ const char* const kHtmlJs = R"JS(
     };
     cv.addEventListener('mousemove', (ev) => {
       const i = cellAt(ev);
-      if (i >= 0) cv.title = 'rank ' + steps[i][SC.rank_id] + ' · step ' + (realSteps[rankOf[steps[i][SC.rank_id]]].indexOf(i) + 1) + ' · wall ' + ms(steps[i][SC.wall_ms]);
+      if (i >= 0) cv.title = steps[i][SC.rank_id] + ' · step ' + (realSteps[rankOf[steps[i][SC.rank_id]]].indexOf(i) + 1) + ' · wall ' + ms(steps[i][SC.wall_ms]);
     });
     cv.addEventListener('click', (ev) => { const i = cellAt(ev); if (i >= 0) { selectSegment(i); zoomToSegment(i); } });
   })();
@@ -456,7 +456,7 @@ const char* const kHtmlJs = R"JS(
     ctx.textBaseline = 'middle';
     layout.forEach((blk, ri) => {
       ctx.fillStyle = '#1d232b'; ctx.font = 'bold 11px sans-serif';
-      ctx.fillText('rank ' + ranks[ri].id, 4, blk.top + Math.min(6, laneH / 2), GUTTER - 70);
+      ctx.fillText(ranks[ri].id, 4, blk.top + Math.min(6, laneH / 2), GUTTER - 70);
       ctx.font = Math.max(7, Math.min(10, laneH - 2)) + 'px sans-serif'; ctx.fillStyle = '#66707c';
       if (laneH >= 8) {
         ctx.textAlign = 'right';
@@ -521,7 +521,7 @@ const char* const kHtmlJs = R"JS(
         const bl = bubblesOf[ri];
         for (let k = 0; k < bl.length; k++)
           if (bl[k][1] - tol <= t && t <= bl[k][2] + tol)
-            return 'rank ' + ranks[ri].id + ' idle gap ' + fmtUs(bl[k][2] - bl[k][1]) + '\nsegment ' + bl[k][3] + '\nevidence ' + bl[k][4];
+            return ranks[ri].id + ' idle gap ' + fmtUs(bl[k][2] - bl[k][1]) + '\nsegment ' + bl[k][3] + '\nevidence ' + bl[k][4];
         return null;
       }
       const ln = blk.lanes.find((o) => y >= o.y && y < o.y + laneH);
@@ -535,7 +535,7 @@ const char* const kHtmlJs = R"JS(
             '\nstart ' + fmtUs(ev.s[k]) + ' · duration ' + fmtUs(ev.d[k]);
         }
       }
-      return 'rank ' + ranks[ri].id + ' · ' + D.lanes[ln.lane] + ' · busy ' + (() => {
+      return ranks[ri].id + ' · ' + D.lanes[ln.lane] + ' · busy ' + (() => {
         const h = ranks[ri].hist[ln.lane]; const b = Math.floor(t / binUs);
         return h && b >= 0 && b < h.length ? (h[b] / 10).toFixed(1) + ' % of ' + fmtUs(binUs) : '–';
       })();
@@ -563,7 +563,7 @@ const char* const kHtmlJs = R"JS(
 
   // ---- L2: Single-step Inspector --------------------------------------------------------------
   const rankSelect = $('rank-select');
-  ranks.forEach((r, i) => { const o = el('option', 'rank ' + r.id); o.value = String(i); rankSelect.appendChild(o); });
+  ranks.forEach((r, i) => { const o = el('option', r.id); o.value = String(i); rankSelect.appendChild(o); });
   rankSelect.addEventListener('change', () => selectRank(Number(rankSelect.value)));
   let curRank = -1, curSeg = -1;
   const MAX_STEP_BUTTONS = 600;
@@ -704,7 +704,7 @@ const char* const kHtmlJs = R"JS(
     const rows = DD.rows.filter((r) => r && typeof r === 'object');
     const scopes = [['root', 'root (all ranks merged)']];
     const seenRank = new Set();
-    rows.forEach((r) => { if (r.scope === 'rank' && !seenRank.has(r.rank_id)) { seenRank.add(r.rank_id); scopes.push(['rank:' + r.rank_id, 'rank ' + r.rank_id]); } });
+    rows.forEach((r) => { if (r.scope === 'rank' && !seenRank.has(r.rank_id)) { seenRank.add(r.rank_id); scopes.push(['rank:' + r.rank_id, r.rank_id]); } });
     scopes.forEach(([v, label]) => { const o = el('option', label); o.value = v; scopeSel.appendChild(o); });
     function usText(v) { v = num(v); return isNaN(v) ? '–' : fmtUs(v); }
     function fixed(v, d) { v = num(v); return isNaN(v) ? '–' : v.toFixed(d); }

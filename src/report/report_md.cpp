@@ -292,7 +292,7 @@ void deep_dive_section(Doc& d, const DeepDiveData& dd) {
     std::string lines;
     for (size_t k = 0; k < order.size() && k < kMaxRanks; ++k) {
       const auto& [hot, picked] = by_rank[order[k]];
-      std::string line = "- rank " + md(order[k]) + ": ";
+      std::string line = "- " + md(order[k]) + ": ";
       if (picked.empty()) line += "no classified operator among " + std::to_string(hot) + " hot operators";
       for (size_t j = 0; j < picked.size(); ++j) {
         const size_t i = picked[j];

@@ -109,7 +109,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     first = false;
   };
   for (const auto& [r, p] : pid)
-    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p) + ",\"args\":{\"name\":" + escaped("rank " + r) +
+    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p) + ",\"args\":{\"name\":" + escaped(r) +
          "}}");
   std::map<std::pair<uint32_t, std::string>, uint32_t> tid;  // (pid, task type) -> thread
   uint64_t events = 0;

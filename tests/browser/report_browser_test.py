@@ -51,7 +51,8 @@ PIXELS = """(() => {
         return n; })()"""
 HOSTILE = "<img src=x onerror=alert(1)>"
 MOE_KERNEL = "aclnnFusedDeepMoe_" + HOSTILE  # still matches the instrumented kernel names
-MOE_SLOW_RANK = "1"
+MOE_SLOW_RANK_NUMBER = "1"
+MOE_SLOW_RANK = "rank" + MOE_SLOW_RANK_NUMBER  # the tool names profiler rank N "rankN"
 
 
 def fail(msg):
@@ -112,12 +113,12 @@ def write_deep_dive(root_out):
                "cause": "Scalar address arithmetic", "suggestion": DEEP_DIVE_SUGGESTION}]
     rows = [row("odd_00000000000000a1", "root", "", 1, HOSTILE, ["vector_scalar_heavy"], "high", detail),
             row("odd_00000000000000b2", "root", "", 2, "aclnnAdd_AddAiCore_Add", [], "", []),
-            row("odd_00000000000000c3", "rank", "0", 1, HOSTILE, ["vector_scalar_heavy"], "high", detail)]
+            row("odd_00000000000000c3", "rank", "rank0", 1, HOSTILE, ["vector_scalar_heavy"], "high", detail)]
     doc = {"schema": "operator_deep_dive/v1", "root": str(root_out),
            "chip": {"name": "Ascend910B", "assumed": True, "source": "test", "cube_cores": 20, "vector_cores": 40,
                     "cube_tflops": 313.0, "hbm_gbps": 1600.0},
            "selection": {"coverage": 0.8, "min_operators": 20, "max_operators": 50}, "rows": rows,
-           "host_api": [{"rank_id": "0", "level": "runtime", "api": "StreamSynchronize", "time_us": 90660.49,
+           "host_api": [{"rank_id": "rank0", "level": "runtime", "api": "StreamSynchronize", "time_us": 90660.49,
                          "count": 7, "avg_us": 12951.5, "share_of_span": 0.12, "classification": "sync_heavy"}]}
     (root_out / "operator_deep_dive.json").write_text(json.dumps(doc), encoding="utf-8")
     cols = [k for k in rows[0] if k != "details"]
@@ -212,7 +213,7 @@ def main():
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     run([a.ascprof, "synth", "--scenario", "moe_mla_decode", "-o", work / "cap", "--ranks", a.ranks,
          "--steps", a.steps, "--fault", "idle_bubble:%d" % (a.ranks // 2), "--moe-trace", "skill",
-         "--fault", "moe_slow_expert:" + MOE_SLOW_RANK], env)
+         "--fault", "moe_slow_expert:" + MOE_SLOW_RANK_NUMBER], env)
     poison_kernel_name(work / "cap")
     result = json.loads(run([a.ascprof, "analyze", work / "cap", "-o", work / "out", "--progress", "none"], env))
     root_out = pathlib.Path(result["roots"][0]["out_dir"])
@@ -314,7 +315,7 @@ def check_moe(cdp, session, checks):
             cdp.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": at[0], "y": at[1] - dy}, session)
             cdp.pump(0.05)
             text = evaluate(cdp, session, tip)
-            if "FusedDeepMoe" in text and "rank %s " % MOE_SLOW_RANK in text:
+            if "FusedDeepMoe" in text and "%s " % MOE_SLOW_RANK in text:
                 checks["moe_kernel_tooltip"] = text
                 click(cdp, session, [at[0], at[1] - dy])
                 cdp.pump(0.4)

@@ -648,8 +648,8 @@ def damage_info_rank_types(root, f):
 def verify_info_rank_types(res, f, ctx):
     expect_root(res, "ok", 4, 0)
     ids = {n: r["rank_id"] for n, r in res.ok.items()}
-    check(ids.get(f[1].name) == "1", res.case, "rank_id \"1\" (string) read as %r" % ids.get(f[1].name))
-    check(ids.get(f[2].name) == "2", res.case, "rank_id 2 (int) read as %r" % ids.get(f[2].name))
+    check(ids.get(f[1].name) == "rank1", res.case, "rank_id \"1\" (string) read as %r" % ids.get(f[1].name))
+    check(ids.get(f[2].name) == "rank2", res.case, "rank_id 2 (int) read as %r" % ids.get(f[2].name))
     src = {n: r["rank_id_source"] for n, r in res.ok.items()}
     check(src.get(f[1].name) == "profiler_info_body", res.case, "rank 1 id source %r" % src.get(f[1].name))
     check(src.get(f[2].name) == "profiler_info_body", res.case, "rank 2 id source %r" % src.get(f[2].name))
@@ -673,7 +673,7 @@ def verify_duplicate_rank(res, f, ctx):
     dups = res.manifest.get("duplicate_ranks", [])
     if check(len(dups) == 1, res.case, "duplicate_ranks %s" % dups):
         d = dups[0]
-        check(d.get("rank_id") == "1", res.case, "duplicate rank id %r" % d.get("rank_id"))
+        check(d.get("rank_id") == "rank1", res.case, "duplicate rank id %r" % d.get("rank_id"))
         check(ctx["newer"].name in d.get("kept", ""), res.case, "kept %r, want the newer folder" % d.get("kept"))
         check(f[1].name in d.get("dropped", ""), res.case, "dropped %r" % d.get("dropped"))
     check(ctx["newer"].name in res.ok and f[1].name not in res.ok, res.case, "analysed %s" % sorted(res.ok))

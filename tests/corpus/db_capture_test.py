@@ -150,7 +150,7 @@ def main():
     if rc != 0:
         fail("mixed root: exit %d\n%s" % (rc, err[-2000:]))
     got = {rid: r["source"] for rid, r in rank_sources(root_out(work / "out_mixed")).items()}
-    if got != {"0": "text", "1": "db"}:
+    if got != {"rank0": "text", "rank1": "db"}:
         fail("mixed root: sources %r" % got)
 
     # 3. a sweep that discovers database-only roots
@@ -208,14 +208,14 @@ def main():
         if attempt == "rerun" and res.get("ranks_reused") != 8:
             fail("trimmed rerun reused %r of 8 ranks" % res.get("ranks_reused"))
     rout = root_out(work / "out_trimmed")
-    r5 = rank_sources(rout)["5"]
+    r5 = rank_sources(rout)["rank5"]
     if r5["status"] != "partial" or r5["event_count"] != 0:
         fail("trimmed: rank 5 in normalize_manifest: %r" % r5)
     with h5py.File(rout / r5["h5_file"], "r") as h5:
         if h5["communication"].attrs["row_count"] == 0 or h5["step_trace"].attrs["row_count"] == 0:
             fail("trimmed: rank 5's HDF5 lacks communication or step-trace rows")
     findings = json.loads((rout / "diagnosis_findings.json").read_text())["diagnosis_findings"]
-    if not any(f["finding_type"] == "slow_link_suspected" and f["suspected_ranks"] == ["5"] for f in findings):
+    if not any(f["finding_type"] == "slow_link_suspected" and f["suspected_ranks"] == ["rank5"] for f in findings):
         fail("trimmed: the slow link of the communication-only rank 5 was not found: %r" %
              [(f["finding_type"], f["suspected_ranks"]) for f in findings])
     if "Partial ranks" not in (rout / "report" / "report.md").read_text():
@@ -224,7 +224,7 @@ def main():
     shutil.copytree(FIXTURES / "db-cnn-level2", db_trim)
     next((db_trim / "rank1_ascend_pt").rglob("ascend_pytorch_profiler_1.db")).unlink()
     rc, res, err = run(exe, ["analyze", str(db_trim), "-o", str(work / "out_db_trimmed")])
-    r1 = rank_sources(root_out(work / "out_db_trimmed")).get("1", {})
+    r1 = rank_sources(root_out(work / "out_db_trimmed")).get("rank1", {})
     if rc != 1 or res.get("ranks_partial") != 1 or r1.get("status") != "partial" or r1.get("source") != "db":
         fail("analysis.db-only rank: exit %d, rank 1 %r, %s" % (rc, r1, json.dumps(res)[:800]))
 

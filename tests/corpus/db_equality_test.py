@@ -202,7 +202,7 @@ def main():
         files = compare_root_files(case, t, d)
         if "throttled_cores:0" in args:  # the database's AICORE_FREQ must show the throttled rank too
             found = json.loads((d / "diagnosis_findings.json").read_text())["diagnosis_findings"]
-            if not any(f["finding_type"] == "aicore_frequency_reduced" and f["suspected_ranks"] == ["0"] for f in found):
+            if not any(f["finding_type"] == "aicore_frequency_reduced" and f["suspected_ranks"] == ["rank0"] for f in found):
                 fail("%s: no aicore_frequency_reduced finding for rank 0 from the database" % case)
         if "--microbatches" in args:  # equal is not enough: both must have the generator's count
             want = int(args[args.index("--microbatches") + 1])

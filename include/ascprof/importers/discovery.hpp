@@ -67,7 +67,7 @@ struct RankFiles {
 
 /// One rank folder of a capture root.
 struct RankFolder {
-  std::string rank_id;                  ///< "13" for numeric ranks; "device_3"/"rank_<ordinal>" otherwise
+  std::string rank_id;                  ///< "rank13" for numeric ranks (rank_label); "device_3"/"rank_<ordinal>" otherwise
   std::optional<int64_t> rank_number;   ///< the number when rank_id is numeric
   std::string rank_dir;                 ///< folder name ("rank0_ascend_pt")
   std::filesystem::path path;           ///< folder path (as found under the root)
@@ -108,6 +108,10 @@ struct CaptureRoot {
 /// disc_revisited_dir, disc_depth_limit. Errors: kIo when `root` does not exist or cannot be
 /// listed; kSchema when no rank folder at all is found (message says what was looked for).
 Result<CaptureRoot> discover_capture_root(const std::filesystem::path& root, Stats& stats);
+
+/// A numeric rank's id in every file we write: "rank<N>" with N the profiler rank (issue 23: the
+/// reference's files name ranks "rank0", and our own files use the same id so they join with them).
+std::string rank_label(int64_t rank_number);
 
 /// Readable, filesystem-safe, unique folder name for a root path:
 /// the last 3 components of the absolute, lexically normal path (fewer if the path is shorter;

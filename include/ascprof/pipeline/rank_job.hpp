@@ -41,7 +41,8 @@ struct InputLimits {
 struct RankTask {
   std::string root;            ///< capture root path as given
   std::string root_out;        ///< OUT/<root-slug>
-  std::string rank_id;         ///< "0", "13" (or the reference's dir-name id)
+  std::string rank_id;         ///< "rank0", "rank13" (importers::rank_label), or the reference's dir-name id
+  int64_t rank_number = -1;    ///< the profiler rank when the id is numeric, else -1
   std::string rank_dir;        ///< folder name
   std::string rank_path;       ///< folder path
   std::string rank_id_source;  ///< profiler_info_name | profiler_info_body | dirname | ordinal
@@ -69,7 +70,7 @@ struct RankTask {
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root & root_out & rank_id & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
+    ar & root & root_out & rank_id & rank_number & rank_dir & rank_path & rank_id_source & device_id & kernel_details &
         trace_view & communication & step_trace_time & profiler_info & profiler_metadata & op_statistic &
         api_statistic & source & profiler_db & analysis_db & moe_traces & input_bytes &
         root_index & rank_index & last_stage & limits & h5_deflate;

@@ -168,7 +168,7 @@ std::optional<NameRank> rank_from_dir_name(const std::string& name) {
   auto numeric = [](const std::string& digits) -> std::optional<NameRank> {
     auto n = to_int(digits);
     if (!n) return std::nullopt;
-    return NameRank{std::to_string(*n), n, std::nullopt};
+    return NameRank{rank_label(*n), n, std::nullopt};
   };
   auto device = [](std::string id, const std::string& digits) -> std::optional<NameRank> {
     NameRank r{std::move(id), std::nullopt, std::nullopt};
@@ -446,14 +446,14 @@ bool assign_rank_id(RankFolder* r, Stats& stats, std::string* why_not) {
   if (!r->files.profiler_info.empty()) {
     if (auto n = rank_from_profiler_info_name(r->files.profiler_info.filename().string())) {
       r->rank_number = n;
-      r->rank_id = std::to_string(*n);
+      r->rank_id = rank_label(*n);
       r->id_source = RankIdSource::kInfoFileName;
       return true;
     }
     auto info = read_profiler_info(r->files.profiler_info, stats);
     if (info.ok() && info->rank_id_from_body) {
       r->rank_number = info->rank_id_from_body;
-      r->rank_id = std::to_string(*info->rank_id_from_body);
+      r->rank_id = rank_label(*info->rank_id_from_body);
       r->id_source = RankIdSource::kInfoBody;
       stats.note(Stat::info_rank_from_body,
                  r->files.profiler_info.string() + ": rank " + r->rank_id + " from the \"rank_id\" field");
@@ -466,7 +466,7 @@ bool assign_rank_id(RankFolder* r, Stats& stats, std::string* why_not) {
   if (!r->files.profiler_db.empty()) {
     if (auto n = rank_from_profiler_db_name(r->files.profiler_db.filename().string()); n && *n >= 0) {
       r->rank_number = n;
-      r->rank_id = std::to_string(*n);
+      r->rank_id = rank_label(*n);
       r->id_source = RankIdSource::kDbFileName;
       return true;
     }
@@ -601,7 +601,7 @@ Result<CaptureRoot> discover_capture_root(const fs::path& root, Stats& stats) {
                                                 : "no folder timestamp") +
                  "; kept the later path";
     stats.note(Stat::disc_duplicate_rank,
-               "rank " + d.rank_id + ": kept " + d.kept.string() + ", ignored " + d.dropped.string() + " (" +
+               d.rank_id + ": kept " + d.kept.string() + ", ignored " + d.dropped.string() + " (" +
                    d.reason + ")");
     out.duplicates.push_back(std::move(d));
   }
@@ -639,6 +639,8 @@ Result<CaptureRoot> discover_capture_root(const fs::path& root, Stats& stats) {
                           std::to_string(kMaxRankSearchDepth) + " levels deep)");
   return out;
 }
+
+std::string rank_label(int64_t rank_number) { return "rank" + std::to_string(rank_number); }
 
 std::string root_slug(const fs::path& root) {
   const std::string abs = normal_absolute(root);

@@ -181,7 +181,7 @@ TEST(OperatorFindings, LateArrivalIsFoldedIntoAKnownSlowRank) {
   EXPECT_TRUE(folded.empty());
   EXPECT_EQ(causes[0].alignment_ids.size(), 6u);
   ASSERT_EQ(causes[0].limitations.size(), 1u);
-  EXPECT_NE(causes[0].limitations[0].find("wait for rank 2"), std::string::npos);
+  EXPECT_NE(causes[0].limitations[0].find("wait for 2"), std::string::npos);
 }
 
 TEST(OperatorFindings, JitterBelowTheGroupThresholdsIsNotAFinding) {

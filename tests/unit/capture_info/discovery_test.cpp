@@ -39,7 +39,7 @@ TEST(DiscoveryReal, E2CnnLevelsRankIdsDirsAndFiles) {
     Stats stats;
     auto root = discover_capture_root(real_fixtures_dir() / level, stats);
     ASSERT_TRUE(root.ok()) << root.status().to_string();
-    ASSERT_EQ(ids(*root), (std::vector<std::string>{"0", "1"}));
+    ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank0", "rank1"}));
     EXPECT_TRUE(root->failed.empty());
     EXPECT_TRUE(root->duplicates.empty());
     EXPECT_TRUE(root->missing_rank_ids.empty());
@@ -75,7 +75,7 @@ TEST(DiscoveryReal, E1TwoRankNamesFromProfilerInfo) {
   Stats stats;
   auto root = discover_capture_root(real_fixtures_dir() / "e1-2023-two-rank", stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  ASSERT_EQ(ids(*root), (std::vector<std::string>{"0", "1"}));
+  ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank0", "rank1"}));
   EXPECT_EQ(root->ranks[0].rank_dir, "test_rank_0");
   EXPECT_EQ(root->ranks[1].rank_dir, "test_rank_1");
   EXPECT_EQ(root->ranks[1].id_source, RankIdSource::kInfoFileName);
@@ -89,13 +89,13 @@ TEST(DiscoveryReal, RootIsARankFolderOrAKernelDetailsFile) {
   Stats stats;
   auto one = discover_capture_root(real_fixtures_dir() / "e2-cnn-level1/rank1_ascend_pt", stats);
   ASSERT_TRUE(one.ok()) << one.status().to_string();
-  ASSERT_EQ(ids(*one), (std::vector<std::string>{"1"}));
+  ASSERT_EQ(ids(*one), (std::vector<std::string>{"rank1"}));
   EXPECT_EQ(one->ranks[0].rank_dir, "rank1_ascend_pt");
 
   const fs::path kd = real_fixtures_dir() / "e2-cnn-level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv";
   auto file = discover_capture_root(kd, stats);
   ASSERT_TRUE(file.ok()) << file.status().to_string();
-  ASSERT_EQ(ids(*file), (std::vector<std::string>{"0"}));
+  ASSERT_EQ(ids(*file), (std::vector<std::string>{"rank0"}));
   EXPECT_EQ(file->ranks[0].rank_dir, "rank0_ascend_pt");
   EXPECT_EQ(file->ranks[0].files.kernel_details, kd);
   EXPECT_FALSE(file->ranks[0].files.communication.empty());
@@ -109,7 +109,7 @@ TEST(Discovery, SortedByRankNumberNotFolderName) {
   Stats stats;
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  ASSERT_EQ(ids(*root), (std::vector<std::string>{"1", "2", "10"}));
+  ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank1", "rank2", "rank10"}));
   EXPECT_EQ(root->ranks[2].rank_dir, "w_1_20250101000000000_ascend_pt");
   EXPECT_EQ(root->ranks[0].folder_timestamp, 20250101000000000);
   // 1, 2, 10: 3..9 are gaps
@@ -125,10 +125,10 @@ TEST(Discovery, DuplicateRankKeepsNewestFolder) {
   Stats stats;
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  ASSERT_EQ(ids(*root), (std::vector<std::string>{"3", "4"}));
+  ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank3", "rank4"}));
   EXPECT_EQ(root->ranks[0].rank_dir, "hostA_100_20250102120000000_ascend_pt");
   ASSERT_EQ(root->duplicates.size(), 1u);
-  EXPECT_EQ(root->duplicates[0].rank_id, "3");
+  EXPECT_EQ(root->duplicates[0].rank_id, "rank3");
   EXPECT_EQ(root->duplicates[0].dropped.filename(), "hostB_200_20250101120000000_ascend_pt");
   EXPECT_EQ(root->duplicates[0].kept.filename(), "hostA_100_20250102120000000_ascend_pt");
   EXPECT_EQ(root->duplicates[0].reason, "folder timestamp 20250101120000000 older than 20250102120000000");
@@ -154,7 +154,7 @@ TEST(Discovery, GapInRanks) {
   Stats stats;
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  EXPECT_EQ(ids(*root), (std::vector<std::string>{"0", "1", "3"}));
+  EXPECT_EQ(ids(*root), (std::vector<std::string>{"rank0", "rank1", "rank3"}));
   EXPECT_EQ(root->missing_rank_ids, (std::vector<int64_t>{2}));
   EXPECT_EQ(stats.count(Stat::disc_missing_rank), 1u);
 }
@@ -168,7 +168,7 @@ TEST(Discovery, RankFromBodyStringAndInt) {
   Stats stats;
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  ASSERT_EQ(ids(*root), (std::vector<std::string>{"5", "6"}));
+  ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank5", "rank6"}));
   EXPECT_EQ(root->ranks[0].id_source, RankIdSource::kInfoBody);
   EXPECT_EQ(root->ranks[1].id_source, RankIdSource::kInfoBody);
   EXPECT_EQ(root->ranks[0].rank_dir, "alpha");
@@ -186,7 +186,7 @@ TEST(Discovery, RankFromDirNameThenOrdinal) {
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
   // Path order: Device-4, dp0_..., job_rank_7, mystery, x -> ordinals 0..4
-  ASSERT_EQ(ids(*root), (std::vector<std::string>{"7", "12", "device_4", "rank_3", "rank_4"}));
+  ASSERT_EQ(ids(*root), (std::vector<std::string>{"rank7", "rank12", "device_4", "rank_3", "rank_4"}));
   EXPECT_EQ(root->ranks[0].id_source, RankIdSource::kDirName);
   EXPECT_EQ(root->ranks[2].device_id, 4);
   EXPECT_FALSE(root->ranks[2].rank_number);
@@ -214,15 +214,15 @@ TEST(Discovery, UnusableRankFoldersAreReportedOthersContinue) {
   auto root = discover_capture_root(dir.path(), stats);
   if (chmod_tested) ::chmod((dir / "rank5_ascend_pt").c_str(), 0755);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  EXPECT_EQ(ids(*root), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(ids(*root), (std::vector<std::string>{"rank0", "rank1"}));
   ASSERT_EQ(root->failed.size(), chmod_tested ? 4u : 3u);
   // sorted: numeric ids first (2, 4[, 5]), then the unnamed one
-  EXPECT_EQ(root->failed[0].rank_id, "2");
+  EXPECT_EQ(root->failed[0].rank_id, "rank2");
   EXPECT_EQ(root->failed[0].error, "dangling symlink (target does not exist)");
-  EXPECT_EQ(root->failed[1].rank_id, "4");
+  EXPECT_EQ(root->failed[1].rank_id, "rank4");
   EXPECT_EQ(root->failed[1].error, "no ASCEND_PROFILER_OUTPUT/, kernel_details.csv or profiler_info*.json in the folder");
   if (chmod_tested) {
-    EXPECT_EQ(root->failed[2].rank_id, "5");
+    EXPECT_EQ(root->failed[2].rank_id, "rank5");
     EXPECT_NE(root->failed[2].error.find("cannot list folder: "), std::string::npos) << root->failed[2].error;
   }
   EXPECT_EQ(root->failed.back().rank_dir, "host_1_20250101000000000_ascend_pt");
@@ -242,7 +242,7 @@ TEST(Discovery, SymlinkLoopInRootTerminates) {
   Stats stats;
   auto root = discover_capture_root(dir.path(), stats);
   ASSERT_TRUE(root.ok()) << root.status().to_string();
-  EXPECT_EQ(ids(*root), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(ids(*root), (std::vector<std::string>{"rank0", "rank1"}));
   EXPECT_TRUE(root->duplicates.empty());
   EXPECT_GE(stats.count(Stat::disc_revisited_dir), 3u);
 }
@@ -270,7 +270,7 @@ TEST(Discovery, DeviceIdFromProfFolder) {
   ASSERT_TRUE(root.ok()) << root.status().to_string();
   ASSERT_EQ(root->ranks.size(), 1u);
   EXPECT_EQ(root->ranks[0].device_id, 4);
-  EXPECT_EQ(root->ranks[0].rank_id, "2");
+  EXPECT_EQ(root->ranks[0].rank_id, "rank2");
 }
 
 TEST(RootSlug, ReadableSafeAndUnique) {

@@ -50,10 +50,10 @@ TEST(ClockOffsetsPipeline, ShiftedRankClocksAreRecovered) {
   ASSERT_TRUE(synth::generate_capture(o).ok());
   const auto off = offsets_of(dir / "c", dir / "out");
   ASSERT_EQ(off.size(), 4u);
-  EXPECT_DOUBLE_EQ(off.at("0"), 0.0);
-  EXPECT_NEAR(off.at("1"), 0.0, 1.0);
-  EXPECT_NEAR(off.at("2"), 20000.0, 1.0);
-  EXPECT_NEAR(off.at("3"), 45000.0, 1.0);
+  EXPECT_DOUBLE_EQ(off.at("rank0"), 0.0);
+  EXPECT_NEAR(off.at("rank1"), 0.0, 1.0);
+  EXPECT_NEAR(off.at("rank2"), 20000.0, 1.0);
+  EXPECT_NEAR(off.at("rank3"), 45000.0, 1.0);
 }
 
 TEST(ClockOffsetsPipeline, RanksWithoutSharedCollectivesAreNotEstimated) {
@@ -67,9 +67,9 @@ TEST(ClockOffsetsPipeline, RanksWithoutSharedCollectivesAreNotEstimated) {
   o.steps = 2;
   ASSERT_TRUE(synth::generate_capture(o).ok());
   const auto off = offsets_of(dir / "c", dir / "out");
-  EXPECT_NEAR(off.at("1"), 0.0, 1.0);
-  EXPECT_TRUE(std::isnan(off.at("2")));
-  EXPECT_TRUE(std::isnan(off.at("3")));
+  EXPECT_NEAR(off.at("rank1"), 0.0, 1.0);
+  EXPECT_TRUE(std::isnan(off.at("rank2")));
+  EXPECT_TRUE(std::isnan(off.at("rank3")));
 }
 
 }  // namespace

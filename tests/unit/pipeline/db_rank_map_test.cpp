@@ -42,9 +42,9 @@ TEST(DbRankMap, ADisagreeingRankDeviceMapIsCountedAndTheFolderRankKept) {
     const RankOutcome out = run_rank_stages(t, ascprof::testing::shipped_knowledge());
     ASSERT_TRUE(out.ok) << out.error;
     const uint64_t mismatches = out.stat_counts.at(static_cast<size_t>(Stat::db_rank_mismatch));
-    if (out.rank_id == "0") {
+    if (out.rank_id == "rank0") {
       EXPECT_EQ(mismatches, 1u);
-      EXPECT_NE(out.stats_json.find("rankId 7, the rank is 0"), std::string::npos) << out.stats_json;
+      EXPECT_NE(out.stats_json.find("rankId 7, the rank is rank0"), std::string::npos) << out.stats_json;
       ++checked;
     } else {
       EXPECT_EQ(mismatches, 0u) << out.rank_id;

@@ -146,11 +146,11 @@ TEST(DeepDivePipeline, InjectedOperatorPathologiesAreClassifiedOnTheirRankAndKer
     std::string fault, rank;
     std::set<std::string> expected;
   };
-  for (const Case& c : {Case{"vector_scalar_heavy:2", "2", {"vector_scalar_heavy"}},
-                        Case{"cube_underused:1", "1", {"cube_low_utilization", "aic_memory_bound"}},
-                        Case{"aicpu_fallback:3", "3", {"aicpu_fallback"}},
+  for (const Case& c : {Case{"vector_scalar_heavy:2", "rank2", {"vector_scalar_heavy"}},
+                        Case{"cube_underused:1", "rank1", {"cube_low_utilization", "aic_memory_bound"}},
+                        Case{"aicpu_fallback:3", "rank3", {"aicpu_fallback"}},
                         // one core doing the work of 40 is also far above the transfer bound: both are true
-                        Case{"block_dim_one:1", "1", {"block_dim_low", "far_above_lower_bound"}}}) {
+                        Case{"block_dim_one:1", "rank1", {"block_dim_low", "far_above_lower_bound"}}}) {
     ascprof::testing::ScratchDir dir("dd-fault");
     const Result r = run_synth(dir.path(), {c.fault});
     ASSERT_FALSE(r.fault_kernel.empty()) << c.fault;
@@ -172,7 +172,7 @@ TEST(DeepDivePipeline, HostSyncHeavyIsAHostApiFindingOfItsRank) {
   const Result r = run_synth(dir.path(), {"host_sync_heavy:2"});
   ASSERT_FALSE(r.host.empty());
   for (const auto& [rank, cls] : r.host) {
-    EXPECT_EQ(rank, "2");
+    EXPECT_EQ(rank, "rank2");
     EXPECT_EQ(cls, "sync_heavy");
   }
 }

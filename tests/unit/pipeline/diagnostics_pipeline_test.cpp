@@ -75,13 +75,13 @@ TEST(DiagnosticsPipeline, InjectedFaultsAreFoundOnTheRightRank) {
     std::string rank;
   };
   // the synth's idle bubble is a host stall before the middle segment: the device waits for launches
-  for (const Case& c : {Case{{"idle_bubble:2"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "2"},
-                        Case{{"exposed_aicpu:1"}, {}, {"aicpu_exposed"}, "1"},
+  for (const Case& c : {Case{{"idle_bubble:2"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "rank2"},
+                        Case{{"exposed_aicpu:1"}, {}, {"aicpu_exposed"}, "rank1"},
                         // late launches: the idle steps, and the host-bound share of the idle time
-                        Case{{"host_bound:3"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "3"},
-                        Case{{"ep_imbalance:2"}, {}, {"ep_load_imbalance_suspected"}, "2"},
+                        Case{{"host_bound:3"}, {}, {"device_idle_bubble", "host_dispatch_bound"}, "rank3"},
+                        Case{{"ep_imbalance:2"}, {}, {"ep_load_imbalance_suspected"}, "rank2"},
                         // a dummy rank: no attention at all, and its steps differ from its peers'
-                        Case{{}, {3}, {"reduced_work_or_dummy_rank", "rank_workload_asymmetry"}, "3"}}) {
+                        Case{{}, {3}, {"reduced_work_or_dummy_rank", "rank_workload_asymmetry"}, "rank3"}}) {
     ascprof::testing::ScratchDir dir("diag-fault");
     const auto found = findings_of(dir.path(), c.faults, c.dummy);
     std::set<std::string> types;
@@ -106,7 +106,7 @@ TEST(DiagnosticsPipeline, SlowRankIsFoundAndItsPeerIsNotBlamed) {
     const auto found = findings_of(dir.path(), {std::string("slow_rank:") + rank}, {}, "training", 8, 6);
     ASSERT_EQ(found.size(), 1u) << rank;
     EXPECT_EQ(found[0].type, "slow_rank_suspected");
-    EXPECT_EQ(found[0].suspected, std::set<std::string>{rank});
+    EXPECT_EQ(found[0].suspected, std::set<std::string>{std::string("rank") + rank});
   }
 }
 
@@ -120,7 +120,7 @@ TEST(DiagnosticsPipeline, ThrottledCoresAreNamedAndExplainTheSlowRank) {
   std::set<std::string> types;
   for (const auto& f : found) {
     types.insert(f.type);
-    EXPECT_EQ(f.suspected, std::set<std::string>{"3"}) << f.type;
+    EXPECT_EQ(f.suspected, std::set<std::string>{"rank3"}) << f.type;
     if (f.type == "aicore_frequency_reduced") {
       EXPECT_EQ(f.evidence, 6u);  // the six steps
       EXPECT_NE(f.summary.find("lowest 1000 MHz"), std::string::npos) << f.summary;
@@ -146,7 +146,7 @@ TEST(DiagnosticsPipeline, SlowLinkIsFoundAsTheCause) {
   std::set<std::string> types;
   for (const auto& f : found) {
     types.insert(f.type);
-    EXPECT_EQ(f.suspected, std::set<std::string>{"5"}) << f.type;
+    EXPECT_EQ(f.suspected, std::set<std::string>{"rank5"}) << f.type;
   }
   EXPECT_EQ(types, (std::set<std::string>{"slow_link_suspected", "communication_collective_slow"}));
   EXPECT_EQ(found.size(), 2u);

@@ -78,7 +78,7 @@ TEST(ModuleBreakdownPipeline, SynthModulesMatchGroundTruthExactly) {
   size_t ranks = 0;
   for (simdjson::dom::element t : truth["ranks"].get_array()) {
     ++ranks;
-    const std::string id{std::string_view(t["rank_id"])};
+    const std::string id = "rank" + std::string(std::string_view(t["rank_id"]));
     const analysis::ModuleRankSummary& m = rank(a, id).modules;
     ASSERT_TRUE(m.present()) << "rank " << id;
     EXPECT_EQ(m.ranges, uint64_t(t["ranges"])) << id;
@@ -138,7 +138,7 @@ TEST(ModuleBreakdownPipeline, SynthModulesMatchGroundTruthExactly) {
     const std::string& path = c.at("module_path");
     if (path.find("Attention_") == std::string::npos && path.find("MLP_") == std::string::npos) continue;
     ++parts;
-    EXPECT_EQ(c.at("busiest_rank"), "1") << path;
+    EXPECT_EQ(c.at("busiest_rank"), "rank1") << path;
     EXPECT_EQ(c.at("stands_out"), "True") << path;
     EXPECT_GT(std::stod(c.at("busiest_to_median")), 1.5) << path;
   }
@@ -196,7 +196,7 @@ TEST(ModuleBreakdownPipeline, RealCnnCaptureAttributesDeviceTimeToItsModules) {
     const char* rank;
     int64_t ddp_ns, loss_ns, conv0_ns;
   };
-  for (const Expect& e : {Expect{"0", 2335200, 55440, 401028}, Expect{"1", 2343822, 53440, 400808}}) {
+  for (const Expect& e : {Expect{"rank0", 2335200, 55440, 401028}, Expect{"rank1", 2343822, 53440, 400808}}) {
     const analysis::ModuleRankSummary& m = rank(a, e.rank).modules;
     ASSERT_EQ(m.rows.size(), 26u) << e.rank;
     std::set<std::string> seen;

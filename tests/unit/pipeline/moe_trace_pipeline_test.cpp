@@ -86,7 +86,7 @@ void expect_exact(const Analysed& r) {
   size_t ranks = 0;
   for (simdjson::dom::element t : truth["ranks"].get_array()) {
     ++ranks;
-    const RankOutcome& o = rank(r, std::string(std::string_view(t["rank_id"])));
+    const RankOutcome& o = rank(r, "rank" + std::string(std::string_view(t["rank_id"])));
     ASSERT_TRUE(o.ok) << o.error;
     ASSERT_EQ(o.moe.calls.size(), 1u);
     const auto& c = o.moe.calls[0];
@@ -148,8 +148,8 @@ TEST(MoeTracePipeline, InKernelFaultsAreFoundOnThePlantedRank) {
     std::string fault, rank;
     std::vector<std::string> types;
   };
-  for (const Case& c : {Case{"moe_slow_expert:1", "1", {"moe_in_kernel_ep_imbalance", "moe_combine_wait"}},
-                        Case{"moe_recv_starved:2", "2", {"moe_in_kernel_ep_imbalance"}}}) {
+  for (const Case& c : {Case{"moe_slow_expert:1", "rank1", {"moe_in_kernel_ep_imbalance", "moe_combine_wait"}},
+                        Case{"moe_recv_starved:2", "rank2", {"moe_in_kernel_ep_imbalance"}}}) {
     SCOPED_TRACE(c.fault);
     ascprof::testing::ScratchDir dir("moe-fault");
     generate(dir.path(), "skill", {c.fault});
@@ -195,18 +195,18 @@ TEST(MoeTracePipeline, BrokenTracesAreCountedAndTheRanksStillAnalysed) {
     ASSERT_EQ(o.moe.calls.size(), 1u);
   }
   auto count = [](const RankOutcome& o, Stat s) { return o.stat_counts[static_cast<size_t>(s)]; };
-  const auto& c0 = rank(r, "0").moe.calls[0];
+  const auto& c0 = rank(r, "rank0").moe.calls[0];
   EXPECT_EQ(c0.status, "unreadable");
   EXPECT_NE(c0.detail.find("trace_call"), std::string::npos) << c0.detail;
-  EXPECT_EQ(count(rank(r, "0"), Stat::moe_trace_unreadable), 1u);
-  EXPECT_EQ(rank(r, "1").moe.calls[0].status, "attached");
-  EXPECT_EQ(rank(r, "1").moe.calls[0].unmatched, 1u);  // its B
-  EXPECT_EQ(rank(r, "1").moe.calls[0].bad_events, 1u);  // the E with ph Q
-  EXPECT_EQ(count(rank(r, "1"), Stat::moe_trace_unmatched), 1u);
-  EXPECT_EQ(count(rank(r, "1"), Stat::moe_trace_bad_event), 1u);
-  EXPECT_EQ(rank(r, "2").moe.calls[0].unmapped, 7u);
-  EXPECT_EQ(count(rank(r, "2"), Stat::moe_trace_unmapped), 1u);
-  EXPECT_EQ(rank(r, "3").moe.calls[0].status, "empty");
+  EXPECT_EQ(count(rank(r, "rank0"), Stat::moe_trace_unreadable), 1u);
+  EXPECT_EQ(rank(r, "rank1").moe.calls[0].status, "attached");
+  EXPECT_EQ(rank(r, "rank1").moe.calls[0].unmatched, 1u);  // its B
+  EXPECT_EQ(rank(r, "rank1").moe.calls[0].bad_events, 1u);  // the E with ph Q
+  EXPECT_EQ(count(rank(r, "rank1"), Stat::moe_trace_unmatched), 1u);
+  EXPECT_EQ(count(rank(r, "rank1"), Stat::moe_trace_bad_event), 1u);
+  EXPECT_EQ(rank(r, "rank2").moe.calls[0].unmapped, 7u);
+  EXPECT_EQ(count(rank(r, "rank2"), Stat::moe_trace_unmapped), 1u);
+  EXPECT_EQ(rank(r, "rank3").moe.calls[0].status, "empty");
   // ranks 1 and 2 are still compared: no finding from their (nominal) phases
   EXPECT_TRUE(r.findings.empty()) << r.findings.front().first;
 }

@@ -257,9 +257,9 @@ TEST(RawKernelIndex, PipelineRowsPointAtSourceIndexEntries) {
   ASCPROF_ASSERT_OK(text);
   const auto l = lines(*text);
   ASSERT_EQ(l.size(), 1u + 191 + 191);
-  EXPECT_EQ(l[1].rfind("evt_0_0,0,src_", 0), 0u) << l[1];
-  EXPECT_EQ(l[191].rfind("evt_0_190,0,src_", 0), 0u) << l[191];
-  EXPECT_EQ(l[192].rfind("evt_1_0,1,src_", 0), 0u) << l[192];
+  EXPECT_EQ(l[1].rfind("evt_0_0,rank0,src_", 0), 0u) << l[1];
+  EXPECT_EQ(l[191].rfind("evt_0_190,rank0,src_", 0), 0u) << l[191];
+  EXPECT_EQ(l[192].rfind("evt_1_0,rank1,src_", 0), 0u) << l[192];
   auto sources = read_file(fs::path(plan.out_dir) / "source_index.json");
   ASCPROF_ASSERT_OK(sources);
   for (const size_t row : {1, 192}) {

@@ -46,7 +46,7 @@ TEST_P(RealFixturePipeline, NormalizesEveryRank) {
   std::vector<RankOutcome> outcomes;
   for (size_t i = 0; i < plan.tasks.size(); ++i) {
     const auto& t = plan.tasks[i];
-    EXPECT_EQ(t.rank_id, std::to_string(i));
+    EXPECT_EQ(t.rank_id, "rank" + std::to_string(i));
     EXPECT_EQ(t.rank_dir, e.rank_dirs[i]);
     EXPECT_EQ(t.rank_id_source, "profiler_info_name");
     const RankOutcome o = run_rank_stages(t, *kb);

@@ -30,7 +30,7 @@ Truth read_truth(const fs::path& file) {
   EXPECT_TRUE(text.ok());
   simdjson::dom::element doc = parser.parse(*text);
   for (simdjson::dom::element r : doc["ranks"].get_array()) {
-    const std::string id = std::to_string(int64_t(r["rank_id"]));
+    const std::string id = "rank" + std::to_string(int64_t(r["rank_id"]));  // the tool names rank N "rankN"
     t.rank_ids.push_back(id);
     simdjson::dom::element c = r["counts"];
     simdjson::dom::element tb = c["trace_by_table"];
@@ -127,7 +127,7 @@ TEST(RootOutputs, DuplicateAndMissingRanksAreReported) {
   const RootPlan plan = plan_root(so.out_dir.string(), (dir / "out").string(), 0);
   ASSERT_TRUE(plan.ok) << plan.error;
   ASSERT_EQ(plan.tasks.size(), 3u);
-  EXPECT_EQ(plan.tasks[2].rank_id, "3");
+  EXPECT_EQ(plan.tasks[2].rank_id, "rank3");
   EXPECT_EQ(plan.tasks[2].rank_path, rank3.string());  // the newer folder wins
   ASSERT_EQ(plan.duplicates.size(), 1u);
   EXPECT_NE(plan.duplicates[0].dropped.find("oldnode_1_20200101000000000_ascend_pt"), std::string::npos);

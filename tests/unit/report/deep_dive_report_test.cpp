@@ -57,7 +57,7 @@ std::vector<Row> rows() {
              {"work_kind", "bytes"}, {"work_per_call", "58720256"}, {"achieved", "114.62"},
              {"achieved_unit", "GB/s"}, {"peak", "1600"}, {"efficiency", "0.0716"},
              {"op_stat_total_us", "614760.5"}, {"host_api", "aclnnCast"}, {"host_api_avg_us", "35.2"},
-             {"host_api_count", "1200"}, {"slowest_rank_id", "1"}, {"slowest_rank_avg_us", "530.75"},
+             {"host_api_count", "1200"}, {"slowest_rank_id", "rank1"}, {"slowest_rank_avg_us", "530.75"},
              {"classifications", "vector_scalar_heavy;low_bandwidth_efficiency"}, {"severity", "high"},
              {"verdict", "Vector kernel dominated by scalar work: scalar address arithmetic -> vectorise the tail"},
              {"evidence_ids", "evt_0_12;evt_1_40"}, {"gaps", "aiv_icache_miss_rate not collected"}};
@@ -65,12 +65,12 @@ std::vector<Row> rows() {
                  {"name", "aclnnAdd_AddAiCore_Add"}, {"task_type", "AI_CORE"}, {"op_type", "Add"},
                  {"shape_class", "no_shape"}, {"rank_count", "2"}, {"call_count", "2000"}, {"total_us", "200000"},
                  {"avg_us", "100"}, {"min_us", "90"}, {"max_us", "120"}, {"kernel_time_share", "0.1377"},
-                 {"cumulative_share", "0.5608"}, {"bound_family", "cube"}, {"slowest_rank_id", "0"},
+                 {"cumulative_share", "0.5608"}, {"bound_family", "cube"}, {"slowest_rank_id", "rank0"},
                  {"slowest_rank_avg_us", "101.5"}, {"verdict", "no pathology found"}};
   Row rank0 = hot;
   rank0["deep_dive_id"] = "odd_00000000000000c3";
   rank0["scope"] = "rank";
-  rank0["rank_id"] = "0";
+  rank0["rank_id"] = "rank0";
   rank0["rank_count"] = "1";
   rank0["kernel_time_share"] = "0.45";
   rank0["classifications"] = "vector_scalar_heavy";
@@ -80,7 +80,7 @@ std::vector<Row> rows() {
   Row rank1 = healthy;
   rank1["deep_dive_id"] = "odd_00000000000000d4";
   rank1["scope"] = "rank";
-  rank1["rank_id"] = "1";
+  rank1["rank_id"] = "rank1";
   rank1["hot_rank"] = "1";
   rank1["rank_count"] = "1";
   rank1["slowest_rank_id"] = "";
@@ -196,7 +196,7 @@ std::string json_text() {
   w.key("host_api");
   w.begin_array();
   w.begin_object();
-  w.kv("rank_id", "0");
+  w.kv("rank_id", "rank0");
   w.kv("level", "runtime");
   w.kv("api", "StreamSynchronize");
   w.kv("time_us", 90660.49);
@@ -361,12 +361,12 @@ TEST_F(DeepDiveReport, AllThreeReportsShowTheDeepDive) {
   EXPECT_NE(sec.find("- **Evidence**: evt_0_12, evt_1_40\n"), std::string::npos);
   EXPECT_NE(sec.find("- **Gaps**: aiv_icache_miss_rate not collected\n"), std::string::npos);
   // per rank: the classified operator of rank 0, none on rank 1
-  EXPECT_NE(sec.find(std::string("- rank 0: #1 ") + kHostileMd + " (vector_scalar_heavy, high, share 45 %)\n"),
+  EXPECT_NE(sec.find(std::string("- rank0: #1 ") + kHostileMd + " (vector_scalar_heavy, high, share 45 %)\n"),
             std::string::npos)
       << sec;
-  EXPECT_NE(sec.find("- rank 1: no classified operator among 1 hot operators\n"), std::string::npos);
+  EXPECT_NE(sec.find("- rank1: no classified operator among 1 hot operators\n"), std::string::npos);
   // host API from the JSON, numbers as written there
-  EXPECT_NE(sec.find("| 0 | runtime | StreamSynchronize | 90660.49 | 7 | 12951.5 | 12 % | sync_heavy |"), std::string::npos)
+  EXPECT_NE(sec.find("| rank0 | runtime | StreamSynchronize | 90660.49 | 7 | 12951.5 | 12 % | sync_heavy |"), std::string::npos)
       << sec;
   // input text never becomes markup or breaks a table row
   EXPECT_EQ(md->find("<script"), std::string::npos);

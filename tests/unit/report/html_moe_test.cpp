@@ -148,13 +148,13 @@ TEST(HtmlMoe, SectionTablesAndLanesOnlyWithTraces) {
     // the planted slow expert: rank 1's moe-process on the cube cores is the slowest of the ranks
     if (std::string_view(row.at(1)) == "dispatch-gmm1 moe-process" && std::string_view(row.at(2)) == "cube") {
       slow_phase = true;
-      EXPECT_EQ(std::string_view(row.at(8)), "1");
+      EXPECT_EQ(std::string_view(row.at(8)), "rank1");
     }
   }
   EXPECT_TRUE(slow_phase);
   simdjson::dom::array worst = moe["worst"]["rows"];
   ASSERT_EQ(worst.size(), 10u);
-  EXPECT_EQ(std::string_view(worst.at(0).at(0)), "1");
+  EXPECT_EQ(std::string_view(worst.at(0).at(0)), "rank1");
 
   // one lane set per attached call: 72 cores in 3 groups; intervals inside the kernel row, which
   // sits where the page draws that kernel
@@ -194,7 +194,7 @@ TEST(HtmlMoe, SectionTablesAndLanesOnlyWithTraces) {
     ++moe_findings;
     simdjson::dom::array suspected = f["suspected_ranks"];
     ASSERT_EQ(suspected.size(), 1u);
-    EXPECT_EQ(std::string_view(suspected.at(0)), "1");
+    EXPECT_EQ(std::string_view(suspected.at(0)), "rank1");
   }
   EXPECT_GE(moe_findings, 1u);
 

@@ -360,7 +360,7 @@ TEST_F(XlsxReportOnCapture, NumbersAreNumberCellsAndIdsAreText) {
   EXPECT_EQ(read_->types("step_summary", "row_start"), T{"n"});
   EXPECT_EQ(read_->types("step_summary", "main_layer_count"), T{"n"});
   EXPECT_EQ(read_->types("step_summary", "rank_id"), T{"s"});
-  EXPECT_EQ(read_->first_text("step_summary", "rank_id"), "0");
+  EXPECT_EQ(read_->first_text("step_summary", "rank_id"), "rank0");
   EXPECT_EQ(read_->types("step_summary", "segment_id"), T{"s"});
   EXPECT_EQ(read_->types("step_summary", "complete"), T{"s"});
   // epoch µs with decimals: more digits than Excel keeps, so the exact text is kept

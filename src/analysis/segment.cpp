@@ -3,6 +3,7 @@
 #include "ascprof/analysis/segment.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -183,6 +184,40 @@ class Builder {
       for (const StrId name : names_) o.implementation_names.emplace_back(c_.pool.view(name));
       out_.observations.push_back(std::move(o));
     }
+    observe_roles(seg);
+  }
+  // The reference's step-scope observations: per operator role of the step's events, its events' rows
+  // and the distinct kernel names implementing it.
+  static constexpr size_t kMaxRoleObservationRows = 64;
+  void observe_roles(uint32_t seg) {
+    const model::StepSegment& s = out_.segments[seg];
+    const auto& role_names = c_.kb.vocab.roles();
+    role_order_.clear();
+    for (auto& v : role_rows_) v.clear();
+    for (auto& v : role_kernel_names_) v.clear();
+    for (uint32_t r = s.row_start; r <= s.row_end; ++r) {
+      const knowledge::RoleSet& roles = c_.n.taxa[c_.n.taxon[r]].roles;
+      if (roles.none()) continue;
+      for (size_t i = 0; i < role_names.size() && i < knowledge::kMaxRoles; ++i) {
+        if (!roles.test(i)) continue;
+        if (role_rows_[i].empty() && role_kernel_names_[i].empty()) role_order_.push_back(i);
+        if (role_rows_[i].size() < kMaxRoleObservationRows) role_rows_[i].push_back(r);
+        role_kernel_names_[i].push_back(c_.k.name[r]);
+      }
+    }
+    for (const size_t i : role_order_) {
+      model::StepRoleObservation o;
+      o.segment = seg;
+      o.role = role_names[i];
+      std::vector<StrId>& ids = role_kernel_names_[i];
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+      for (const StrId id : ids) o.implementation_names.emplace_back(c_.pool.view(id));
+      std::sort(o.implementation_names.begin(), o.implementation_names.end());
+      if (o.implementation_names.size() > kMaxImplementationNames) o.implementation_names.resize(kMaxImplementationNames);
+      o.rows = role_rows_[i];
+      out_.role_observations.push_back(std::move(o));
+    }
   }
 
   uint32_t signature_index(int interned) {
@@ -201,6 +236,10 @@ class Builder {
   std::string rank_id_;
   std::unordered_map<int, uint32_t> signature_index_;  // interned signature -> layer_signatures index
   std::vector<StrId> names_;                           // scratch for observe()
+  // scratch for observe_roles(): per role bit, its rows and kernel names; the roles in first-seen order
+  std::array<std::vector<uint32_t>, knowledge::kMaxRoles> role_rows_;
+  std::array<std::vector<StrId>, knowledge::kMaxRoles> role_kernel_names_;
+  std::vector<size_t> role_order_;
   // (family, step shape) -> (structure signature, cluster id)
   std::map<std::pair<std::string, std::vector<int>>, std::pair<std::string, std::string>> step_shapes_;
 };

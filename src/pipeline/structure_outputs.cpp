@@ -12,6 +12,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/model/finding.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/pipeline/stage.hpp"
 #include "structure_store.hpp"
@@ -250,7 +251,8 @@ struct StructureOutputWriter::Impl {
   std::vector<fs::path> outputs;
 
   // segment stage
-  TempArray steps, layers, observations, evidence;
+  // observations: ours, one per (step, layer role); role_observations: the reference's, per (step, operator role)
+  TempArray steps, layers, observations, role_observations, evidence;
   std::vector<std::string> rank_summaries, hard_errors, disagreements;
   uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
   // classify stage
@@ -269,6 +271,7 @@ struct StructureOutputWriter::Impl {
     steps.discard();
     layers.discard();
     observations.discard();
+    role_observations.discard();
     evidence.discard();
     blocks.discard();
     std::error_code ec;
@@ -282,7 +285,7 @@ struct StructureOutputWriter::Impl {
   }
 
   Status io_status() const {
-    for (const TempArray* t : {&steps, &layers, &observations, &evidence, &blocks})
+    for (const TempArray* t : {&steps, &layers, &observations, &role_observations, &evidence, &blocks})
       if (!t->status().ok()) return t->status();
     return {};
   }
@@ -469,6 +472,37 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", events);
       w.end_object();
       observations.add(w.str());
+    }
+    // The reference's step-scope observations, as its structure_observations records.
+    const auto first_role = std::lower_bound(
+        s.role_observations.begin(), s.role_observations.end(), i,
+        [](const model::StepRoleObservation& o, size_t seg) { return o.segment < seg; });
+    for (auto o = first_role; o != s.role_observations.end() && o->segment == i; ++o) {
+      JsonWriter w;
+      w.begin_object();
+      w.kv("confidence", "high");  // a complete step's structure, as the reference rates every one
+      w.key("event_ids");
+      w.begin_array();
+      for (const uint32_t row : o->rows) w.value(model::event_id(ord, row));
+      w.end_array();
+      w.key("evidence_ids");
+      w.begin_array();
+      w.value(evd);
+      w.end_array();
+      w.key("implementation_evidence");
+      w.begin_array();
+      for (const auto& name : o->implementation_names) w.value(name);
+      w.end_array();
+      w.key("layer_id");
+      w.null();
+      w.kv("rank_id", rank_id);
+      w.kv("role", o->role);
+      w.kv("role_family", o->role);
+      w.kv("scope_type", "step");
+      w.kv("segment_id", g.segment_id);
+      w.kv("structure_id", stable_id("struct", {g.segment_id, o->role}));
+      w.end_object();
+      role_observations.add(w.str());
     }
   }
 
@@ -823,6 +857,7 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
     ASCPROF_RETURN_IF_ERROR(layers.close("}\n"));
     publish->emplace_back(out / "layer_segments.json", layers.path());
     ASCPROF_RETURN_IF_ERROR(observations.close(""));
+    ASCPROF_RETURN_IF_ERROR(role_observations.close(""));
     ASCPROF_RETURN_IF_ERROR(evidence.close(""));
     const fs::path graph_final = out / "structure_evidence_graph.json";
     const fs::path graph = temp_sibling(graph_final);
@@ -830,16 +865,20 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
     std::FILE* f = std::fopen(graph.c_str(), "wb");
     if (f == nullptr) return file_error(ErrorCode::kIo, graph.string(), "", std::strerror(errno));
     auto put = [f](std::string_view s) { return std::fwrite(s.data(), 1, s.size(), f) == s.size(); };
+    // the reference's keys first; ours (the layer-role observations) after them
     bool ok = put("{\n\"structure_observations\": ");
-    Status st = ok ? append_file(f, graph, observations.path()) : Status{};
+    Status st = ok ? append_file(f, graph, role_observations.path()) : Status{};
     ok = ok && st.ok() && put(",\n\"evidence\": ");
     if (ok) st = append_file(f, graph, evidence.path());
+    ok = ok && st.ok() && put(",\n\"layer_role_observations\": ");
+    if (ok) st = append_file(f, graph, observations.path());
     ok = ok && st.ok() && put("\n}\n") && std::fflush(f) == 0;
     const int e = errno;
     ok = std::fclose(f) == 0 && ok;
     ASCPROF_RETURN_IF_ERROR(st);
     if (!ok) return file_error(ErrorCode::kIo, graph.string(), "", std::string("write failed: ") + std::strerror(e));
     observations.discard();
+    role_observations.discard();
     evidence.discard();
     publish->emplace_back(graph_final, graph);
     const fs::path manifest = out / "segment_manifest.json";
@@ -884,6 +923,8 @@ Result<StructureOutputWriter> StructureOutputWriter::create(const fs::path& out_
     ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / "step_segments.json"), "{\"step_segments\": "));
     ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / "layer_segments.json"), "{\"layer_segments\": "));
     ASCPROF_RETURN_IF_ERROR(m.observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.observations")));
+    ASCPROF_RETURN_IF_ERROR(
+        m.role_observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.role_observations")));
     ASCPROF_RETURN_IF_ERROR(m.evidence.open(temp_sibling(out_dir / "structure_evidence_graph.json.evidence")));
   }
   if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / "block_segments.json"), "{\"block_segments\": "));
@@ -908,10 +949,10 @@ Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string&
   std::vector<std::string> layer_evd(s.layers.size());
   for (size_t i = 0; i < s.layers.size(); ++i) layer_evd[i] = stable_id("evd", {s.layers[i].layer_id, "layer_window"});
   if (m.options.segment_files) {
-    const uint64_t ev0 = m.evidence.count(), ob0 = m.observations.count();
+    const uint64_t ev0 = m.evidence.count(), ob0 = m.role_observations.count();
     m.add_segments(rank_ordinal, rank_id, s, layer_evd);
     m.totals.evidence_count += m.evidence.count() - ev0;
-    m.totals.structure_observation_count += m.observations.count() - ob0;
+    m.totals.structure_observation_count += m.role_observations.count() - ob0;
   } else {
     // Totals still describe the structure when only the classify files are written.
     m.totals.segment_count += s.segments.size();

@@ -123,6 +123,8 @@ std::string structure_inconsistency(const model::RankStructure& s, const model::
   }
   for (size_t i = 0; i < s.observations.size(); ++i)
     if (s.observations[i].segment >= nseg) return at("observation", i) + ": segment out of range";
+  for (size_t i = 0; i < s.role_observations.size(); ++i)
+    if (s.role_observations[i].segment >= nseg) return at("role observation", i) + ": segment out of range";
   for (size_t i = 0; i < s.hard_errors.size(); ++i) {
     const int32_t g = s.hard_errors[i].segment;
     if (g < -1 || (g >= 0 && static_cast<size_t>(g) >= nseg))
@@ -317,6 +319,24 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
     t.string_column("implementation_names", names);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
+  {
+    const size_t n = s.role_observations.size();
+    std::vector<uint32_t> seg(n);
+    std::vector<std::string> role(n), names(n), rows(n);
+    for (size_t i = 0; i < n; ++i) {
+      const auto& o = s.role_observations[i];
+      seg[i] = o.segment;
+      role[i] = o.role;
+      names[i] = json_strings(o.implementation_names);
+      rows[i] = json_indices(o.rows);
+    }
+    store::TableWriter t(w, "/structure/role_observations", n);
+    t.column("segment", seg);
+    t.string_column("role", role);
+    t.string_column("implementation_names", names);
+    t.string_column("rows", rows);
+    ASCPROF_RETURN_IF_ERROR(t.finish());
+  }
   return {};
 }
 
@@ -506,6 +526,18 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     if (!t.ok()) return t.status();
     s.observations.resize(t.rows());
     for (size_t i = 0; i < t.rows(); ++i) s.observations[i] = model::StructureObservation{seg[i], role[i], std::move(names[i])};
+  }
+  {
+    TableReader t(r, "/structure/role_observations");
+    auto seg = t.num<uint32_t>("segment");
+    auto role = t.str("role");
+    auto names = t.str_lists("implementation_names");
+    auto rows = t.index_lists("rows");
+    if (!t.ok()) return t.status();
+    s.role_observations.resize(t.rows());
+    for (size_t i = 0; i < t.rows(); ++i)
+      s.role_observations[i] =
+          model::StepRoleObservation{seg[i], std::move(role[i]), std::move(names[i]), std::move(rows[i])};
   }
   if (auto e = structure_inconsistency(s, model::RankClasses{}); !e.empty())
     return file_error(ErrorCode::kSchema, h5_path, "/structure", "inconsistent tables: " + e);

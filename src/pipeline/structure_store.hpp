@@ -21,6 +21,8 @@
 //   /structure/boundary_checks declared_step i64, step_source s, row_start u32, row_end u32,
 //       structural_steps u32, agrees u8, note s
 //   /structure/observations    segment u32, layer_role s, implementation_names s (JSON array)
+//   /structure/role_observations  segment u32, role s, implementation_names s (JSON array),
+//       rows s (JSON array of rows): the reference's step-scope observations (StepRoleObservation)
 //   /classes                   attrs: rank_id (str)
 //   /classes/blocks            block_id s, layer u32 (row of /structure/layers), block_index u32,
 //       block_kind s (block_kind_name), companion_layer u8, row_start u32, row_end u32, start_ns i64,

@@ -112,6 +112,16 @@ struct StructureObservation {
   std::vector<std::string> implementation_names;  ///< first seen first, at most 16
 };
 
+/// The reference's step-scope structure observation: one per (step, operator role) of the roles its
+/// events carry, roles in the order their first event appears (an event's own roles in vocabulary
+/// order). Written to structure_evidence_graph.json's structure_observations.
+struct StepRoleObservation {
+  uint32_t segment = 0;                           ///< index into RankStructure::segments (a step)
+  std::string role;                               ///< the operator role ("attention", "compute", …)
+  std::vector<std::string> implementation_names;  ///< distinct kernel names of its events, sorted, at most 16
+  std::vector<uint32_t> rows;                     ///< its events' rows in row order, at most 64
+};
+
 /// Segment stage result for one rank.
 struct RankStructure {
   std::string rank_id;
@@ -126,6 +136,7 @@ struct RankStructure {
   std::vector<HardError> hard_errors;
   std::vector<StepBoundaryCheck> boundary_checks;
   std::vector<StructureObservation> observations;  ///< one per (step, layer role), in step order
+  std::vector<StepRoleObservation> role_observations;  ///< one per (step, operator role), in step order
 
   size_t step_count() const {
     size_t n = 0;

@@ -157,6 +157,27 @@ TEST(SegmentSynth, MoeMlaDecodeMainAndSpeculativeLayersPerStep) {
       for (const char* k : {"aclnnMlaPreprocess_MlaPreprocess_MlaPreprocess", "aclnnMoeGatingTopK_MoeGatingTopK_MoeGatingTopK"})
         EXPECT_NE(std::find(names.begin(), names.end(), k), names.end()) << k;
       EXPECT_EQ(r.s.observations.size(), 8u);  // (main, speculative) x 4 steps
+      // the reference's observations: per step, the operator roles of its events in first-seen
+      // order, each with its events' rows (in the step, in order) and their sorted distinct names
+      std::set<uint32_t> observed_steps;
+      for (const auto& o : r.s.role_observations) {
+        const auto& seg = r.s.segments[o.segment];
+        ASSERT_EQ(seg.type, model::SegmentType::kStep);
+        observed_steps.insert(o.segment);
+        ASSERT_FALSE(o.rows.empty()) << o.role;
+        EXPECT_LE(o.rows.size(), 64u);
+        EXPECT_TRUE(std::is_sorted(o.rows.begin(), o.rows.end()));
+        EXPECT_GE(o.rows.front(), seg.row_start);
+        EXPECT_LE(o.rows.back(), seg.row_end);
+        EXPECT_TRUE(std::is_sorted(o.implementation_names.begin(), o.implementation_names.end()));
+        EXPECT_LE(o.implementation_names.size(), 16u);
+      }
+      EXPECT_EQ(observed_steps.size(), 4u);
+      std::vector<std::string> first_step_roles;
+      for (const auto& o : r.s.role_observations)
+        if (o.segment == r.s.role_observations.front().segment) first_step_roles.push_back(o.role);
+      for (const char* role : {"attention", "moe"})
+        EXPECT_NE(std::find(first_step_roles.begin(), first_step_roles.end(), role), first_step_roles.end()) << role;
       if (declared) {
         EXPECT_EQ(r.s.step_source, model::StepSource::kStepId);
         ASSERT_EQ(r.s.boundary_checks.size(), 4u);

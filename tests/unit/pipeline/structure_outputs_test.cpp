@@ -141,6 +141,10 @@ TwoRanks two_ranks() {
                 {SegmentType::kStep, 90, 179, {{90, 134, LayerRole::kMain}, {135, 179, LayerRole::kMain}}},
                 {SegmentType::kTail, 180, 199, {}}});
   t.s0.hard_errors.push_back({"interior_unclassified_island", 80, 89, 2, "unclassified island between steps"});
+  // the reference's step-scope observations: two roles on the first step, one on the second
+  t.s0.role_observations = {{1, "attention", {"FlashAttentionScore", "MlaProlog"}, {10, 11, 40}},
+                            {1, "moe", {"GroupedMatmul"}, {30}},
+                            {3, "attention", {"FlashAttentionScore"}, {90, 135}}};
   add_blocks(t.s0, &t.c0, {});
   t.c0.layer_classes = {shape_class("lyr_cls_am", {0, 1, 3, 4}), shape_class("lyr_cls_a", {2})};
   t.c0.layer_classes[0].block_kinds = {"attention", "moe"};
@@ -239,7 +243,7 @@ TEST_F(StructureOutputsTest, PublishesAllFilesAndNoTemporaries) {
   EXPECT_EQ(totals_.layer_count, 10u);
   EXPECT_EQ(totals_.block_count, 18u);
   EXPECT_EQ(totals_.evidence_count, 20u);
-  EXPECT_EQ(totals_.structure_observation_count, 5u);
+  EXPECT_EQ(totals_.structure_observation_count, 3u);
   EXPECT_EQ(totals_.hard_error_count, 1u);
   EXPECT_EQ(totals_.interior_island_total, 1u);
   EXPECT_EQ(totals_.step_classes, 2u);
@@ -347,9 +351,29 @@ TEST_F(StructureOutputsTest, EvidenceGraph) {
     }
   }
 
-  simdjson::dom::array obs = g["structure_observations"].get_array();
+  // the reference's records: one per (step, operator role), with the step's evidence
+  simdjson::dom::array ref = g["structure_observations"].get_array();
+  ASSERT_EQ(ref.size(), 3u);
+  simdjson::dom::element att = g["structure_observations"].at(0), moe = g["structure_observations"].at(1);
+  EXPECT_EQ(std::string_view(att["scope_type"]), "step");
+  EXPECT_EQ(std::string_view(att["role"]), "attention");
+  EXPECT_EQ(std::string_view(att["role_family"]), "attention");
+  EXPECT_EQ(std::string_view(att["rank_id"]), "0");
+  EXPECT_EQ(std::string_view(att["segment_id"]), ranks_.s0.segments[1].segment_id);
+  EXPECT_TRUE(att["layer_id"].is_null());
+  EXPECT_EQ(strings(att["event_ids"]), (std::vector<std::string>{"evt_0_10", "evt_0_11", "evt_0_40"}));
+  EXPECT_EQ(strings(att["implementation_evidence"]), (std::vector<std::string>{"FlashAttentionScore", "MlaProlog"}));
+  EXPECT_EQ(strings(att["evidence_ids"]),
+            std::vector<std::string>{stable_id("evd", {ranks_.s0.segments[1].segment_id, "step_window"})});
+  EXPECT_EQ(std::string_view(att["structure_id"]).rfind("struct_", 0), 0u);
+  EXPECT_NE(std::string_view(att["structure_id"]), std::string_view(moe["structure_id"]));
+  EXPECT_EQ(std::string_view(moe["role"]), "moe");
+  EXPECT_EQ(std::string_view(g["structure_observations"].at(2)["segment_id"]), ranks_.s0.segments[3].segment_id);
+
+  // ours: one per (step, layer role)
+  simdjson::dom::array obs = g["layer_role_observations"].get_array();
   ASSERT_EQ(obs.size(), 5u);
-  simdjson::dom::element main0 = g["structure_observations"].at(0), spec0 = g["structure_observations"].at(1);
+  simdjson::dom::element main0 = g["layer_role_observations"].at(0), spec0 = g["layer_role_observations"].at(1);
   EXPECT_EQ(std::string_view(main0["segment_id"]), ranks_.s0.segments[1].segment_id);
   EXPECT_EQ(std::string_view(main0["layer_role"]), "main");
   EXPECT_EQ(uint64_t(main0["layer_count"]), 2u);
@@ -367,7 +391,7 @@ TEST_F(StructureOutputsTest, SegmentManifest) {
   EXPECT_EQ(std::string_view(m["root"]), "/captures/run1");
   EXPECT_EQ(uint64_t(m["segment_count"]), 8u);
   EXPECT_EQ(uint64_t(m["layer_count"]), 10u);
-  EXPECT_EQ(uint64_t(m["structure_observation_count"]), 5u);
+  EXPECT_EQ(uint64_t(m["structure_observation_count"]), 3u);  // the reference's records
   EXPECT_EQ(uint64_t(m["evidence_count"]), 20u);
   EXPECT_EQ(uint64_t(m["hard_error_count"]), 1u);
   EXPECT_EQ(uint64_t(m["interior_island_total"]), 1u);

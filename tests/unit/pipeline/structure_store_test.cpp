@@ -118,6 +118,8 @@ RankStructure make_structure() {
   s.boundary_checks.push_back({8, StepSource::kProfilerStep, 1, 0, 0, false, "declared step covers no kernel rows"});
   s.observations.push_back({1, LayerRole::kMain, {"aclnnMlaPreprocess_MlaPreprocess", "aclnnMoeGatingTopK \"q\""}});
   s.observations.push_back({1, LayerRole::kSpeculative, {}});
+  s.role_observations.push_back({1, "attention", {"FlashAttentionScore", "MlaProlog \"x\""}, {3, 4, 9}});
+  s.role_observations.push_back({1, "moe", {}, {}});
   return s;
 }
 
@@ -210,6 +212,13 @@ TEST(StructureStore, RoundTripsEveryField) {
     EXPECT_EQ(s2.observations[i].segment, s.observations[i].segment);
     EXPECT_EQ(s2.observations[i].role, s.observations[i].role);
     EXPECT_EQ(s2.observations[i].implementation_names, s.observations[i].implementation_names);
+  }
+  ASSERT_EQ(s2.role_observations.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(s2.role_observations[i].segment, s.role_observations[i].segment);
+    EXPECT_EQ(s2.role_observations[i].role, s.role_observations[i].role);
+    EXPECT_EQ(s2.role_observations[i].implementation_names, s.role_observations[i].implementation_names);
+    EXPECT_EQ(s2.role_observations[i].rows, s.role_observations[i].rows);
   }
   ASSERT_EQ(c2.blocks.size(), c.blocks.size());
   for (size_t i = 0; i < c.blocks.size(); ++i) EXPECT_EQ(tie_block(c2.blocks[i]), tie_block(c.blocks[i])) << i;

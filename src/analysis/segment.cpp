@@ -305,6 +305,72 @@ std::vector<Window> declared_windows(const Ctx& c, const model::StepMarkerTable*
   return w;
 }
 
+// The declared steps beside the reference's structural ones: each step segment records the declared
+// step holding its first layer's anchor, and each declared step gets a StepBoundaryCheck (how many
+// complete structural steps have layers in it; agrees when exactly one, lying inside).
+void annotate_declared_steps(const std::vector<Plan>& plans, const std::vector<Window>& windows, StepSource source,
+                             model::RankStructure& out) {
+  auto window_of = [&windows](uint32_t row) -> const Window* {
+    auto it = std::upper_bound(windows.begin(), windows.end(), row, [](uint32_t r, const Window& w) { return r < w.a; });
+    if (it == windows.begin()) return nullptr;
+    --it;
+    return row <= it->b ? &*it : nullptr;
+  };
+  for (auto& g : out.segments) {
+    if (g.type != SegmentType::kStep || g.layer_count == 0) continue;
+    if (const Window* w = window_of(out.layers[g.first_layer].first_anchor_row)) g.declared_step = w->step;
+  }
+  std::vector<uint32_t> structural_steps(windows.size(), 0);
+  for (size_t w = 0; w < windows.size(); ++w) {
+    const Window& win = windows[w];
+    model::StepBoundaryCheck check;
+    check.declared_step = win.step;
+    check.source = source;
+    check.row_start = win.a;
+    check.row_end = win.b;
+    std::vector<size_t> overlapping;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      if (!plans[i].complete) continue;
+      bool any = false;
+      for (const auto& f : plans[i].frames)
+        for (const auto& l : f.layers) any = any || (l.first_anchor >= win.a && l.first_anchor <= win.b);
+      if (any) overlapping.push_back(i);
+    }
+    check.structural_steps = static_cast<uint32_t>(overlapping.size());
+    structural_steps[w] = check.structural_steps;
+    if (overlapping.size() == 1) {
+      bool inside = true;
+      for (const auto& f : plans[overlapping[0]].frames)
+        for (const auto& l : f.layers) inside = inside && l.first_anchor >= win.a && l.last_anchor <= win.b;
+      check.agrees = inside;
+      if (!inside) check.note = "the structural step's layers extend beyond the declared step";
+    } else {
+      check.note = std::to_string(overlapping.size()) + " structural steps have layers in this declared step";
+    }
+    out.boundary_checks.push_back(std::move(check));
+  }
+  // A declared step without any complete structural step, between declared steps that have one, is
+  // unexplained: a hard error, not a silently dropped step (the reference's rules cannot see it).
+  size_t first = windows.size(), last = 0;
+  for (size_t w = 0; w < windows.size(); ++w)
+    if (structural_steps[w] > 0) {
+      first = std::min(first, w);
+      last = w;
+    }
+  for (size_t w = first + 1; w < last && first < windows.size(); ++w) {
+    if (structural_steps[w] > 0) continue;
+    model::HardError e;
+    e.error_type = "unexplained_declared_step";
+    e.row_start = windows[w].a;
+    e.row_end = windows[w].b;
+    e.segment = -1;
+    for (size_t i = 0; i < out.segments.size(); ++i)
+      if (out.segments[i].row_start <= windows[w].a && windows[w].a <= out.segments[i].row_end) e.segment = static_cast<int32_t>(i);
+    e.detail = "declared step " + std::to_string(windows[w].step) + " holds no complete structural step, between steps that do";
+    out.hard_errors.push_back(std::move(e));
+  }
+}
+
 // Training: one layer per attention anchor, forward or backward by kernel name; microbatches are
 // the runs of one phase cut into units of the gcd of the lengths of the runs and of their pieces
 // between point-to-point transfers.
@@ -394,9 +460,11 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
   bool training = false;
   for (const uint32_t a : c.anchors) training = training || c.tv(a).backward;
 
+  // Declared steps are read always: training is segmented by them; inference keeps the reference's
+  // structural steps and only records, per step, the declared step holding its first layer and,
+  // per declared step, whether the structure agrees (unless use_declared_steps asks for our windows).
   StepSource source = StepSource::kStructural;
-  std::vector<Window> windows;
-  if (in.use_declared_steps || training) windows = declared_windows(c, in.profiler_steps, source);
+  std::vector<Window> windows = declared_windows(c, in.profiler_steps, source);
 
   if (training) {
     // The reference rules do not model backward passes; a training step is segmented per declared
@@ -442,12 +510,13 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
     out.observations.reserve(2 * (plans.size() + windows.size()));
   }
 
-  if (windows.empty()) {
+  if (windows.empty() || !in.use_declared_steps) {
     materialise_structural(c, plans, builder);
     // map plan-based error segments to segment indices (a head segment shifts them by one)
     const int32_t shift = plans.front().first_row() > 0 ? 1 : 0;
     for (auto& e : out.hard_errors)
       if (e.segment >= 0) e.segment += shift;
+    if (!windows.empty()) annotate_declared_steps(plans, windows, source, out);
   } else {
     out.step_source = source;
     // Declared steps decide the boundaries; the structural layers are placed inside them and each
@@ -558,7 +627,7 @@ model::RankStructure segment_rank(const SegmentInput& in, const knowledge::Knowl
     }
   // With declared steps an island plan lives inside a declared step: count the structural islands
   // between the first and last complete plan instead.
-  if (windows.empty()) {
+  if (windows.empty() || !in.use_declared_steps) {
     for (int64_t i = first_step + 1; i < last_step; ++i) {
       const auto& s = out.segments[static_cast<size_t>(i)];
       if (s.type == SegmentType::kUnclassifiedIsland)

@@ -333,10 +333,11 @@ ClassSummaries merge_class_partials(const std::vector<ClassPartials>& per_rank, 
       r.top_ops = top_n(std::move(a.ops.items()), kTopOps);
       out.blocks.push_back(std::move(r));
     }
-    std::sort(out.blocks.begin(), out.blocks.end(), [](const BlockClassSummaryRow& a, const BlockClassSummaryRow& b) {
+    // the reference's order: member_count descending, then kind; classes alike keep their first-seen
+    // order (ranks in order), which the accumulator's order already is
+    std::stable_sort(out.blocks.begin(), out.blocks.end(), [](const BlockClassSummaryRow& a, const BlockClassSummaryRow& b) {
       if (a.member_count != b.member_count) return a.member_count > b.member_count;
-      if (a.block_kind != b.block_kind) return a.block_kind < b.block_kind;
-      return a.block_class_id < b.block_class_id;
+      return a.block_kind < b.block_kind;
     });
   }
 

@@ -116,8 +116,8 @@ std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& t
   std::error_code ec;
   if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;
   if (!o.summary_dir.empty())
-    for (const auto& table : pipeline::summary_tables())
-      if (!fs::exists(fs::path(task.root_out) / o.summary_dir / (table + ".part"), ec)) return std::nullopt;
+    for (const auto& file : pipeline::summary_part_files())
+      if (!fs::exists(fs::path(task.root_out) / o.summary_dir / file, ec)) return std::nullopt;
   o.candidates = std::move(candidates);
   o.operator_buckets = {};
   o.reused = true;

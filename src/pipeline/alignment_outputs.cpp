@@ -161,8 +161,14 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
     return model::event_id((*t.rank_ordinals)[rank], row);
   };
   for (uint32_t m = 0; m < al.member_ranks; ++m) ranks.push_back((*t.rank_ids)[ops.members[al.first_member + m].rank]);
-  // event ids round-robin over the ranks (every rank's first member before any second one), capped
-  for (size_t depth = 0; events.size() < t.rules->max_event_ids_per_row; ++depth) {
+  // event ids rank by rank, as the reference lists them, when they all fit under the cap; else
+  // round-robin over the ranks (every rank's first member before any second one), so each rank shows
+  const bool all_fit = al.member_count <= t.rules->max_event_ids_per_row;
+  for (uint32_t m = 0; all_fit && m < al.member_ranks; ++m) {
+    const auto& mem = ops.members[al.first_member + m];
+    for (const uint32_t row : (*t.per_rank)[mem.rank]->buckets[mem.partial].rows) events.push_back(id_of(mem.rank, row));
+  }
+  for (size_t depth = 0; !all_fit && events.size() < t.rules->max_event_ids_per_row; ++depth) {
     bool any = false;
     for (uint32_t m = 0; m < al.member_ranks && events.size() < t.rules->max_event_ids_per_row; ++m) {
       const auto& mem = ops.members[al.first_member + m];

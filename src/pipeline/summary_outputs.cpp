@@ -117,7 +117,16 @@ std::string events_json(uint32_t ordinal, const std::vector<uint32_t>& rows) {
   return strings_json(ids);
 }
 
-std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, size_t limit) {
+// A window's top bubbles as the reference writes them: before_event and after_event are the
+// neighbouring rows' event objects when `events` holds them (a segment's, see bubble_event_records),
+// else their event ids.
+std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, size_t limit,
+                         const EventRecords* events = nullptr) {
+  auto event = [&](uint32_t row) {
+    if (events != nullptr)
+      if (const auto it = events->find(row); it != events->end()) return it->second;
+    return "\"" + event_id(ordinal, row) + "\"";
+  };
   std::string out = "[";
   for (size_t i = 0; i < b.size() && i < limit; ++i) {
     const auto& x = b[i];
@@ -126,8 +135,8 @@ std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, 
     out += (i ? "," : "");
     out += "{\"bubble_index\":" + std::to_string(x.bubble_index) + ",\"start_us\":" + us_text(x.start_ns) +
            ",\"end_us\":" + us_text(x.end_ns) + ",\"duration_us\":" + us_text(x.end_ns - x.start_ns) +
-           ",\"duration_ms\":" + buf + ",\"before_event\":\"" + event_id(ordinal, x.before_row) +
-           "\",\"after_event\":\"" + event_id(ordinal, x.after_row) + "\"}";
+           ",\"duration_ms\":" + buf + ",\"before_event\":" + event(x.before_row) +
+           ",\"after_event\":" + event(x.after_row) + "}";
   }
   return out + "]";
 }
@@ -319,12 +328,33 @@ uint64_t csv_rows(std::string_view text, bool& quoted) {
 
 }  // namespace
 
+namespace {
+// evidence_index.csv is written by kind, each over all ranks, as the reference lists it: a rank's
+// window rows (evidence_index.csv.part), layer rows (.layers.part) and bubble rows keyed by duration
+// (.bubbles.part, "<ns>\t<line>", largest first) go to three files; the root concatenates the first
+// two kinds rank by rank and merges the bubbles, largest first over the root.
+constexpr const char* kEvidenceLayersPart = ".layers";
+constexpr const char* kEvidenceBubblesPart = ".bubbles";
+}  // namespace
+
 const std::vector<std::string>& summary_tables() {
   static const std::vector<std::string> t = {"step_summary.csv",    "step_anatomy.csv",     "layer_summary.csv",
                                              "block_summary.csv",   "rank_summary.csv",     "operator_summary.csv",
                                              "hccl_op_summary.csv", "wait_anchor_ops.csv",  "aicpu_summary.csv",
                                              "evidence_index.csv",  "raw_kernel_index.csv", "normalized_event_index.csv"};
   return t;
+}
+
+const std::vector<std::string>& summary_part_files() {
+  static const std::vector<std::string> f = [] {
+    std::vector<std::string> v;
+    for (const auto& t : summary_tables()) v.push_back(t + ".part");
+    v.push_back(std::string("evidence_index.csv") + kEvidenceLayersPart + ".part");
+    v.push_back(std::string("evidence_index.csv") + kEvidenceBubblesPart + ".part");
+    v.push_back("bubble_windows.jsonl.part");
+    return v;
+  }();
+  return f;
 }
 
 namespace {
@@ -413,11 +443,13 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     const std::string evd = stable_id("evd", {g.segment_id, step ? "step_window" : "edge_window"});
     r.text(g.segment_id).text(rank_id).text(model::segment_type_name(g.type)).boolean(g.complete).text(g.cluster_id);
     r.text(g.step_family).number(uint64_t{g.row_start}).number(uint64_t{g.row_end});
-    r.number(uint64_t{g.main_layer_count}).number(uint64_t{g.speculative_layer_count}).text(g.structure_signature);
+    if (step) r.number(uint64_t{g.main_layer_count}).number(uint64_t{g.speculative_layer_count});
+    else r.empty().empty();  // layer counts belong to steps: empty on head, tail and window rows, as the reference
+    r.text(g.structure_signature);
     r.boolean(ss.has_attention).boolean(ss.has_moe).boolean(ss.has_communication);
     r.number(ss.attention_event_count).number(ss.moe_event_count).number(ss.comm_event_count);
     r.json(counts_json(ss.metrics.category_counts)).json(strings_json(ss.anomaly_tags));
-    r.json(bubbles_json(ord, ss.metrics.top_bubbles, 5)).json(strings_json({evd}));
+    r.json(bubbles_json(ord, ss.metrics.top_bubbles, kEvidenceBubbles, &events)).json(strings_json({evd}));
     metric_cells(r, ss.metrics);
     const int32_t cls = ss.segment < c.step_class.size() ? c.step_class[ss.segment] : -1;
     if (cls >= 0) r.text(c.step_classes[static_cast<size_t>(cls)].class_id);
@@ -580,7 +612,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   // step_summary row has its window here (a step_window, or the edge_window of a head, tail or
   // island), because a device_idle_bubble finding on any of them cites it. Bubble lines carry their
   // duration as a sort key ("<ns>\t<json>") for the root's merge, largest first.
-  std::vector<std::pair<int64_t, std::string>> bubbles;
+  std::vector<std::pair<int64_t, std::string>> bubbles, evidence_bubbles;
   // a bubble's neighbouring kernel row: its event object (bubble_event_records), or its id alone
   // when the caller rendered none
   auto event = [&](JsonWriter& w, const char* key, uint32_t row) {
@@ -589,26 +621,33 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     if (it != events.end()) w.raw(it->second);
     else w.value(event_id(ord, row));
   };
+  // The reference's evidence_index: every segment's window (kind step_window, whatever the segment
+  // type; the id keeps our edge_window key, as structure_evidence_graph.json files it), then the
+  // layer windows, then the top bubbles of the steps; the root concatenates each kind over the ranks
+  // (three part files, see kEvidenceLayersPart).
+  auto ms_text = [](int64_t ns) {  // Python's repr of the value rounded to 6 decimals: 11.09325
+    CsvRow cell;
+    cell.number(ms(ns), 6);
+    std::string t = cell.take_line();
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    return t;
+  };
   for (const auto& ss : sum.segments) {
     const auto& g = s.segments[ss.segment];
     const bool step = g.type == model::SegmentType::kStep;
-    char text[160];
-    std::snprintf(text, sizeof text, "%s of %u layers: wall %.3f ms, busy %.3f ms, largest bubble %.3f ms",
-                  step ? "step" : model::segment_type_name(g.type), g.layer_count, ms(ss.metrics.wall_ns),
-                  ms(ss.metrics.busy_union_ns), ms(ss.metrics.largest_internal_bubble_ns));
     const char* kind = step ? "step_window" : "edge_window";
-    r.text(stable_id("evd", {g.segment_id, kind})).text(kind).text(rank_id).text(g.segment_id).empty();
-    r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text(text);
+    r.text(stable_id("evd", {g.segment_id, kind})).text("step_window").text(rank_id).text(g.segment_id).empty();
+    r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text("Step window " + g.segment_id);
     part("evidence_index.csv").add(line("evidence_index.csv", r));
+    if (!step) continue;  // bubble windows: the complete steps' only, as the reference lists them
     for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < kEvidenceBubbles; ++i) {
       const auto& b = ss.metrics.top_bubbles[i];
       const std::string id =
           stable_id("evd", {g.segment_id, "bubble", std::to_string(b.bubble_index), us_text(b.start_ns)});
-      std::snprintf(text, sizeof text, "idle gap of %.3f ms between %s and %s", ms(b.end_ns - b.start_ns),
-                    event_id(ord, b.before_row).c_str(), event_id(ord, b.after_row).c_str());
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
-      r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row}).text(text);
-      part("evidence_index.csv").add(line("evidence_index.csv", r));
+      r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row});
+      r.text("Bubble " + ms_text(b.end_ns - b.start_ns) + " ms in " + g.segment_id);
+      evidence_bubbles.emplace_back(b.end_ns - b.start_ns, line("evidence_index.csv", r));
       // the reference's record: the kernel rows on either side as event objects, the segment's
       // cluster and step family
       JsonWriter w;
@@ -634,92 +673,100 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   }
   for (const auto& ls : sum.layers) {
     const auto& l = s.layers[ls.layer];
-    char text[120];
-    std::snprintf(text, sizeof text, "%s layer %u: wall %.3f ms, busy %.3f ms", model::layer_role_name(l.role),
-                  l.layer_index, ms(ls.metrics.wall_ns), ms(ls.metrics.busy_union_ns));
     r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
     r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
-    r.text(text);
-    part("evidence_index.csv").add(line("evidence_index.csv", r));
+    r.text("Layer window " + l.layer_id);
+    part((std::string("evidence_index.csv") + kEvidenceLayersPart).c_str()).add(line("evidence_index.csv", r));
   }
   std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string bubble_part;
   for (const auto& [ns, json] : bubbles) bubble_part += std::to_string(ns) + "\t" + json + "\n";
 
   ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush((std::string("evidence_index.csv") + kEvidenceLayersPart).c_str()));
+  std::stable_sort(evidence_bubbles.begin(), evidence_bubbles.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string keyed;
+  for (const auto& [ns, row] : evidence_bubbles) keyed += std::to_string(ns) + "\t" + row;  // row ends in \n
+  ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (std::string("evidence_index.csv") + kEvidenceBubblesPart + ".part"), keyed));
   return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
 }
 
 namespace {
 
-// k-way merge of the ranks' bubble lines ("<duration ns>\t<json>", each file largest first) into
-// one JSON-lines file, largest first; ties keep rank order. Streams: one line per rank in memory.
-Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPart>& ranks) {
-  std::error_code ec;
-  fs::create_directories(out.parent_path(), ec);
-  if (ec) return file_error(ErrorCode::kIo, out.parent_path().string(), "", "cannot create folder: " + ec.message());
+// k-way merge of files of "<key>\t<line>" lines (each file largest key first) into `o`, largest
+// first; ties keep the files' order. `before_first` goes before the first line, if there is one.
+// Streams: one line per file in memory. Returns the lines written.
+Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FILE* o, std::string_view before_first,
+                                   const fs::path& out_name) {
   struct Source {
     std::FILE* f = nullptr;
     int64_t key = 0;
-    std::string json;
+    std::string text;
   };
-  std::vector<Source> src(ranks.size());
+  std::vector<Source> src(inputs.size());
   auto close_all = [&src] {
     for (auto& s : src)
       if (s.f != nullptr) std::fclose(s.f);
   };
   auto next = [](Source& s) {
-    s.json.clear();
+    s.text.clear();
     int ch;
     std::string line;
     while ((ch = std::fgetc(s.f)) != EOF && ch != '\n') line += static_cast<char>(ch);
     const size_t tab = line.find('\t');
     if (line.empty() || tab == std::string::npos) return false;
     s.key = std::stoll(line.substr(0, tab));
-    s.json = line.substr(tab + 1);
+    s.text = line.substr(tab + 1);
     return true;
   };
   std::vector<size_t> live;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    const fs::path p = ranks[i].dir / "bubble_windows.jsonl.part";
-    src[i].f = std::fopen(p.c_str(), "rb");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    src[i].f = std::fopen(inputs[i].c_str(), "rb");
     if (src[i].f == nullptr) {
       close_all();
-      return file_error(ErrorCode::kIo, p.string(), "", std::strerror(errno));
+      return file_error(ErrorCode::kIo, inputs[i].string(), "", std::strerror(errno));
     }
     if (next(src[i])) live.push_back(i);
   }
-  const fs::path tmp = temp_sibling(out);
-  std::FILE* o = std::fopen(tmp.c_str(), "wb");
-  if (o == nullptr) {
-    close_all();
-    return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
-  }
   uint64_t n = 0;
-  bool ok = true;
-  // max-heap on (duration, then lower rank first)
+  bool ok = live.empty() || std::fwrite(before_first.data(), 1, before_first.size(), o) == before_first.size();
+  int err = ok ? 0 : errno;  // the first failed write's errno: the reason users need ("No space left on device")
+  // max-heap on (key, then earlier file first)
   auto later = [&src](size_t a, size_t b) { return src[a].key != src[b].key ? src[a].key < src[b].key : a > b; };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later, live);
-  int err = 0;  // the first failed write's errno: the reason users need ("No space left on device")
   while (!heap.empty() && ok) {
     const size_t i = heap.top();
     heap.pop();
     Source& s = src[i];
-    ok = std::fwrite(s.json.data(), 1, s.json.size(), o) == s.json.size() && std::fputc('\n', o) != EOF;
+    ok = std::fwrite(s.text.data(), 1, s.text.size(), o) == s.text.size() && std::fputc('\n', o) != EOF;
     if (!ok) err = errno;
     ++n;
     if (next(s)) heap.push(i);
   }
   close_all();
-  if (std::fclose(o) != 0 && ok) {
-    ok = false;
-    err = errno;
-  }
-  if (ok) fs::rename(tmp, out, ec);
-  if (!ok || ec) {
-    const std::string why = ec ? "rename failed: " + ec.message() : std::string("write failed: ") + std::strerror(err);
-    fs::remove(tmp, ec);
-    return file_error(ErrorCode::kIo, out.string(), "", why);
+  if (!ok) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(err));
+  return n;
+}
+
+// bubble_windows.jsonl: the ranks' bubble records, largest first over the root.
+Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPart>& ranks) {
+  std::error_code ec;
+  fs::create_directories(out.parent_path(), ec);
+  if (ec) return file_error(ErrorCode::kIo, out.parent_path().string(), "", "cannot create folder: " + ec.message());
+  std::vector<fs::path> inputs;
+  for (const auto& r : ranks) inputs.push_back(r.dir / "bubble_windows.jsonl.part");
+  const fs::path tmp = temp_sibling(out);
+  std::FILE* o = std::fopen(tmp.c_str(), "wb");
+  if (o == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
+  auto n = merge_keyed_lines(inputs, o, "", out);
+  const int close_err = std::fclose(o) != 0 ? errno : 0;
+  if (n.ok() && close_err != 0)
+    n = file_error(ErrorCode::kIo, out.string(), "", std::string("write failed: ") + std::strerror(close_err));
+  if (n.ok()) fs::rename(tmp, out, ec);
+  if (!n.ok() || ec) {
+    fs::remove(tmp);
+    if (n.ok()) return file_error(ErrorCode::kIo, out.string(), "", "rename failed: " + ec.message());
   }
   return n;
 }
@@ -742,8 +789,17 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     int err = 0;  // the first failed write's errno
     // Fragments are copied in chunks: a rank's raw_kernel_index fragment alone is ~150 MB.
     std::vector<char> chunk(1u << 20);
-    for (const auto& part : ranks) {
-      const fs::path in_path = part.dir / (t + ".part");
+    // evidence_index.csv: its window sections copied section by section, each over the ranks in
+    // order, then its bubble rows merged over the ranks, largest first
+    const bool evidence = t == "evidence_index.csv";
+    std::vector<fs::path> inputs, keyed;
+    for (const auto& part : ranks) inputs.push_back(part.dir / (t + ".part"));
+    if (evidence)
+      for (const auto& part : ranks) {
+        inputs.push_back(part.dir / (t + kEvidenceLayersPart + ".part"));
+        keyed.push_back(part.dir / (t + kEvidenceBubblesPart + ".part"));
+      }
+    for (const fs::path& in_path : inputs) {
       std::FILE* in = std::fopen(in_path.c_str(), "rb");
       if (in == nullptr) {
         const Status st = file_error(ErrorCode::kIo, in_path.string(), "", std::strerror(errno));
@@ -771,6 +827,15 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
         fs::remove(tmp);
         return file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
       }
+    }
+    if (ok && !keyed.empty()) {
+      auto merged = merge_keyed_lines(keyed, f, header_written ? "" : layouts.at(t).header(), out);
+      if (!merged.ok()) {
+        std::fclose(f);
+        fs::remove(tmp);
+        return merged.status();
+      }
+      rows += *merged;
     }
     if (std::fclose(f) != 0 && ok) {
       ok = false;

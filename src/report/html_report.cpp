@@ -429,10 +429,13 @@ void HtmlBuilder::choose_embedded() {
   for (size_t i = 0; i < most && left > 0; ++i)
     for (RankInfo& r : ranks_)
       if (i < r.segments.size()) take(r, r.segments[i]);
-  // A rank whose steps are each larger than the budget still gets the start of its heaviest one.
+  // A rank whose steps are each larger than the budget still gets the start of its heaviest one
+  // (beside its small head or tail windows, if those fitted).
   const uint64_t share = ranks_.empty() ? 0 : opt_.max_kernel_events / ranks_.size();
   for (RankInfo& r : ranks_) {
-    if (!r.embed_rows.empty() || left == 0 || r.segments.empty()) continue;
+    const bool has_step = std::any_of(r.segments.begin(), r.segments.end(),
+                                      [](const Segment& s) { return s.is_step && s.embedded; });
+    if (has_step || left == 0 || r.segments.empty()) continue;
     const Segment* heavy = &r.segments[0];
     for (const Segment& s : r.segments)
       if (s.wall > heavy->wall) heavy = &s;

@@ -3,9 +3,12 @@
 ///
 /// Inference: the reference's exact structural rules (anchors, layers, frames with exact repairs,
 /// step plans with speculative tails, residual classification, hard errors); no timing heuristics.
-/// When the capture declares steps (trace_view ProfilerStep#N ranges, else the kernel_details
-/// `Step Id` column), step boundaries come from the declaration and the structural layers are placed
-/// inside them; each declared step is checked against the structural result (StepBoundaryCheck).
+/// Steps follow the reference's convention (a step runs from its first layer to the next plan, rows
+/// before the first plan are a head segment). When the capture declares steps (trace_view
+/// ProfilerStep#N ranges, else the kernel_details `Step Id` column), each step records the declared
+/// step holding its first layer (StepSegment::declared_step) and each declared step is checked
+/// against the structural result (StepBoundaryCheck). With use_declared_steps the declared windows
+/// decide the boundaries instead and the structural layers are placed inside them.
 /// Training (attention anchors with backward kernels, e.g. FlashAttentionScoreGrad): forward and
 /// backward layers per microbatch inside each declared step, plus the optimizer tail.
 ///
@@ -27,7 +30,8 @@ struct SegmentInput {
   const StringPool* pool = nullptr;                   ///< required (names, name keys)
   const model::StepMarkerTable* profiler_steps = nullptr;  ///< optional ProfilerStep#N ranges
   std::string rank_id;
-  bool use_declared_steps = true;  ///< false: the reference's structural steps only
+  /// true: step boundaries from the declared steps (not the reference's; no CLI option sets it)
+  bool use_declared_steps = false;
 };
 
 /// Runs the segment stage over one rank.

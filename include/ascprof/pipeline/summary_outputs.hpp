@@ -33,6 +33,11 @@ namespace ascprof::pipeline {
 /// The summary tables, in the order they are written.
 const std::vector<std::string>& summary_tables();
 
+/// Every file a rank's summary folder holds once write_rank_summary_parts and the raw kernel index
+/// have run (what the root reads, and what a checkpoint needs): each table's `<table>.part`, the
+/// evidence_index sections and bubble_windows.jsonl.part.
+const std::vector<std::string>& summary_part_files();
+
 /// Writes one rank's fragments into `dir` (created if missing; replaced if present).
 /// The largest bubbles of each segment that evidence_index.csv and bubble_windows.jsonl hold.
 inline constexpr size_t kEvidenceBubbles = 5;

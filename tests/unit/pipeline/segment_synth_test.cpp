@@ -43,7 +43,10 @@ const knowledge::Knowledge& kb() {
   return k;
 }
 
-std::vector<RankResult> segment_capture(const fs::path& root, bool declared = true, bool with_trace = true) {
+// declared: the capture's declared steps are read; windows: they set the step boundaries
+// (use_declared_steps) instead of the reference's convention, the tool's default
+std::vector<RankResult> segment_capture(const fs::path& root, bool declared = true, bool with_trace = true,
+                                        bool windows = true) {
   std::vector<RankResult> out;
   Stats stats;
   auto cap = importers::discover_capture_root(root, stats);
@@ -67,7 +70,7 @@ std::vector<RankResult> segment_capture(const fs::path& root, bool declared = tr
     in.pool = &pool;
     in.profiler_steps = declared ? &tr.steps : nullptr;
     in.rank_id = rank.rank_id;
-    in.use_declared_steps = declared;
+    in.use_declared_steps = declared && windows;
     auto structure = analysis::segment_rank(in, kb());
     auto classes = analysis::classify_rank(structure, k, norm, pool, kb());
     out.push_back({rank.rank_id, std::move(structure), std::move(classes)});
@@ -329,6 +332,56 @@ TEST(SegmentSynth, MoeIslandIsCaughtByDeclaredSteps) {
   const auto& seg = res[1].s.segments[static_cast<size_t>(res[1].s.hard_errors[0].segment)];
   EXPECT_EQ(seg.declared_step, 2);
   EXPECT_FALSE(seg.complete);
+}
+
+// The tool's default: steps follow the reference's convention (a step starts at its first layer and
+// runs to the next plan; rows before the first plan are a head), each step records the declared step
+// holding its first layer, and every declared step is checked against the structure.
+TEST(SegmentSynth, StepsFollowTheReferenceConventionAndRecordTheirDeclaredStep) {
+  ascprof::testing::ScratchDir dir("seg-convention");
+  auto gen = synth::generate_capture(options(dir / "c", "moe_mla_decode", 2, 4));
+  ASSERT_TRUE(gen.ok()) << gen.status().to_string();
+  for (const auto& r : segment_capture(dir / "c", true, true, false)) {
+    SCOPED_TRACE(describe(r.s));
+    EXPECT_EQ(r.s.step_source, model::StepSource::kStructural);
+    ASSERT_FALSE(r.s.segments.empty());
+    EXPECT_EQ(r.s.segments.front().row_start, 0u);
+    EXPECT_EQ(r.s.segments.back().row_end + 1, r.s.event_count);
+    int64_t last_declared = -1;
+    size_t steps = 0;
+    for (size_t i = 0; i < r.s.segments.size(); ++i) {
+      const auto& g = r.s.segments[i];
+      if (i > 0) {
+        EXPECT_EQ(g.row_start, r.s.segments[i - 1].row_end + 1) << i;  // they tile the rank
+      }
+      if (g.type != SegmentType::kStep) {
+        if (i == 0) {
+          EXPECT_EQ(g.type, SegmentType::kHead);
+        }
+        continue;
+      }
+      ++steps;
+      ASSERT_GT(g.layer_count, 0u);
+      EXPECT_EQ(g.row_start, r.s.layers[g.first_layer].row_start) << i;  // starts at its first layer
+      EXPECT_EQ(g.source, model::StepSource::kStructural);
+      EXPECT_GT(g.declared_step, last_declared) << i;  // one declared step each, in order
+      last_declared = g.declared_step;
+    }
+    EXPECT_EQ(steps, 4u);
+    ASSERT_EQ(r.s.boundary_checks.size(), 4u);
+    for (const auto& c : r.s.boundary_checks) EXPECT_TRUE(c.agrees) << c.note;
+  }
+  // a declared step the structure cannot explain is still a hard error
+  ascprof::testing::ScratchDir island("seg-convention-island");
+  auto o = options(island / "c", "moe_mla_decode", 2, 3);
+  o.faults = {"interior_island:1"};
+  ASSERT_TRUE(synth::generate_capture(o).ok());
+  const auto res = segment_capture(island / "c", true, true, false);
+  ASSERT_EQ(res.size(), 2u);
+  EXPECT_TRUE(res[0].s.hard_errors.empty()) << describe(res[0].s);
+  bool unexplained = false;
+  for (const auto& e : res[1].s.hard_errors) unexplained = unexplained || e.error_type == "unexplained_declared_step";
+  EXPECT_TRUE(unexplained) << describe(res[1].s);
 }
 
 // Block kinds per layer equal the ground truth (reference §2.4 decomposition) on ranks with

@@ -124,7 +124,7 @@ TEST(HtmlReport, HostileKernelNameIsDataNotMarkup) {
   // 4 ranks x 555 kernels, all within the default budget
   EXPECT_EQ(uint64_t(doc["meta"]["total_events"]), 2220u);
   EXPECT_EQ(uint64_t(doc["meta"]["embedded_events"]), 2220u);
-  EXPECT_EQ(simdjson::dom::array(doc["steps"]["rows"]).size(), 12u);
+  EXPECT_EQ(simdjson::dom::array(doc["steps"]["rows"]).size(), 16u);  // 3 steps and the head of each rank
   EXPECT_EQ(simdjson::dom::array(doc["layers"]["rows"]).size(), 144u);
   EXPECT_EQ(simdjson::dom::array(doc["blocks"]["rows"]).size(), 288u);
   EXPECT_GE(simdjson::dom::array(doc["findings"]).size(), 1u);
@@ -135,8 +135,9 @@ TEST(HtmlReport, HostileKernelNameIsDataNotMarkup) {
   EXPECT_EQ(simdjson::dom::array(hist.at(2)).size(), uint64_t(doc["meta"]["bins"]));
 }
 
-// Budget 400 with 185-kernel steps: the heaviest steps of ranks 0 and 1 fit whole; rank 2 gets the
-// first 30 rows of its heaviest step (what is left), rank 3 nothing but its histogram.
+// Budget 400 with 185-kernel steps and 2-kernel heads: the heaviest steps of ranks 0 and 1 fit whole,
+// then every rank's head; rank 2 gets the first 22 rows of its heaviest step (what is left), rank 3
+// its head and its histogram.
 TEST(HtmlReport, KernelBudgetBoundsTheEmbeddedKernels) {
   ascprof::testing::ScratchDir dir("html-budget");
   const fs::path root = analysed_root(dir.path(), false);
@@ -151,10 +152,10 @@ TEST(HtmlReport, KernelBudgetBoundsTheEmbeddedKernels) {
   ASSERT_EQ(parser.parse(data_json(*html)).get(doc), simdjson::SUCCESS);
   EXPECT_EQ(uint64_t(doc["meta"]["total_events"]), 2220u);
   EXPECT_EQ(uint64_t(doc["meta"]["embedded_events"]), 400u);
-  EXPECT_EQ(simdjson::dom::array(doc["embedded_segments"]).size(), 2u);
+  EXPECT_EQ(simdjson::dom::array(doc["embedded_segments"]).size(), 6u);  // two steps, four heads
   std::vector<size_t> per_rank;
   for (simdjson::dom::element r : doc["ranks"].get_array()) per_rank.push_back(simdjson::dom::array(r["ev"]["row"]).size());
-  EXPECT_EQ(per_rank, (std::vector<size_t>{185, 185, 30, 0}));
+  EXPECT_EQ(per_rank, (std::vector<size_t>{187, 187, 24, 2}));
   // the histogram still covers every rank
   for (simdjson::dom::element r : doc["ranks"].get_array()) {
     uint64_t busy = 0;

@@ -16,21 +16,26 @@ namespace fs = std::filesystem;
 namespace {
 
 // The union of the step and operator columns, in first-seen order, as the reference writes them
-// (issue 23); our end_skew_us follows its columns. Without step rows the file has the operator
-// columns only (kOperatorColumns), again as the reference's first-seen union.
+// (issue 23); ours follow its columns. The reference's start_us, end_us and start_skew_us are on the
+// ranks' raw clocks, as it compares them; the members were found on clocks corrected by the estimated
+// offsets (alignment_method says +clock_offsets), and the corrected_* columns and end_skew_us hold
+// the corrected values. Without step rows the file has the operator columns only (kOperatorColumns),
+// again as the reference's first-seen union.
 const char* const kColumns[] = {
     "alignment_id",  "alignment_type",  "rank_ids",        "segment_ids",     "event_ids",
     "start_us",      "end_us",          "alignment_method", "alignment_confidence", "alignment_limitations",
     "member_count",  "wall_skew_us",    "layer_counts",    "step_families",   "is_structure_mismatch",
     "evidence_ids",  "role",            "name_key",        "shape_signature", "bucket_us",
     "rank_count",    "start_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us",
-    "duration_ratio", "wait_max_us",    "end_skew_us"};
+    "duration_ratio", "wait_max_us",    "end_skew_us",     "corrected_start_us", "corrected_end_us",
+    "corrected_start_skew_us"};
 const char* const kOperatorColumns[] = {
     "alignment_id",  "alignment_type",  "rank_ids",        "segment_ids",     "event_ids",
     "start_us",      "end_us",          "alignment_method", "alignment_confidence", "alignment_limitations",
     "role",          "name_key",        "shape_signature", "bucket_us",       "member_count",
     "rank_count",    "start_skew_us",   "duration_min_us", "duration_max_us", "duration_skew_us",
-    "duration_ratio", "wait_max_us",    "evidence_ids",    "end_skew_us"};
+    "duration_ratio", "wait_max_us",    "evidence_ids",    "end_skew_us",     "corrected_start_us",
+    "corrected_end_us", "corrected_start_skew_us"};
 
 constexpr const char* kStepMethod = "step_time_overlap_v1+clock_offsets";
 constexpr const char* kOperatorMethod = "time_bucket_v1+clock_offsets";
@@ -108,6 +113,12 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   // (layer_counts keeps one entry per member)
   std::sort(fams.begin(), fams.end());
   fams.erase(std::unique(fams.begin(), fams.end()), fams.end());
+  // the members' raw window (the reference's start_us, end_us); al's times are corrected
+  int64_t raw_start = INT64_MAX, raw_end = INT64_MIN;
+  for (const size_t m : al.members) {
+    raw_start = std::min(raw_start, windows[m].start_ns);
+    raw_end = std::max(raw_end, windows[m].end_ns);
+  }
   JsonWriter a;
   a.begin_object();
   a.kv("alignment_id", al.alignment_id);
@@ -118,8 +129,8 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   a.raw(json_list(segs));
   a.key("event_ids");
   a.raw("[]");
-  a.kv("start_us", us(al.start_ns));
-  a.kv("end_us", us(al.end_ns));
+  a.kv("start_us", us(raw_start));
+  a.kv("end_us", us(raw_end));
   JsonWriter m;  // the alignment's figures, under metrics as the reference nests them (the CSV has them flat)
   m.begin_object();
   m.kv("alignment_method", kStepMethod);
@@ -134,6 +145,8 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   m.key("step_families");
   m.raw(json_list(fams));
   m.kv("is_structure_mismatch", al.is_structure_mismatch);
+  m.kv("corrected_start_us", us(al.start_ns));
+  m.kv("corrected_end_us", us(al.end_ns));
   m.end_object();
   a.key("metrics");
   a.raw(m.str());
@@ -145,10 +158,11 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   layer_list += "]";
   CsvRow r;
   r.text(al.alignment_id).text("time_window").json(json_list(al.rank_ids)).json(json_list(segs)).json("[]");
-  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kStepMethod).text(al.confidence).text(kStepLimitation);
+  r.number(us(raw_start), 3).number(us(raw_end), 3).text(kStepMethod).text(al.confidence).text(kStepLimitation);
   r.number(static_cast<uint64_t>(al.members.size())).number(al.wall_skew_us, 3).json(layer_list).json(json_list(fams));
   r.boolean(al.is_structure_mismatch).json(json_list(evidence));
   for (int i = 0; i < 12; ++i) r.empty();  // the operator columns
+  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).empty();  // corrected start, end; no start skew
   out.row(a.take(), r.take_line());
 }
 
@@ -193,6 +207,16 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   if (events.size() < al.member_count)
     limitations += " event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
                    " member events (each rank's first ones).";
+  // the raw clocks: each member's partial is on its rank's corrected clock (its offset subtracted)
+  int64_t raw_start_min = INT64_MAX, raw_start_max = INT64_MIN, raw_end = INT64_MIN;
+  for (uint32_t m = 0; m < al.member_ranks; ++m) {
+    const auto& mem = ops.members[al.first_member + m];
+    const auto& b = (*t.per_rank)[mem.rank]->buckets[mem.partial];
+    const int64_t off = t.rank_offsets_ns != nullptr && mem.rank < t.rank_offsets_ns->size() ? (*t.rank_offsets_ns)[mem.rank] : 0;
+    raw_start_min = std::min(raw_start_min, b.start_min_ns + off);
+    raw_start_max = std::max(raw_start_max, b.start_max_ns + off);
+    raw_end = std::max(raw_end, b.end_max_ns + off);
+  }
   const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
   const char* conf = analysis::confidence_name(al.confidence);
   const double skew = us(al.dur_max_ns - al.dur_min_ns);
@@ -206,8 +230,8 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.raw("[]");
   a.key("event_ids");
   a.raw(json_list(events));
-  a.kv("start_us", us(al.start_ns));
-  a.kv("end_us", us(al.end_ns));
+  a.kv("start_us", us(raw_start_min));
+  a.kv("end_us", us(raw_end));
   JsonWriter m;  // the alignment's figures, under metrics as the reference nests them (the CSV has them flat)
   m.begin_object();
   m.kv("alignment_method", kOperatorMethod);
@@ -219,13 +243,16 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   m.kv("shape_signature", key.shape);
   m.kv("bucket_us", t.rules->bucket_us);
   m.kv("rank_count", uint64_t{al.member_ranks});
-  m.kv("start_skew_us", us(al.start_skew_ns));
+  m.kv("start_skew_us", us(raw_start_max - raw_start_min));
   m.kv("end_skew_us", us(al.end_skew_ns));
   m.kv("duration_min_us", us(al.dur_min_ns));
   m.kv("duration_max_us", us(al.dur_max_ns));
   m.kv("duration_skew_us", skew);
   m.kv("duration_ratio", al.duration_ratio);
   m.kv("wait_max_us", us(al.wait_max_ns));
+  m.kv("corrected_start_us", us(al.start_ns));
+  m.kv("corrected_end_us", us(al.end_ns));
+  m.kv("corrected_start_skew_us", us(al.start_skew_ns));
   m.end_object();
   a.key("metrics");
   a.raw(m.str());
@@ -234,7 +261,7 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   a.end_object();
   CsvRow r;
   r.text(id).text("operator").json(json_list(ranks)).json("[]").json(json_list(events));
-  r.number(us(al.start_ns), 3).number(us(al.end_ns), 3).text(kOperatorMethod).text(conf).text(limitations);
+  r.number(us(raw_start_min), 3).number(us(raw_end), 3).text(kOperatorMethod).text(conf).text(limitations);
   if (out.step_columns()) {
     r.number(al.member_count);
     for (int i = 0; i < 4; ++i) r.empty();  // the step columns
@@ -242,10 +269,10 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   } else {
     r.text(role).text(key.name_key).text(key.shape).number(t.rules->bucket_us, 3).number(al.member_count);
   }
-  r.number(uint64_t{al.member_ranks}).number(us(al.start_skew_ns), 3).number(us(al.dur_min_ns), 3);
+  r.number(uint64_t{al.member_ranks}).number(us(raw_start_max - raw_start_min), 3).number(us(al.dur_min_ns), 3);
   r.number(us(al.dur_max_ns), 3).number(skew, 3).number(al.duration_ratio, 6).number(us(al.wait_max_ns), 3);
   if (!out.step_columns()) r.json(json_list(evidence));
-  r.number(us(al.end_skew_ns), 3);
+  r.number(us(al.end_skew_ns), 3).number(us(al.start_ns), 3).number(us(al.end_ns), 3).number(us(al.start_skew_ns), 3);
   out.row(a.take(), r.take_line());
 }
 

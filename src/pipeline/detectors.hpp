@@ -25,6 +25,7 @@ struct CrossRank {
   std::vector<const analysis::RankOperatorBuckets*> per_rank;  // ranks with buckets, rank order
   std::vector<std::string> rank_ids;
   std::vector<uint32_t> rank_ordinals;
+  std::vector<int64_t> rank_offsets_ns;  // per per_rank entry: the clock offset its buckets were folded with
   analysis::CriticalPaths paths;
 };
 

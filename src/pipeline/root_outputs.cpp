@@ -312,6 +312,8 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
     for (const auto& o : outcomes)
       if (kernel_stages_ran(o) && o.operator_buckets.built) {
         cr.per_rank.push_back(&o.operator_buckets);
+        const auto off = offset_of.find(o.rank_id);
+        cr.rank_offsets_ns.push_back(off == offset_of.end() ? 0 : off->second);
         cr.rank_ids.push_back(o.rank_id);
         cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
       }
@@ -339,6 +341,8 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   tables.rank_ids = &cr.rank_ids;
   tables.rank_ordinals = &cr.rank_ordinals;
   tables.rules = &kb.operator_alignment;
+  tables.window_offsets_ns = &window_offset;
+  tables.rank_offsets_ns = &cr.rank_offsets_ns;
   if (const Status st = write_alignment_tables(plan.out_dir, tables, &s.outputs); !st.ok()) {
     s.status = "failed";
     s.error = st.to_string();

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 namespace ascprof::testing {
@@ -63,6 +64,42 @@ std::vector<std::map<std::string, std::string>> plain_csv_rows(const fs::path& p
     }
     auto& row = rows.emplace_back();
     for (size_t i = 0; i < head.size() && i < cells.size(); ++i) row[head[i]] = cells[i];
+  }
+  return rows;
+}
+
+std::vector<std::map<std::string, std::string>> csv_rows(const fs::path& path) {
+  std::vector<std::map<std::string, std::string>> rows;
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << "cannot read " << path;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::vector<std::string>> records(1, std::vector<std::string>(1));
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        records.back().back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        records.back().back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      records.back().emplace_back();
+    } else if (c == '\n') {
+      records.emplace_back(1);
+    } else if (c != '\r') {
+      records.back().back() += c;
+    }
+  }
+  if (records.back().size() == 1 && records.back()[0].empty()) records.pop_back();  // the final line break
+  for (size_t r = 1; r < records.size(); ++r) {
+    auto& row = rows.emplace_back();
+    for (size_t i = 0; i < records[0].size() && i < records[r].size(); ++i) row[records[0][i]] = records[r][i];
   }
   return rows;
 }

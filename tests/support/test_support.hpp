@@ -38,6 +38,10 @@ void write_text(const std::filesystem::path& path, std::string_view content);
 /// unreadable file is a test failure and no rows.
 std::vector<std::map<std::string, std::string>> plain_csv_rows(const std::filesystem::path& path);
 
+/// Any CSV table (RFC 4180: quoted cells, doubled quotes, line breaks inside quotes) as rows of
+/// column -> cell; an unreadable file is a test failure and no rows.
+std::vector<std::map<std::string, std::string>> csv_rows(const std::filesystem::path& path);
+
 /// The text of a Status or of a Result's status, for assertion messages.
 inline std::string status_text(const Status& s) { return s.to_string(); }
 template <class T>

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "ascprof/common/blake2b.hpp"
 #include "ascprof/common/files.hpp"
@@ -281,7 +283,21 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
     if (!kernel_stages_ran(o)) continue;
     auto stored = read_structure_tables((fs::path(plan.out_dir) / o.h5_file).string());
     if (!stored.ok()) return fail(stored.status());
-    const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure, stored->classes);
+    // the windows' metrics the rank's summarize stage wrote (none when it stopped before summarize)
+    std::unordered_map<std::string, std::string> metrics;
+    if (!o.summary_dir.empty()) {
+      auto text = read_file(fs::path(plan.out_dir) / o.summary_dir / kEvidenceMetricsPart);
+      if (!text.ok()) return fail(text.status());
+      for (size_t at = 0; at < text->size();) {
+        const size_t end = std::min(text->find('\n', at), text->size());
+        const std::string_view line(text->data() + at, end - at);
+        if (const size_t tab = line.find('\t'); tab != std::string_view::npos)
+          metrics.emplace(std::string(line.substr(0, tab)), std::string(line.substr(tab + 1)));
+        at = end + 1;
+      }
+    }
+    const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure,
+                                       stored->classes, o.summary_dir.empty() ? nullptr : &metrics);
     if (!st.ok()) return fail(st);
   }
   const Status st = writer->finish();

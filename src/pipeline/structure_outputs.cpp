@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using EvidenceMetrics = std::unordered_map<std::string, std::string>;
+
 constexpr size_t kMaxEventIds = 64;
 
 void kv_us(JsonWriter& w, std::string_view key, int64_t ns) {
@@ -291,7 +293,7 @@ struct StructureOutputWriter::Impl {
   }
 
   void add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
-                    const std::vector<std::string>& layer_evd);
+                    const std::vector<std::string>& layer_evd, const EvidenceMetrics* metrics);
   void add_classes(const std::string& rank_id, const model::RankStructure& s, const model::RankClasses& c,
                    const std::vector<std::string>& layer_evd);
   Status write_class_signatures(const fs::path& tmp);
@@ -301,8 +303,42 @@ struct StructureOutputWriter::Impl {
 };
 
 void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
-                                               const std::vector<std::string>& layer_evd) {
+                                               const std::vector<std::string>& layer_evd, const EvidenceMetrics* metrics) {
   const size_t nseg = s.segments.size();
+  // the window's metrics, as the reference's evidence records hold them (when the rank was summarised);
+  // a step's also carry its structural counts
+  auto kv_metrics = [metrics, &s](JsonWriter& w, const std::string& evd, const model::StepSegment* step, size_t seg) {
+    if (metrics == nullptr) return;
+    const auto it = metrics->find(evd);
+    if (it == metrics->end()) return;
+    std::string o = "{" + it->second;
+    if (step != nullptr) {
+      JsonWriter x;
+      x.begin_object();
+      x.kv("frame_count", uint64_t{step->frame_reasons.size()});
+      kv_strings(x, "frame_reasons", step->frame_reasons);
+      x.key("frame_tags");
+      x.begin_array();
+      x.begin_array();
+      for (const auto& t : step->frame_tags) x.value(t);
+      x.end_array();
+      x.end_array();
+      x.kv("main_layer_count", uint64_t{step->main_layer_count});
+      // the step's selection rows (argmax: the reference's step delimiters), from its role observations
+      x.key("selection_rows");
+      x.begin_array();
+      for (const auto& ro : s.role_observations)
+        if (ro.segment == seg && ro.role == "selection")
+          for (const uint32_t r : ro.rows) x.value(uint64_t{r});
+      x.end_array();
+      x.kv("speculative_layer_count", uint64_t{step->speculative_layer_count});
+      x.end_object();
+      const std::string extra = x.take();
+      o += "," + extra.substr(1, extra.size() - 2);
+    }
+    w.key("metrics");
+    w.raw(o + "}");
+  };
   // rank window
   {
     JsonWriter w;
@@ -346,6 +382,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
     w.kv("event_count", s.event_count);
     kv_strings(w, "frame_reasons", {});
     kv_strings(w, "frame_tags", {});
+    kv_metrics(w, stable_id("evd", {rank_id, "rank_window"}), nullptr, 0);
     kv_evidence_refs(w, "", "", "Rank window: " + std::to_string(s.event_count) + " events in " + std::to_string(nseg) +
                                     " segments.");
     w.end_object();
@@ -414,6 +451,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(g.row_start, g.row_end));
       kv_strings(w, "frame_reasons", g.frame_reasons);
       kv_strings(w, "frame_tags", g.frame_tags);
+      kv_metrics(w, evd, step ? &g : nullptr, i);
       std::string reasons;
       for (const auto& r : g.frame_reasons) reasons += (reasons.empty() ? "" : ",") + r;
       kv_evidence_refs(w, g.segment_id, "",
@@ -555,6 +593,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(l.row_start, l.row_end));
       kv_strings(w, "frame_reasons", {});
       kv_strings(w, "frame_tags", {});
+      kv_metrics(w, layer_evd[i], nullptr, 0);
       kv_evidence_refs(w, seg_id, l.layer_id,
                        std::string("Layer observation: ") + model::layer_role_name(l.role) + " layer " +
                            std::to_string(l.layer_index) + ", " + rows_text(l.row_start, l.row_end) + ".");
@@ -932,7 +971,8 @@ Result<StructureOutputWriter> StructureOutputWriter::create(const fs::path& out_
 }
 
 Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string& rank_id,
-                                       const model::RankStructure& s, const model::RankClasses& c) {
+                                       const model::RankStructure& s, const model::RankClasses& c,
+                                       const EvidenceMetrics* metrics) {
   Impl& m = *impl_;
   if (m.finished) return file_error(ErrorCode::kInternal, m.out.string(), "", "add_rank after finish");
   if (!m.failed.ok()) return m.failed;
@@ -950,7 +990,7 @@ Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string&
   for (size_t i = 0; i < s.layers.size(); ++i) layer_evd[i] = stable_id("evd", {s.layers[i].layer_id, "layer_window"});
   if (m.options.segment_files) {
     const uint64_t ev0 = m.evidence.count(), ob0 = m.role_observations.count();
-    m.add_segments(rank_ordinal, rank_id, s, layer_evd);
+    m.add_segments(rank_ordinal, rank_id, s, layer_evd, metrics);
     m.totals.evidence_count += m.evidence.count() - ev0;
     m.totals.structure_observation_count += m.role_observations.count() - ob0;
   } else {

@@ -141,6 +141,41 @@ std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, 
   return out + "]";
 }
 
+// A window's §2.5.1 metrics as the members of the reference's `metrics` object of an evidence record
+// (no braces: the structure writer adds the step's structural fields beside them), keys in the
+// reference's (sorted) order, numbers as the CSV cells render them.
+std::string metrics_members(uint32_t ordinal, const model::WindowMetrics& m, const EventRecords* events) {
+  auto num = [](double v) {
+    CsvRow cell;
+    cell.number(v, 6);
+    std::string t = cell.take_line();
+    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    return t.empty() ? std::string("null") : t;
+  };
+  std::string o;
+  o += "\"bubble_count\":" + std::to_string(m.bubble_count);
+  o += ",\"busy_union_ms\":" + num(ms(m.busy_union_ns));
+  o += ",\"category_counts\":" + counts_json(m.category_counts);
+  o += ",\"end_us\":" + (m.event_count ? us_text(m.end_ns) : std::string("null"));
+  o += ",\"event_count\":" + std::to_string(m.event_count);
+  o += ",\"internal_bubble_total_ms\":" + num(ms(m.internal_bubble_total_ns));
+  o += ",\"kernel_sum_ms\":" + num(ms(m.kernel_sum_ns));
+  o += ",\"largest_internal_bubble_ms\":" + num(ms(m.largest_internal_bubble_ns));
+  o += ",\"role_counts\":" + counts_json(m.role_counts);
+  o += ",\"row_end\":" + std::to_string(m.row_end);
+  o += ",\"row_start\":" + std::to_string(m.row_start);
+  o += ",\"start_us\":" + (m.event_count ? us_text(m.start_ns) : std::string("null"));
+  o += ",\"stream_count\":" + std::to_string(m.stream_count);
+  o += ",\"task_type_counts\":" + counts_json(m.task_type_counts);
+  o += ",\"top_bubbles\":" + bubbles_json(ordinal, m.top_bubbles, kEvidenceBubbles, events);
+  o += ",\"total_cost_ms\":" + num(ms(m.total_cost_ns));
+  o += ",\"underfeed_ms\":" + num(ms(m.underfeed_ns));
+  o += ",\"underfeed_ratio\":" + num(m.underfeed_ratio);
+  o += ",\"wait_sum_ms\":" + num(ms(m.wait_sum_ns));
+  o += ",\"wall_ms\":" + num(ms(m.wall_ns));
+  return o;
+}
+
 // The §2.5.1 metric columns as metric_cells renders them (the window's own row range is written by
 // the caller); each table places them where the reference does (its file order below).
 const std::vector<std::string> kMetricColumns = {
@@ -352,6 +387,7 @@ const std::vector<std::string>& summary_part_files() {
     v.push_back(std::string("evidence_index.csv") + kEvidenceLayersPart + ".part");
     v.push_back(std::string("evidence_index.csv") + kEvidenceBubblesPart + ".part");
     v.push_back("bubble_windows.jsonl.part");
+    v.push_back(kEvidenceMetricsPart);
     return v;
   }();
   return f;
@@ -682,6 +718,20 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   std::string bubble_part;
   for (const auto& [ns, json] : bubbles) bubble_part += std::to_string(ns) + "\t" + json + "\n";
 
+  // each evidence window's metrics, for structure_evidence_graph.json: "<evidence id>\t<members>"
+  {
+    std::string lines;
+    lines += stable_id("evd", {rank_id, "rank_window"}) + "\t" + metrics_members(ord, sum.rank, &events) + "\n";
+    for (const auto& ss : sum.segments) {
+      const auto& g = s.segments[ss.segment];
+      const char* kind = g.type == model::SegmentType::kStep ? "step_window" : "edge_window";
+      lines += stable_id("evd", {g.segment_id, kind}) + "\t" + metrics_members(ord, ss.metrics, &events) + "\n";
+    }
+    for (const auto& ls : sum.layers)
+      lines += stable_id("evd", {s.layers[ls.layer].layer_id, "layer_window"}) + "\t" +
+               metrics_members(ord, ls.metrics, &events) + "\n";
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / kEvidenceMetricsPart, lines));
+  }
   ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
   ASCPROF_RETURN_IF_ERROR(flush((std::string("evidence_index.csv") + kEvidenceLayersPart).c_str()));
   std::stable_sort(evidence_bubbles.begin(), evidence_bubbles.end(),

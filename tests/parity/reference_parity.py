@@ -109,6 +109,12 @@ def compare_json(ref, ours, path, emit):
     if rt != ot:
         emit(path, "type", f"reference {rt}, ours {ot}")
         return
+    if rt == "object" and path.rsplit(".", 1)[-1].endswith("_counts"):
+        # a counter keyed by data (task types, roles, categories): its keys are the window's, so
+        # records of different windows are compared by the shape of a value
+        if ref and ours:
+            compare_json(next(iter(ref.values())), next(iter(ours.values())), f"{path}.<key>", emit)
+        return
     if rt == "object" and ref and all(HASHED_ID.match(k) for k in ref):
         # a map keyed by hashed ids (class_by_id, classes): the ids differ by design; compare a value's shape
         if ours:

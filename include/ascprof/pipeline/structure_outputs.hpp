@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ascprof/common/status.hpp"
@@ -76,8 +77,10 @@ class StructureOutputWriter {
   /// with nothing of the rank written, if the ordinal does not increase or `s`/`c` are inconsistent
   /// (structure_inconsistency); kIo on a temporary-file write failure. After any error the writer
   /// is failed: later calls return the first error.
+  /// `metrics`, when given: evidence id -> the members of that window's metrics object (the rank's
+  /// kEvidenceMetricsPart lines), written as each evidence record's `metrics`.
   Status add_rank(uint32_t rank_ordinal, const std::string& rank_id, const model::RankStructure& s,
-                  const model::RankClasses& c);
+                  const model::RankClasses& c, const std::unordered_map<std::string, std::string>* metrics = nullptr);
 
   /// Completes and publishes the files (see the file comment). Returns the first error of any call;
   /// on error no temporary file is left. May be called once; later calls return kInternal.

@@ -38,6 +38,10 @@ const std::vector<std::string>& summary_tables();
 /// evidence_index sections and bubble_windows.jsonl.part.
 const std::vector<std::string>& summary_part_files();
 
+/// The rank's evidence windows' metrics (the reference's `metrics` of structure_evidence_graph.json
+/// records), one line per window: "<evidence id>\t<the object's members, without braces>".
+inline constexpr const char* kEvidenceMetricsPart = "evidence_metrics.part";
+
 /// Writes one rank's fragments into `dir` (created if missing; replaced if present).
 /// The largest bubbles of each segment that evidence_index.csv and bubble_windows.jsonl hold.
 inline constexpr size_t kEvidenceBubbles = 5;

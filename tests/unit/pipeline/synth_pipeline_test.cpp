@@ -104,6 +104,63 @@ TEST_P(SynthPipelineTest, CountsMatchGroundTruthAndNoWarnings) {
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, SynthPipelineTest, ::testing::Values("moe_mla_decode", "dense_gqa", "training"));
 
+// Every window's evidence record in structure_evidence_graph.json carries the window's metrics, the
+// same figures as its step_summary.csv / layer_summary.csv row, and a step's top bubbles name the
+// kernel rows on either side as event objects.
+TEST(RootOutputs, EvidenceRecordsCarryTheirWindowsMetrics) {
+  ascprof::testing::ScratchDir dir("evidence-metrics");
+  synth::SynthOptions so;
+  so.scenario = "moe_mla_decode";
+  so.out_dir = dir / "c";
+  so.ranks = 2;
+  so.steps = 2;
+  ASSERT_TRUE(synth::generate_capture(so).ok());
+  const RootPlan plan = plan_root(so.out_dir.string(), (dir / "out").string(), 0);
+  ASSERT_TRUE(plan.ok) << plan.error;
+  std::vector<RankOutcome> outcomes;
+  for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, ascprof::testing::shipped_knowledge()));
+  ASSERT_EQ(write_root_outputs(plan, outcomes, ascprof::testing::shipped_knowledge()).status, "ok");
+  std::map<std::string, std::map<std::string, std::string>> step_rows, layer_rows;
+  for (auto& r : ascprof::testing::csv_rows(fs::path(plan.out_dir) / "step_summary.csv")) step_rows[r["segment_id"]] = r;
+  for (auto& r : ascprof::testing::csv_rows(fs::path(plan.out_dir) / "layer_summary.csv")) layer_rows[r["layer_id"]] = r;
+  auto text = read_file(fs::path(plan.out_dir) / "structure_evidence_graph.json");
+  ASSERT_TRUE(text.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(*text);
+  size_t steps = 0, layers = 0, ranks = 0;
+  for (simdjson::dom::element e : doc["evidence"].get_array()) {
+    const std::string_view kind = e["kind"];
+    simdjson::dom::element m;
+    ASSERT_EQ(e["metrics"].get(m), simdjson::SUCCESS) << kind;
+    const std::map<std::string, std::string>* row = nullptr;
+    if (kind == "layer_window") {
+      row = &layer_rows.at(std::string(std::string_view(e["layer_id"])));
+      ++layers;
+    } else if (kind == "rank_window") {
+      ++ranks;
+      EXPECT_GT(uint64_t(m["event_count"]), 0u);
+      continue;
+    } else {
+      row = &step_rows.at(std::string(std::string_view(e["segment_id"])));
+      if (kind == "step_window") {
+        ++steps;
+        EXPECT_EQ(uint64_t(m["main_layer_count"]), std::stoull(row->at("main_layer_count")));
+        simdjson::dom::array bubbles = m["top_bubbles"];
+        ASSERT_GT(bubbles.size(), 0u);
+        EXPECT_EQ(std::string_view(bubbles.at(0)["before_event"]["rank_id"]), std::string_view(e["rank_id"]));
+      }
+    }
+    for (const char* key : {"event_count", "bubble_count", "stream_count", "row_start", "row_end"})
+      EXPECT_EQ(uint64_t(m[key]), std::stoull(row->at(key))) << kind << " " << key;
+    for (const char* key : {"wall_ms", "busy_union_ms", "kernel_sum_ms", "wait_sum_ms", "underfeed_ms",
+                            "internal_bubble_total_ms", "largest_internal_bubble_ms"})
+      EXPECT_DOUBLE_EQ(double(m[key]), std::stod(row->at(key))) << kind << " " << key;
+  }
+  EXPECT_EQ(steps, 4u);
+  EXPECT_GT(layers, 0u);
+  EXPECT_EQ(ranks, 2u);
+}
+
 TEST(RootOutputs, DuplicateAndMissingRanksAreReported) {
   ascprof::testing::ScratchDir dir("dup-ranks");
   synth::SynthOptions so;

@@ -320,32 +320,41 @@ void annotate_declared_steps(const std::vector<Plan>& plans, const std::vector<W
     if (g.type != SegmentType::kStep || g.layer_count == 0) continue;
     if (const Window* w = window_of(out.layers[g.first_layer].first_anchor_row)) g.declared_step = w->step;
   }
-  std::vector<uint32_t> structural_steps(windows.size(), 0);
-  for (size_t w = 0; w < windows.size(); ++w) {
+  // One pass over the complete plans' layers (in row order): each layer's anchor falls in at most one
+  // declared step; a plan counts once per declared step (its layers come one after another).
+  const size_t nw = windows.size();
+  std::vector<uint32_t> structural_steps(nw, 0);
+  std::vector<int64_t> plan_in(nw, -1);  // the last plan seen in the declared step
+  auto index_of = [&windows, &window_of](uint32_t row) -> int64_t {
+    const Window* w = window_of(row);
+    return w == nullptr ? -1 : w - windows.data();
+  };
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (!plans[i].complete) continue;
+    for (const auto& f : plans[i].frames)
+      for (const auto& l : f.layers) {
+        const int64_t w = index_of(l.first_anchor);
+        if (w < 0 || plan_in[static_cast<size_t>(w)] == static_cast<int64_t>(i)) continue;
+        plan_in[static_cast<size_t>(w)] = static_cast<int64_t>(i);
+        ++structural_steps[static_cast<size_t>(w)];
+      }
+  }
+  for (size_t w = 0; w < nw; ++w) {
     const Window& win = windows[w];
     model::StepBoundaryCheck check;
     check.declared_step = win.step;
     check.source = source;
     check.row_start = win.a;
     check.row_end = win.b;
-    std::vector<size_t> overlapping;
-    for (size_t i = 0; i < plans.size(); ++i) {
-      if (!plans[i].complete) continue;
-      bool any = false;
-      for (const auto& f : plans[i].frames)
-        for (const auto& l : f.layers) any = any || (l.first_anchor >= win.a && l.first_anchor <= win.b);
-      if (any) overlapping.push_back(i);
-    }
-    check.structural_steps = static_cast<uint32_t>(overlapping.size());
-    structural_steps[w] = check.structural_steps;
-    if (overlapping.size() == 1) {
+    check.structural_steps = structural_steps[w];
+    if (structural_steps[w] == 1) {
       bool inside = true;
-      for (const auto& f : plans[overlapping[0]].frames)
+      for (const auto& f : plans[static_cast<size_t>(plan_in[w])].frames)
         for (const auto& l : f.layers) inside = inside && l.first_anchor >= win.a && l.last_anchor <= win.b;
       check.agrees = inside;
       if (!inside) check.note = "the structural step's layers extend beyond the declared step";
     } else {
-      check.note = std::to_string(overlapping.size()) + " structural steps have layers in this declared step";
+      check.note = std::to_string(structural_steps[w]) + " structural steps have layers in this declared step";
     }
     out.boundary_checks.push_back(std::move(check));
   }
@@ -363,9 +372,10 @@ void annotate_declared_steps(const std::vector<Plan>& plans, const std::vector<W
     e.error_type = "unexplained_declared_step";
     e.row_start = windows[w].a;
     e.row_end = windows[w].b;
-    e.segment = -1;
-    for (size_t i = 0; i < out.segments.size(); ++i)
-      if (out.segments[i].row_start <= windows[w].a && windows[w].a <= out.segments[i].row_end) e.segment = static_cast<int32_t>(i);
+    // the segment holding the declared step's first row (segments tile the rank in row order)
+    const auto seg = std::upper_bound(out.segments.begin(), out.segments.end(), windows[w].a,
+                                      [](uint32_t row, const model::StepSegment& g) { return row < g.row_start; });
+    e.segment = seg == out.segments.begin() ? -1 : static_cast<int32_t>(seg - out.segments.begin() - 1);
     e.detail = "declared step " + std::to_string(windows[w].step) + " holds no complete structural step, between steps that do";
     out.hard_errors.push_back(std::move(e));
   }

@@ -327,9 +327,12 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       // the step's selection rows (argmax: the reference's step delimiters), from its role observations
       x.key("selection_rows");
       x.begin_array();
-      for (const auto& ro : s.role_observations)
-        if (ro.segment == seg && ro.role == "selection")
-          for (const uint32_t r : ro.rows) x.value(uint64_t{r});
+      const auto first = std::lower_bound(
+          s.role_observations.begin(), s.role_observations.end(), seg,
+          [](const model::StepRoleObservation& ro, size_t g) { return ro.segment < g; });
+      for (auto ro = first; ro != s.role_observations.end() && ro->segment == seg; ++ro)
+        if (ro->role == "selection")
+          for (const uint32_t r : ro->rows) x.value(uint64_t{r});
       x.end_array();
       x.kv("speculative_layer_count", uint64_t{step->speculative_layer_count});
       x.end_object();

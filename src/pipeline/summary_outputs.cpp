@@ -815,8 +815,9 @@ Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPar
     n = file_error(ErrorCode::kIo, out.string(), "", std::string("write failed: ") + std::strerror(close_err));
   if (n.ok()) fs::rename(tmp, out, ec);
   if (!n.ok() || ec) {
-    fs::remove(tmp);
-    if (n.ok()) return file_error(ErrorCode::kIo, out.string(), "", "rename failed: " + ec.message());
+    const std::string why = ec ? "rename failed: " + ec.message() : std::string();
+    fs::remove(tmp, ec);
+    if (n.ok()) return file_error(ErrorCode::kIo, out.string(), "", why);
   }
   return n;
 }
@@ -854,7 +855,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
       if (in == nullptr) {
         const Status st = file_error(ErrorCode::kIo, in_path.string(), "", std::strerror(errno));
         std::fclose(f);
-        fs::remove(tmp);
+        { std::error_code rm; fs::remove(tmp, rm); }
         return st;
       }
       bool quoted = false;
@@ -874,7 +875,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
       std::fclose(in);
       if (read_failed) {
         std::fclose(f);
-        fs::remove(tmp);
+        { std::error_code rm; fs::remove(tmp, rm); }
         return file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
       }
     }
@@ -882,7 +883,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
       auto merged = merge_keyed_lines(keyed, f, header_written ? "" : layouts.at(t).header(), out);
       if (!merged.ok()) {
         std::fclose(f);
-        fs::remove(tmp);
+        { std::error_code rm; fs::remove(tmp, rm); }
         return merged.status();
       }
       rows += *merged;

@@ -118,6 +118,9 @@ class Builder {
     s.cluster_id = it->second.second;
     s.frame_reasons = std::move(reasons);
     s.frame_tags = std::move(tags);
+    for (auto r = std::lower_bound(c_.selection_rows.begin(), c_.selection_rows.end(), a);
+         r != c_.selection_rows.end() && *r <= b && s.selection_rows.size() < kMaxSelectionRows; ++r)
+      s.selection_rows.push_back(*r);
     s.first_layer = static_cast<uint32_t>(out_.layers.size());
     s.layer_count = static_cast<uint32_t>(layers.size());
     const uint32_t seg_index = static_cast<uint32_t>(out_.segments.size());
@@ -189,6 +192,7 @@ class Builder {
   // The reference's step-scope observations: per operator role of the step's events, its events' rows
   // and the distinct kernel names implementing it.
   static constexpr size_t kMaxRoleObservationRows = 64;
+  static constexpr size_t kMaxSelectionRows = 64;
   void observe_roles(uint32_t seg) {
     const model::StepSegment& s = out_.segments[seg];
     const auto& role_names = c_.kb.vocab.roles();

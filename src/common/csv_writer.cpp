@@ -76,21 +76,35 @@ CsvRow& CsvRow::number(uint64_t v) {
   return *this;
 }
 
-CsvRow& CsvRow::number(double v, int decimals) {
-  sep();
-  if (!std::isfinite(v)) return *this;
-  // to_chars with a precision prints exactly what printf("%.*f") prints, without its format
-  // parsing and locale lookups (every summary table writes millions of these).
-  char buf[512];  // the longest finite double is 309 digits before the point; callers use 3 or 6 after it
+namespace {
+
+// to_chars with a precision prints exactly what printf("%.*f") prints, without its format parsing
+// and locale lookups (every summary table writes millions of these). `buf` holds the longest finite
+// double (309 digits before the point; callers use 3 or 6 after it).
+std::string_view format_fixed(double v, int decimals, char (&buf)[512]) {
+  if (!std::isfinite(v)) return {};
   const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, std::clamp(decimals, 0, 17));
-  if (ec != std::errc{}) return *this;
+  if (ec != std::errc{}) return {};
   std::string_view s(buf, static_cast<size_t>(end - buf));
   if (s.find('.') != std::string_view::npos) {
     while (s.back() == '0') s.remove_suffix(1);
     if (s.back() == '.') s.remove_suffix(1);
   }
   if (s == "-0") s = "0";
-  line_ += s;
+  return s;
+}
+
+}  // namespace
+
+std::string fixed_number(double v, int decimals) {
+  char buf[512];
+  return std::string(format_fixed(v, decimals, buf));
+}
+
+CsvRow& CsvRow::number(double v, int decimals) {
+  sep();
+  char buf[512];
+  line_ += format_fixed(v, decimals, buf);
   return *this;
 }
 

@@ -21,10 +21,9 @@ struct AlignmentTables {
   const std::vector<std::string>* rank_ids = nullptr;   ///< per_rank's rank ids
   const std::vector<uint32_t>* rank_ordinals = nullptr; ///< per_rank's ordinals (event ids)
   const knowledge::OperatorAlignmentRules* rules = nullptr;
-  /// The clock offsets the alignments were formed on (0 where none was estimated): per `windows`
-  /// entry and per `per_rank` entry. The reference's columns get raw times back (corrected + offset);
-  /// the corrected ones go to the corrected_* columns. Empty: all offsets 0.
-  const std::vector<int64_t>* window_offsets_ns = nullptr;
+  /// The clock offset each `per_rank` entry's buckets were folded with (0 where none was estimated;
+  /// null: all 0). The reference's columns get raw times back (corrected + offset), the corrected
+  /// ones go to the corrected_* columns; step rows take their raw times from `windows`.
   const std::vector<int64_t>* rank_offsets_ns = nullptr;
 };
 

@@ -357,7 +357,6 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   tables.rank_ids = &cr.rank_ids;
   tables.rank_ordinals = &cr.rank_ordinals;
   tables.rules = &kb.operator_alignment;
-  tables.window_offsets_ns = &window_offset;
   tables.rank_offsets_ns = &cr.rank_offsets_ns;
   if (const Status st = write_alignment_tables(plan.out_dir, tables, &s.outputs); !st.ok()) {
     s.status = "failed";

@@ -307,7 +307,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
   const size_t nseg = s.segments.size();
   // the window's metrics, as the reference's evidence records hold them (when the rank was summarised);
   // a step's also carry its structural counts
-  auto kv_metrics = [metrics, &s](JsonWriter& w, const std::string& evd, const model::StepSegment* step, size_t seg) {
+  auto kv_metrics = [metrics](JsonWriter& w, const std::string& evd, const model::StepSegment* step) {
     if (metrics == nullptr) return;
     const auto it = metrics->find(evd);
     if (it == metrics->end()) return;
@@ -324,15 +324,9 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       x.end_array();
       x.end_array();
       x.kv("main_layer_count", uint64_t{step->main_layer_count});
-      // the step's selection rows (argmax: the reference's step delimiters), from its role observations
       x.key("selection_rows");
       x.begin_array();
-      const auto first = std::lower_bound(
-          s.role_observations.begin(), s.role_observations.end(), seg,
-          [](const model::StepRoleObservation& ro, size_t g) { return ro.segment < g; });
-      for (auto ro = first; ro != s.role_observations.end() && ro->segment == seg; ++ro)
-        if (ro->role == "selection")
-          for (const uint32_t r : ro->rows) x.value(uint64_t{r});
+      for (const uint32_t r : step->selection_rows) x.value(uint64_t{r});
       x.end_array();
       x.kv("speculative_layer_count", uint64_t{step->speculative_layer_count});
       x.end_object();
@@ -385,7 +379,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
     w.kv("event_count", s.event_count);
     kv_strings(w, "frame_reasons", {});
     kv_strings(w, "frame_tags", {});
-    kv_metrics(w, stable_id("evd", {rank_id, "rank_window"}), nullptr, 0);
+    kv_metrics(w, stable_id("evd", {rank_id, "rank_window"}), nullptr);
     kv_evidence_refs(w, "", "", "Rank window: " + std::to_string(s.event_count) + " events in " + std::to_string(nseg) +
                                     " segments.");
     w.end_object();
@@ -454,7 +448,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(g.row_start, g.row_end));
       kv_strings(w, "frame_reasons", g.frame_reasons);
       kv_strings(w, "frame_tags", g.frame_tags);
-      kv_metrics(w, evd, step ? &g : nullptr, i);
+      kv_metrics(w, evd, step ? &g : nullptr);
       std::string reasons;
       for (const auto& r : g.frame_reasons) reasons += (reasons.empty() ? "" : ",") + r;
       kv_evidence_refs(w, g.segment_id, "",
@@ -596,7 +590,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
       w.kv("event_count", row_count(l.row_start, l.row_end));
       kv_strings(w, "frame_reasons", {});
       kv_strings(w, "frame_tags", {});
-      kv_metrics(w, layer_evd[i], nullptr, 0);
+      kv_metrics(w, layer_evd[i], nullptr);
       kv_evidence_refs(w, seg_id, l.layer_id,
                        std::string("Layer observation: ") + model::layer_role_name(l.role) + " layer " +
                            std::to_string(l.layer_index) + ", " + rows_text(l.row_start, l.row_end) + ".");

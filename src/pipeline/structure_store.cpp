@@ -166,7 +166,8 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/structure", "anchor_family", s.anchor_family));
   {
     const size_t n = s.segments.size();
-    std::vector<std::string> id(n), type(n), family(n), sig(n), cluster(n), source(n), phase(n), reasons(n), tags(n);
+    std::vector<std::string> id(n), type(n), family(n), sig(n), cluster(n), source(n), phase(n), reasons(n), tags(n),
+        selection(n);
     std::vector<uint8_t> complete(n);
     std::vector<uint32_t> rs(n), re(n), main(n), spec(n), first(n), count(n), micro(n);
     std::vector<int64_t> start(n), end(n), declared(n);
@@ -192,6 +193,7 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
       micro[i] = g.microbatch_count;
       reasons[i] = json_strings(g.frame_reasons);
       tags[i] = json_strings(g.frame_tags);
+      selection[i] = json_indices(g.selection_rows);
     }
     store::TableWriter t(w, "/structure/segments", n);
     t.string_column("segment_id", id);
@@ -214,6 +216,7 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
     t.column("microbatch_count", micro);
     t.string_column("frame_reasons", reasons);
     t.string_column("frame_tags", tags);
+    t.string_column("selection_rows", selection);
     ASCPROF_RETURN_IF_ERROR(t.finish());
   }
   {
@@ -427,6 +430,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
     auto micro = t.num<uint32_t>("microbatch_count");
     auto reasons = t.str_lists("frame_reasons");
     auto tags = t.str_lists("frame_tags");
+    auto selection = t.index_lists("selection_rows");
     if (!t.ok()) return t.status();
     s.segments.resize(t.rows());
     for (size_t i = 0; i < t.rows(); ++i) {
@@ -451,6 +455,7 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
       g.microbatch_count = micro[i];
       g.frame_reasons = std::move(reasons[i]);
       g.frame_tags = std::move(tags[i]);
+      g.selection_rows = std::move(selection[i]);
     }
   }
   {

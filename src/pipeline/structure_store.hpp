@@ -11,7 +11,8 @@
 //       start_ns i64, end_ns i64, step_family s, main_layer_count u32, speculative_layer_count u32,
 //       structure_signature s, cluster_id s, first_layer u32, layer_count u32,
 //       step_source s (step_source_name), declared_step i64 (-1: none), phase s, microbatch_count u32,
-//       frame_reasons s, frame_tags s (each a compact JSON array of strings, e.g. ["a","b"])
+//       frame_reasons s, frame_tags s (each a compact JSON array of strings, e.g. ["a","b"]),
+//       selection_rows s (a compact JSON array of rows, e.g. [102,148])
 //   /structure/layers          one row per LayerSegment:
 //       layer_id s, segment u32 (row of /structure/segments), layer_index u32, row_start u32,
 //       row_end u32, start_ns i64, end_ns i64, first_anchor_row u32, layer_role s (layer_role_name),

@@ -146,10 +146,7 @@ std::string bubbles_json(uint32_t ordinal, const std::vector<model::Bubble>& b, 
 // reference's (sorted) order, numbers as the CSV cells render them.
 std::string metrics_members(uint32_t ordinal, const model::WindowMetrics& m, const EventRecords* events) {
   auto num = [](double v) {
-    CsvRow cell;
-    cell.number(v, 6);
-    std::string t = cell.take_line();
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
+    std::string t = fixed_number(v, 6);
     return t.empty() ? std::string("null") : t;
   };
   std::string o;
@@ -368,8 +365,8 @@ namespace {
 // window rows (evidence_index.csv.part), layer rows (.layers.part) and bubble rows keyed by duration
 // (.bubbles.part, "<ns>\t<line>", largest first) go to three files; the root concatenates the first
 // two kinds rank by rank and merges the bubbles, largest first over the root.
-constexpr const char* kEvidenceLayersPart = ".layers";
-constexpr const char* kEvidenceBubblesPart = ".bubbles";
+constexpr const char* kEvidenceLayerRows = "evidence_index.csv.layers";
+constexpr const char* kEvidenceBubbleRows = "evidence_index.csv.bubbles";
 }  // namespace
 
 const std::vector<std::string>& summary_tables() {
@@ -384,8 +381,8 @@ const std::vector<std::string>& summary_part_files() {
   static const std::vector<std::string> f = [] {
     std::vector<std::string> v;
     for (const auto& t : summary_tables()) v.push_back(t + ".part");
-    v.push_back(std::string("evidence_index.csv") + kEvidenceLayersPart + ".part");
-    v.push_back(std::string("evidence_index.csv") + kEvidenceBubblesPart + ".part");
+    v.push_back(std::string(kEvidenceLayerRows) + ".part");
+    v.push_back(std::string(kEvidenceBubbleRows) + ".part");
     v.push_back("bubble_windows.jsonl.part");
     v.push_back(kEvidenceMetricsPart);
     return v;
@@ -660,14 +657,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   // The reference's evidence_index: every segment's window (kind step_window, whatever the segment
   // type; the id keeps our edge_window key, as structure_evidence_graph.json files it), then the
   // layer windows, then the top bubbles of the steps; the root concatenates each kind over the ranks
-  // (three part files, see kEvidenceLayersPart).
-  auto ms_text = [](int64_t ns) {  // Python's repr of the value rounded to 6 decimals: 11.09325
-    CsvRow cell;
-    cell.number(ms(ns), 6);
-    std::string t = cell.take_line();
-    while (!t.empty() && (t.back() == '\n' || t.back() == '\r')) t.pop_back();
-    return t;
-  };
+  // (three part files, see kEvidenceLayerRows).
   for (const auto& ss : sum.segments) {
     const auto& g = s.segments[ss.segment];
     const bool step = g.type == model::SegmentType::kStep;
@@ -682,7 +672,8 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
           stable_id("evd", {g.segment_id, "bubble", std::to_string(b.bubble_index), us_text(b.start_ns)});
       r.text(id).text("bubble_window").text(rank_id).text(g.segment_id).empty();
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row});
-      r.text("Bubble " + ms_text(b.end_ns - b.start_ns) + " ms in " + g.segment_id);
+      // the duration as Python's repr of the value rounded to 6 decimals: 11.09325
+      r.text("Bubble " + fixed_number(ms(b.end_ns - b.start_ns), 6) + " ms in " + g.segment_id);
       evidence_bubbles.emplace_back(b.end_ns - b.start_ns, line("evidence_index.csv", r));
       // the reference's record: the kernel rows on either side as event objects, the segment's
       // cluster and step family
@@ -712,7 +703,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
     r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
     r.text("Layer window " + l.layer_id);
-    part((std::string("evidence_index.csv") + kEvidenceLayersPart).c_str()).add(line("evidence_index.csv", r));
+    part(kEvidenceLayerRows).add(line("evidence_index.csv", r));
   }
   std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string bubble_part;
@@ -733,12 +724,12 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / kEvidenceMetricsPart, lines));
   }
   ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
-  ASCPROF_RETURN_IF_ERROR(flush((std::string("evidence_index.csv") + kEvidenceLayersPart).c_str()));
+  ASCPROF_RETURN_IF_ERROR(flush(kEvidenceLayerRows));
   std::stable_sort(evidence_bubbles.begin(), evidence_bubbles.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string keyed;
   for (const auto& [ns, row] : evidence_bubbles) keyed += std::to_string(ns) + "\t" + row;  // row ends in \n
-  ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (std::string("evidence_index.csv") + kEvidenceBubblesPart + ".part"), keyed));
+  ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (std::string(kEvidenceBubbleRows) + ".part"), keyed));
   return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
 }
 
@@ -759,16 +750,32 @@ Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FIL
     for (auto& s : src)
       if (s.f != nullptr) std::fclose(s.f);
   };
-  auto next = [](Source& s) {
+  // the next line of a file: false at its end; a line that is not "<integer>\t<text>" (a damaged
+  // part) is an error naming the file and the line
+  size_t bad = inputs.size();
+  std::string bad_line;
+  auto next = [&](size_t i) {
+    Source& s = src[i];
     s.text.clear();
     int ch;
     std::string line;
     while ((ch = std::fgetc(s.f)) != EOF && ch != '\n') line += static_cast<char>(ch);
+    if (line.empty()) return false;
     const size_t tab = line.find('\t');
-    if (line.empty() || tab == std::string::npos) return false;
-    s.key = std::stoll(line.substr(0, tab));
+    const auto key = tab == std::string::npos ? std::nullopt : parse_int64(std::string_view(line).substr(0, tab));
+    if (!key) {
+      bad = i;
+      bad_line = line.substr(0, 80);
+      return false;
+    }
+    s.key = *key;
     s.text = line.substr(tab + 1);
     return true;
+  };
+  auto damaged = [&]() {
+    close_all();
+    return file_error(ErrorCode::kParse, inputs[bad].string(), "line \"" + bad_line + "\"",
+                      "not a \"<duration ns>\\t<row>\" line (damaged part file)");
   };
   std::vector<size_t> live;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -777,7 +784,8 @@ Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FIL
       close_all();
       return file_error(ErrorCode::kIo, inputs[i].string(), "", std::strerror(errno));
     }
-    if (next(src[i])) live.push_back(i);
+    if (next(i)) live.push_back(i);
+    if (bad < inputs.size()) return damaged();
   }
   uint64_t n = 0;
   bool ok = live.empty() || std::fwrite(before_first.data(), 1, before_first.size(), o) == before_first.size();
@@ -792,7 +800,8 @@ Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FIL
     ok = std::fwrite(s.text.data(), 1, s.text.size(), o) == s.text.size() && std::fputc('\n', o) != EOF;
     if (!ok) err = errno;
     ++n;
-    if (next(s)) heap.push(i);
+    if (next(i)) heap.push(i);
+    if (bad < inputs.size()) return damaged();
   }
   close_all();
   if (!ok) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(err));
@@ -847,8 +856,8 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     for (const auto& part : ranks) inputs.push_back(part.dir / (t + ".part"));
     if (evidence)
       for (const auto& part : ranks) {
-        inputs.push_back(part.dir / (t + kEvidenceLayersPart + ".part"));
-        keyed.push_back(part.dir / (t + kEvidenceBubblesPart + ".part"));
+        inputs.push_back(part.dir / (std::string(kEvidenceLayerRows) + ".part"));
+        keyed.push_back(part.dir / (std::string(kEvidenceBubbleRows) + ".part"));
       }
     for (const fs::path& in_path : inputs) {
       std::FILE* in = std::fopen(in_path.c_str(), "rb");

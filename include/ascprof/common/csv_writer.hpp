@@ -11,6 +11,10 @@
 
 namespace ascprof {
 
+/// The text CsvRow::number(v, decimals) writes: fixed decimals (0..17), trailing zeros trimmed, "-0"
+/// as "0"; empty for NaN and infinities. Also how the reference's JSON figures are rendered.
+std::string fixed_number(double v, int decimals = 6);
+
 class CsvRow {
  public:
   CsvRow& text(std::string_view v);            ///< a string cell (quoted and guarded as needed)

@@ -70,6 +70,9 @@ struct StepSegment {
   uint32_t microbatch_count = 0;    ///< training: microbatches seen in this step
   std::vector<std::string> frame_reasons;  ///< why the structural rules made it (reference reason strings)
   std::vector<std::string> frame_tags;     ///< repair tags, e.g. exact_regime_split
+  /// A step's rows with a selection role (segmentation.rules selection_roles: the step delimiters),
+  /// at most 64, in row order; empty for non-steps.
+  std::vector<uint32_t> selection_rows;
 };
 
 /// One layer of a complete step.

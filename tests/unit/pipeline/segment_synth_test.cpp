@@ -366,6 +366,13 @@ TEST(SegmentSynth, StepsFollowTheReferenceConventionAndRecordTheirDeclaredStep) 
       EXPECT_EQ(g.source, model::StepSource::kStructural);
       EXPECT_GT(g.declared_step, last_declared) << i;  // one declared step each, in order
       last_declared = g.declared_step;
+      // the step's selection rows (argmax before its speculative layers), inside it and in order
+      EXPECT_FALSE(g.selection_rows.empty()) << i;
+      EXPECT_TRUE(std::is_sorted(g.selection_rows.begin(), g.selection_rows.end()));
+      for (const uint32_t row : g.selection_rows) {
+        EXPECT_GE(row, g.row_start);
+        EXPECT_LE(row, g.row_end);
+      }
     }
     EXPECT_EQ(steps, 4u);
     ASSERT_EQ(r.s.boundary_checks.size(), 4u);

@@ -22,7 +22,8 @@ using namespace model;
 auto tie_segment(const StepSegment& g) {
   return std::tie(g.segment_id, g.type, g.complete, g.row_start, g.row_end, g.start_ns, g.end_ns, g.step_family,
                   g.main_layer_count, g.speculative_layer_count, g.structure_signature, g.cluster_id, g.first_layer,
-                  g.layer_count, g.source, g.declared_step, g.phase, g.microbatch_count, g.frame_reasons, g.frame_tags);
+                  g.layer_count, g.source, g.declared_step, g.phase, g.microbatch_count, g.frame_reasons, g.frame_tags,
+                  g.selection_rows);
 }
 auto tie_layer(const LayerSegment& l) {
   return std::tie(l.layer_id, l.segment, l.layer_index, l.row_start, l.row_end, l.start_ns, l.end_ns,
@@ -76,6 +77,7 @@ RankStructure make_structure() {
     g->phase = "inference";
     g->frame_reasons = {"exact \"recurring\" template", "a,b", "µs"};
     g->frame_tags = {"exact_regime_split"};
+    g->selection_rows = {12, 40};
   }
   seg(SegmentType::kUnclassifiedIsland, 50, 54);
   {

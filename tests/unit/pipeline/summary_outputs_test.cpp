@@ -110,6 +110,27 @@ TEST(SummaryOutputs, FindingMetricsCarryTheirRowsColumns) {
   EXPECT_EQ(findings[1].metrics_json, R"({"x":1})");
 }
 
+// A damaged bubble part (the root merges those by their duration keys) is an error naming the file
+// and the line, not a crash.
+TEST(SummaryOutputs, DamagedBubblePartIsAnErrorNamingTheFile) {
+  ascprof::testing::ScratchDir dir("summary-damaged");
+  Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb()));
+  const StringPool pool;
+  const model::KernelTable k;
+  const analysis::NormalizedKernels norm;
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", "k.csv",
+                                                "profile_test", k, norm, pool, kb()));
+  const fs::path part = dir / "ranks/0.summary/bubble_windows.jsonl.part";
+  ascprof::testing::write_text(part, "12x\t{\"a\":1}\n");
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb());
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), ErrorCode::kParse);
+  EXPECT_NE(files.status().message().find("bubble_windows.jsonl.part"), std::string::npos) << files.status().to_string();
+  EXPECT_NE(files.status().message().find("12x"), std::string::npos) << files.status().to_string();
+  EXPECT_FALSE(fs::exists(dir / "evidence" / "bubble_windows.jsonl"));
+}
+
 TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   ascprof::testing::ScratchDir dir("summary-out");
   Rank a = make_rank("0", "aclnnFusedInferAttentionScore");

@@ -153,6 +153,18 @@ TableWriter& TableWriter::id_column(std::string_view name, std::span<const StrId
   return *this;
 }
 
+TableWriter& TableWriter::packed_column(std::string_view name, ColumnType type, std::span<const unsigned char> bytes) {
+  const size_t width = column_type_size(type);
+  if (width == 0 || bytes.size() % width != 0) {
+    keep(writer_.note(file_error(ErrorCode::kInternal, writer_.path().string(), "table " + table_,
+                                 "column '" + std::string(name) + "': " + std::to_string(bytes.size()) +
+                                     " bytes are not whole " + column_type_name(type) + " values")));
+    return *this;
+  }
+  if (begin_column(name, bytes.size() / width)) add_numeric(name, type, bytes.data(), width);
+  return *this;
+}
+
 template <class Range>
 void TableWriter::add_text(std::string_view name, const Range& values) {
   Column c;

@@ -219,6 +219,9 @@ class TableWriter {
   TableWriter& column(std::string_view name, const std::vector<T>& values) {
     return column(name, std::span<const T>(values));
   }
+  /// A numeric column of `type` given as packed little-endian bytes (rows x the type's size), for
+  /// callers that build columns without a C++ element type (schema::write_rows).
+  TableWriter& packed_column(std::string_view name, ColumnType type, std::span<const unsigned char> bytes);
   /// A uint32 string-id column into the string table `table` (every id is checked to be < its
   /// size when this writer wrote that table).
   TableWriter& id_column(std::string_view name, std::span<const StrId> ids, std::string_view table = "/strings");

@@ -1,5 +1,6 @@
 // Layout of OUT/<root-slug>/ranks/<rank_id>.h5 (readable with h5py/h5dump; each table is one
-// compound dataset, store::TableWriter; string-id columns are uint32 ids into the vlen UTF-8
+// compound dataset, store::TableWriter, whose columns are declared in include/ascprof/schema/
+// model_tables.hpp and rank_tables.hpp; string-id columns are uint32 ids into the vlen UTF-8
 // dataset /strings, listed in the table's `id_columns` / `id_tables` attributes):
 //   /            attrs: tool_version, stage, schema_version, complete, rank_id, rank_dir, source (text|db), rank_path,
 //                rank_id_source, device_id, profiler_level, header_era, input fingerprints
@@ -25,6 +26,8 @@
 #include <cmath>
 #include <string>
 
+#include "ascprof/schema/column_table.hpp"
+#include "ascprof/schema/model_tables.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/store/stats_table.hpp"
 #include "rank_store.hpp"
@@ -87,37 +90,7 @@ static Status write_taxa(store::H5Writer& w, const analysis::NormalizedKernels& 
 
 Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, const analysis::NormalizedKernels& n,
                            const knowledge::Knowledge& kb) {
-  store::TableWriter t(w, "/kernels", k.size(), store::TableWriter::Values::kBorrow);
-  t.column("source_line", k.source_line);
-  t.column("step_id", k.step_id);
-  t.column("device_id", k.device_id);
-  t.column("model_id", k.model_id);
-  t.column("task_id", k.task_id);
-  t.column("stream_id", k.stream_id);
-  t.id_column("name", k.name);
-  t.id_column("type", k.type);
-  t.id_column("op_state", k.op_state);
-  t.id_column("accelerator_core", k.accelerator_core);
-  t.column("start_ns", k.start_ns);
-  t.column("dur_ns", k.dur_ns);
-  t.column("wait_ns", k.wait_ns);
-  t.column("block_dim", k.block_dim);
-  t.column("mix_block_dim", k.mix_block_dim);
-  t.id_column("hf32_eligible", k.hf32_eligible);
-  t.id_column("input_shapes", k.input_shapes);
-  t.id_column("input_dtypes", k.input_dtypes);
-  t.id_column("input_formats", k.input_formats);
-  t.id_column("output_shapes", k.output_shapes);
-  t.id_column("output_dtypes", k.output_dtypes);
-  t.id_column("output_formats", k.output_formats);
-  t.column("context_id", k.context_id);
-  t.column("taxon", n.taxon);
-  t.column("op_type", n.op_type);
-  t.id_column("shape_signature", n.shape_signature);
-  t.column("pipeline_signal", n.pipeline_signal);
-  // A database rank: source_line holds the row's key in the table source_table names.
-  if (!k.source_table.empty()) t.column("source_table", k.source_table);
-  ASCPROF_RETURN_IF_ERROR(t.finish());
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kKernelsTable, k.size(), schema::KernelRows{k, n}));
   if (!k.source_table.empty())
     ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr(
         "/kernels", "source_table_values",
@@ -137,162 +110,23 @@ Status write_kernel_tables(store::H5Writer& w, const model::KernelTable& k, cons
 }
 
 Status write_trace_tables(store::H5Writer& w, const model::TraceTables& tr) {
-  {
-    const size_t n = tr.processes.size();
-    std::vector<int64_t> pid(n);
-    std::vector<StrId> name(n), label(n);
-    std::vector<int32_t> sort(n), dev(n);
-    std::vector<uint8_t> kind(n);
-    for (size_t i = 0; i < n; ++i) {
-      const auto& p = tr.processes[i];
-      pid[i] = p.pid;
-      name[i] = p.name;
-      label[i] = p.label;
-      sort[i] = p.sort_index;
-      dev[i] = p.device_id;
-      kind[i] = static_cast<uint8_t>(p.kind);
-    }
-    store::TableWriter t(w, "/trace/processes", n);
-    t.column("pid", pid);
-    t.id_column("name", name);
-    t.id_column("label", label);
-    t.column("sort_index", sort);
-    t.column("device_id", dev);
-    t.column("kind", kind);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-    const std::vector<std::string> kinds = {"unknown", "python", "cann", "ascend_hardware", "communication",
-                                            "overlap_analysis", "counter"};
-    ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/trace/processes", "kind_values", kinds));
-  }
-  {
-    const size_t n = tr.threads.size();
-    std::vector<int64_t> pid(n), tid(n);
-    std::vector<StrId> name(n);
-    std::vector<int32_t> sort(n);
-    for (size_t i = 0; i < n; ++i) {
-      pid[i] = tr.threads[i].pid;
-      tid[i] = tr.threads[i].tid;
-      name[i] = tr.threads[i].name;
-      sort[i] = tr.threads[i].sort_index;
-    }
-    store::TableWriter t(w, "/trace/threads", n);
-    t.column("pid", pid);
-    t.column("tid", tid);
-    t.id_column("name", name);
-    t.column("sort_index", sort);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& h = tr.host_ops;
-    store::TableWriter t(w, "/trace/host_ops", h.size(), store::TableWriter::Values::kBorrow);
-    t.id_column("name", h.name);
-    t.id_column("cat", h.cat);
-    t.column("is_cann", h.is_cann);
-    t.column("pid", h.pid);
-    t.column("tid", h.tid);
-    t.column("start_ns", h.start_ns);
-    t.column("dur_ns", h.dur_ns);
-    t.column("source_offset", h.source_offset);
-    t.column("connection_id", h.connection_id);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& s = tr.steps;
-    store::TableWriter t(w, "/trace/steps", s.size(), store::TableWriter::Values::kBorrow);
-    t.column("step", s.step);
-    t.column("start_ns", s.start_ns);
-    t.column("end_ns", s.end_ns);
-    t.column("source_offset", s.source_offset);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& d = tr.device_tasks;
-    store::TableWriter t(w, "/trace/device_tasks", d.size(), store::TableWriter::Values::kBorrow);
-    t.id_column("name", d.name);
-    t.id_column("task_type", d.task_type);
-    t.column("stream_id", d.stream_id);
-    t.column("task_id", d.task_id);
-    t.column("connection_id", d.connection_id);
-    t.column("start_ns", d.start_ns);
-    t.column("dur_ns", d.dur_ns);
-    t.column("source_offset", d.source_offset);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& c = tr.comm_ops;
-    store::TableWriter t(w, "/trace/comm_ops", c.size(), store::TableWriter::Values::kBorrow);
-    t.id_column("name", c.name);
-    t.id_column("group", c.group);
-    t.id_column("data_type", c.data_type);
-    t.id_column("alg_type", c.alg_type);
-    t.column("count", c.count);
-    t.column("connection_id", c.connection_id);
-    t.column("start_ns", c.start_ns);
-    t.column("dur_ns", c.dur_ns);
-    t.column("source_offset", c.source_offset);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& p = tr.comm_plane_tasks;
-    store::TableWriter t(w, "/trace/comm_plane_tasks", p.size(), store::TableWriter::Values::kBorrow);
-    t.id_column("name", p.name);
-    t.column("plane", p.plane);
-    t.id_column("task_type", p.task_type);
-    t.id_column("transport", p.transport);
-    t.id_column("link_type", p.link_type);
-    t.column("src_rank", p.src_rank);
-    t.column("dst_rank", p.dst_rank);
-    t.column("size_bytes", p.size_bytes);
-    t.column("bandwidth_gbps", p.bandwidth_gbps);
-    t.column("start_ns", p.start_ns);
-    t.column("dur_ns", p.dur_ns);
-    t.column("source_offset", p.source_offset);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& o = tr.overlap;
-    store::TableWriter t(w, "/trace/overlap", o.size(), store::TableWriter::Values::kBorrow);
-    t.column("kind", o.kind);
-    t.column("start_ns", o.start_ns);
-    t.column("dur_ns", o.dur_ns);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-    const std::vector<std::string> kinds = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
-    ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr("/trace/overlap", "kind_values", kinds));
-  }
-  {
-    const auto& a = tr.aicore_freq;
-    store::TableWriter t(w, "/trace/aicore_freq", a.size(), store::TableWriter::Values::kBorrow);
-    t.column("ts_ns", a.ts_ns);
-    t.column("mhz", a.mhz);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const auto& f = tr.flows;
-    store::TableWriter t(w, "/trace/flows", f.size(), store::TableWriter::Values::kBorrow);
-    t.id_column("cat", f.cat);
-    t.id_column("name", f.name);
-    t.column("id", f.id);
-    t.column("phase", f.phase);
-    t.column("pid", f.pid);
-    t.column("tid", f.tid);
-    t.column("ts_ns", f.ts_ns);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
-  {
-    const size_t n = tr.damaged_spans.size();
-    std::vector<uint64_t> off(n), len(n);
-    std::vector<std::string> reason(n);
-    for (size_t i = 0; i < n; ++i) {
-      off[i] = tr.damaged_spans[i].offset;
-      len[i] = tr.damaged_spans[i].length;
-      reason[i] = tr.damaged_spans[i].reason;
-    }
-    store::TableWriter t(w, "/trace/damaged_spans", n);
-    t.column("offset", off);
-    t.column("length", len);
-    t.string_column("reason", reason);
-    ASCPROF_RETURN_IF_ERROR(t.finish());
-  }
+  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kProcessesTable, tr.processes));
+  const std::vector<std::string> process_kinds = {"unknown", "python", "cann", "ascend_hardware", "communication",
+                                                  "overlap_analysis", "counter"};
+  ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr(schema::kProcessesTable.path, "kind_values", process_kinds));
+  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kThreadsTable, tr.threads));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kHostOpsTable, tr.host_ops.size(), tr.host_ops));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kStepsTable, tr.steps.size(), tr.steps));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kDeviceTasksTable, tr.device_tasks.size(), tr.device_tasks));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kCommOpsTable, tr.comm_ops.size(), tr.comm_ops));
+  ASCPROF_RETURN_IF_ERROR(
+      schema::write_columns(w, schema::kCommPlaneTasksTable, tr.comm_plane_tasks.size(), tr.comm_plane_tasks));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kOverlapTable, tr.overlap.size(), tr.overlap));
+  const std::vector<std::string> overlap_kinds = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"};
+  ASCPROF_RETURN_IF_ERROR(w.set_string_array_attr(schema::kOverlapTable, "kind_values", overlap_kinds));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kAicoreFreqTable, tr.aicore_freq.size(), tr.aicore_freq));
+  ASCPROF_RETURN_IF_ERROR(schema::write_columns(w, schema::kFlowsTable, tr.flows.size(), tr.flows));
+  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kDamagedSpansTable, tr.damaged_spans));
   ASCPROF_RETURN_IF_ERROR(w.set_uint_attr("/trace", "events_total", tr.events_total));
   ASCPROF_RETURN_IF_ERROR(w.set_uint_attr("/trace", "counter_events", tr.counter_events));
   ASCPROF_RETURN_IF_ERROR(w.set_uint_attr("/trace", "metadata_events", tr.metadata_events));
@@ -337,42 +171,11 @@ Status write_comm_tables(store::H5Writer& w, const model::CommStatTable& c, cons
   }
   ASCPROF_RETURN_IF_ERROR(t.finish());
 
-  const auto& groups = meta.groups;
-  std::vector<std::string> cn, gn, ranks;
-  std::vector<int64_t> grank;
-  std::vector<uint64_t> hash;
-  for (const auto& g : groups) {
-    cn.push_back(g.comm_name);
-    gn.push_back(g.group_name);
-    grank.push_back(g.group_rank);
-    hash.push_back(g.hash);
-    std::string r;
-    for (size_t i = 0; i < g.global_ranks.size(); ++i) r += (i ? "," : "") + std::to_string(g.global_ranks[i]);
-    ranks.push_back(r);
-  }
-  store::TableWriter pg(w, "/parallel_groups", groups.size());
-  pg.string_column("comm_name", cn);
-  pg.string_column("group_name", gn);
-  pg.column("group_rank", grank);
-  pg.string_column("global_ranks", ranks);
-  pg.column("hash", hash);
-  return pg.finish();
+  return schema::write_rows(w, schema::kParallelGroupsTable, meta.groups);
 }
 
 Status write_step_trace_table(store::H5Writer& w, const model::StepTraceTable& s) {
-  store::TableWriter t(w, "/step_trace", s.size());
-  t.column("device_id", s.device_id);
-  t.column("step", s.step);
-  t.column("computing_us", s.computing);
-  t.column("comm_not_overlapped_us", s.comm_not_overlapped);
-  t.column("overlapped_us", s.overlapped);
-  t.column("communication_us", s.communication);
-  t.column("free_us", s.free);
-  t.column("stage_us", s.stage);
-  t.column("bubble_us", s.bubble);
-  t.column("comm_not_overlapped_excl_receive_us", s.comm_not_overlapped_excl_receive);
-  t.column("preparing_us", s.preparing);
-  return t.finish();
+  return schema::write_columns(w, schema::kStepTraceTable, s.size(), s);
 }
 
 Status write_rank_attributes(store::H5Writer& w, const RankTask& task, int64_t device_id,

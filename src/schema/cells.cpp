@@ -196,6 +196,28 @@ const char* parse_doubles(std::string_view cell, std::vector<double>* out) {
   return nullptr;
 }
 
+void render_comma_ints(const std::vector<int64_t>& v, std::string& out) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(v[i]);
+  }
+}
+
+const char* parse_comma_ints(std::string_view cell, std::vector<int64_t>* out) {
+  while (!cell.empty()) {
+    const size_t comma = cell.find(',');
+    const std::string_view item = cell.substr(0, comma);
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size()) return "not a comma-separated list of integers";
+    out->push_back(v);
+    if (comma == std::string_view::npos) break;
+    cell.remove_prefix(comma + 1);
+    if (cell.empty()) return "not a comma-separated list of integers";
+  }
+  return nullptr;
+}
+
 void render_top_ops(const std::vector<model::BlockSummary::TopOp>& v, std::string& out) {
   JsonWriter w(false);
   w.begin_array();

@@ -19,17 +19,19 @@ struct ColumnSink::Column {
   std::vector<unsigned char> bytes;  ///< numeric: the packed values
   std::string text;                  ///< text: the cells end to end
   std::vector<uint64_t> starts;      ///< text: where each cell starts (it ends where the next starts)
+  bool id = false;                   ///< a StrId column into /strings
 };
 
 ColumnSink::ColumnSink(size_t rows) : rows_(rows) {}
 ColumnSink::~ColumnSink() = default;
 
-ColumnSink::Column& ColumnSink::next(std::string_view name, ColumnType type) {
+ColumnSink::Column& ColumnSink::next(std::string_view name, ColumnType type, bool id) {
   if (declaring_) {
     Column c;
     c.name = prefix_;
     c.name += name;
     c.type = type;
+    c.id = id;
     if (type == ColumnType::kString) c.starts.reserve(rows_);
     else c.bytes.reserve(rows_ * store::column_type_size(type));
     columns_.push_back(std::move(c));
@@ -38,15 +40,15 @@ ColumnSink::Column& ColumnSink::next(std::string_view name, ColumnType type) {
   return columns_[field_++];
 }
 
-void ColumnSink::number(std::string_view name, ColumnType type, const void* value) {
-  Column& c = next(name, type);
+void ColumnSink::number(std::string_view name, ColumnType type, const void* value, bool id) {
+  Column& c = next(name, type, id);
   if (declaring_) return;
   const auto* b = static_cast<const unsigned char*>(value);
   c.bytes.insert(c.bytes.end(), b, b + store::column_type_size(type));
 }
 
 std::string& ColumnSink::text(std::string_view name) {
-  Column& c = next(name, ColumnType::kString);
+  Column& c = next(name, ColumnType::kString, false);
   if (!declaring_) c.starts.push_back(c.text.size());
   return c.text;
 }
@@ -56,6 +58,10 @@ Status ColumnSink::write(store::H5Writer& w, std::string_view table) {
   std::vector<std::string_view> cells;
   for (Column& c : columns_) {
     if (!t.status().ok()) break;
+    if (c.id) {
+      t.id_column(c.name, std::span(reinterpret_cast<const StrId*>(c.bytes.data()), c.bytes.size() / sizeof(StrId)));
+      continue;
+    }
     if (c.type != ColumnType::kString) {
       t.packed_column(c.name, c.type, c.bytes);
       continue;

@@ -27,6 +27,8 @@ void render_bubbles(const std::vector<model::Bubble>& v, std::string& out);
 const char* parse_bubbles(std::string_view cell, std::vector<model::Bubble>* out);
 void render_doubles(const std::vector<double>& v, std::string& out);
 const char* parse_doubles(std::string_view cell, std::vector<double>* out);
+void render_comma_ints(const std::vector<int64_t>& v, std::string& out);
+const char* parse_comma_ints(std::string_view cell, std::vector<int64_t>* out);
 void render_top_ops(const std::vector<model::BlockSummary::TopOp>& v, std::string& out);
 const char* parse_top_ops(std::string_view cell, std::vector<model::BlockSummary::TopOp>* out);
 
@@ -42,6 +44,8 @@ inline constexpr TextCodec<model::NameCounts> kNameCounts{render_counts, parse_c
 inline constexpr TextCodec<std::vector<model::Bubble>> kBubbles{render_bubbles, parse_bubbles};
 /// [1.0,null,...] in shortest round-trip form (non-finite: null); an empty list is an empty cell
 inline constexpr TextCodec<std::vector<double>> kDoubles{render_doubles, parse_doubles};
+/// 0,1,2 (plain text, as profiler_metadata.json's rank lists are usually shown)
+inline constexpr TextCodec<std::vector<int64_t>> kCommaInts{render_comma_ints, parse_comma_ints};
 /// [{"name","task_type","call_count","duration_sum_ns"},...]
 inline constexpr TextCodec<std::vector<model::BlockSummary::TopOp>> kTopOps{render_top_ops, parse_top_ops};
 

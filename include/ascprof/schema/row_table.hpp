@@ -13,7 +13,9 @@
 /// the writer and the reader cannot drift apart. A Table<Row> names where the rows live.
 ///
 /// Storage follows the field's C++ type: numeric types as themselves (store::kIsColumnElement),
-/// bool as uint8 0/1, std::string as UTF-8 text, a codec field as its rendered text.
+/// bool as uint8 0/1, an enum without names as its underlying number, std::string as UTF-8 text,
+/// a codec field as its rendered text; v.id(name, field) marks a StrId field as an id column into
+/// the rank's /strings table.
 /// Reading checks every column is present with exactly that type and every cell parses; the first
 /// damage is a kSchema error naming the file, table/column and row.
 #include <memory>
@@ -24,6 +26,7 @@
 #include <vector>
 
 #include "ascprof/common/status.hpp"
+#include "ascprof/common/string_pool.hpp"
 #include "ascprof/store/column_type.hpp"
 
 namespace ascprof::store {
@@ -83,14 +86,14 @@ class ColumnSink {
   void end_declaring() { declaring_ = false; }
   void push_prefix(std::string_view p) { prefix_.append(p); }
   void pop_prefix(std::string_view p) { prefix_.resize(prefix_.size() - p.size()); }
-  void number(std::string_view name, store::ColumnType type, const void* value);
+  void number(std::string_view name, store::ColumnType type, const void* value, bool id = false);
   /// The text cell of the current field, to append to.
   std::string& text(std::string_view name);
   Status write(store::H5Writer& w, std::string_view table);
 
  private:
   struct Column;
-  Column& next(std::string_view name, store::ColumnType type);
+  Column& next(std::string_view name, store::ColumnType type, bool id);
   std::vector<Column> columns_;
   size_t rows_ = 0;
   size_t field_ = 0;
@@ -147,6 +150,9 @@ struct RowWriter {
     if constexpr (std::is_same_v<T, bool>) {
       const uint8_t b = v ? 1 : 0;
       sink.number(name, store::ColumnType::kUInt8, &b);
+    } else if constexpr (std::is_enum_v<T>) {
+      const auto u = static_cast<std::underlying_type_t<T>>(v);
+      sink.number(name, store::column_type_of<std::underlying_type_t<T>>(), &u);
     } else if constexpr (store::kIsColumnElement<T>) {
       sink.number(name, store::column_type_of<T>(), &v);
     } else {
@@ -162,6 +168,7 @@ struct RowWriter {
   void operator()(std::string_view name, const E& v, EnumNames<E> names) {
     sink.text(name).append(names.name(v));
   }
+  void id(std::string_view name, const StrId& v) { sink.number(name, store::ColumnType::kUInt32, &v, true); }
   template <class P>
   void part(std::string_view prefix, const P& p) {
     sink.push_prefix(prefix);
@@ -180,6 +187,11 @@ struct RowLoader {
     if constexpr (std::is_same_v<T, bool>) {
       std::vector<uint8_t> raw(src.rows());
       if (src.number(name, store::ColumnType::kUInt8, raw.data())) col->values.assign(raw.begin(), raw.end());
+    } else if constexpr (std::is_enum_v<T>) {
+      using U = std::underlying_type_t<T>;
+      std::vector<U> raw(src.rows());
+      if (src.number(name, store::column_type_of<U>(), raw.data()))
+        for (const U u : raw) col->values.push_back(static_cast<T>(u));
     } else if constexpr (store::kIsColumnElement<T>) {
       col->values.resize(src.rows());
       src.number(name, store::column_type_of<T>(), col->values.data());
@@ -217,6 +229,7 @@ struct RowLoader {
     }
     src.columns().push_back(std::move(col));
   }
+  void id(std::string_view name, StrId& v) { (*this)(name, v); }
   template <class P>
   void part(std::string_view prefix, P& p) {
     src.push_prefix(prefix);
@@ -239,6 +252,7 @@ struct RowFiller {
   void operator()(std::string_view name, T& v, Codec) {
     (*this)(name, v);
   }
+  void id(std::string_view name, StrId& v) { (*this)(name, v); }
   template <class P>
   void part(std::string_view, P& p) {
     describe(p, *this);

@@ -42,6 +42,9 @@ struct Probe {
   double f64 = 0;
   bool flag = false;
   Colour colour = Colour::kRed;
+  Colour colour_code = Colour::kRed;  // stored as its number
+  StrId label = 0;                    // an id into /strings
+  std::vector<int64_t> ranks;
   std::vector<uint32_t> rows;
   std::vector<std::string> tags;
   std::vector<double> values;
@@ -69,6 +72,9 @@ void describe(Probe& r, V& v) {
   v("f64", r.f64);
   v("flag", r.flag);
   v("colour", r.colour, kColours);
+  v("colour_code", r.colour_code);
+  v.id("label", r.label);
+  v("ranks", r.ranks, kCommaInts);
   v("rows", r.rows, kIndexList);
   v("tags", r.tags, kStringList);
   v("values", r.values, kDoubles);
@@ -93,6 +99,9 @@ std::vector<Probe> sample() {
   a.f64 = 0.1;
   a.flag = true;
   a.colour = Colour::kBlue;
+  a.colour_code = Colour::kGreen;
+  a.label = 1;
+  a.ranks = {0, -1, 4096};
   a.rows = {3, 1, 4};
   a.tags = {"x", "y,z"};
   a.values = {1.0, -0.0, 2.5e-300};
@@ -104,6 +113,9 @@ std::vector<Probe> sample() {
 
 Status write(const fs::path& p, const std::vector<Probe>& rows) {
   ASCPROF_ASSIGN_OR_RETURN(store::H5Writer w, store::H5Writer::create(p));
+  StringPool pool;
+  pool.intern("probe label");
+  ASCPROF_RETURN_IF_ERROR(w.write_string_table("/strings", pool));
   ASCPROF_RETURN_IF_ERROR(write_rows(w, kProbes, rows));
   return w.commit("test");
 }
@@ -133,6 +145,9 @@ TEST(RowTable, RoundTripsEveryKindOfColumn) {
   EXPECT_EQ(a.f64, 0.1);
   EXPECT_TRUE(a.flag);
   EXPECT_EQ(a.colour, Colour::kBlue);
+  EXPECT_EQ(a.colour_code, Colour::kGreen);
+  EXPECT_EQ(a.label, 1u);
+  EXPECT_EQ(a.ranks, rows[0].ranks);
   EXPECT_EQ(a.rows, rows[0].rows);
   EXPECT_EQ(a.tags, rows[0].tags);
   ASSERT_EQ(a.values.size(), 3u);
@@ -158,7 +173,8 @@ TEST(RowTable, ColumnsAreTheDeclarationInOrderWithTheFieldTypes) {
       {"name", ColumnType::kString},    {"u8", ColumnType::kUInt8},      {"i32", ColumnType::kInt32},
       {"u32", ColumnType::kUInt32},     {"i64", ColumnType::kInt64},     {"u64", ColumnType::kUInt64},
       {"f32", ColumnType::kFloat},      {"f64", ColumnType::kDouble},    {"flag", ColumnType::kUInt8},
-      {"colour", ColumnType::kString},  {"rows", ColumnType::kString},   {"tags", ColumnType::kString},
+      {"colour", ColumnType::kString},  {"colour_code", ColumnType::kUInt8}, {"label", ColumnType::kUInt32},
+      {"ranks", ColumnType::kString},   {"rows", ColumnType::kString},   {"tags", ColumnType::kString},
       {"values", ColumnType::kString},  {"head_first", ColumnType::kUInt32}, {"head_last_ns", ColumnType::kInt64},
       {"tail_first", ColumnType::kUInt32}, {"tail_last_ns", ColumnType::kInt64}};
   EXPECT_EQ(t->columns(), expected);
@@ -175,6 +191,9 @@ TEST(RowTable, CellsAreReadableText) {
   auto t = r->read_table("/probes");
   ASCPROF_ASSERT_OK(t);
   EXPECT_EQ(*t->strings("colour"), (std::vector<std::string>{"blue", "red"}));
+  EXPECT_EQ(*t->strings("ranks"), (std::vector<std::string>{"0,-1,4096", ""}));
+  EXPECT_EQ(*r->string_array_attr("/probes", "id_columns"), std::vector<std::string>{"label"});
+  EXPECT_EQ(*r->string_array_attr("/probes", "id_tables"), std::vector<std::string>{"/strings"});
   EXPECT_EQ(*t->strings("rows"), (std::vector<std::string>{"[3,1,4]", "[]"}));
   EXPECT_EQ(*t->strings("tags"), (std::vector<std::string>{"[\"x\",\"y,z\"]", "[]"}));
   EXPECT_EQ(*t->strings("values"), (std::vector<std::string>{"[1.0,-0.0,2.5e-300]", ""}));
@@ -207,6 +226,9 @@ TEST(RowTable, DamageIsASchemaErrorNamingFileColumnAndRow) {
   expect(damaged("json.h5",
                  [](store::TableWriter& t) { t.string_column("rows", std::vector<std::string>{"[1,", "[]"}); }, "rows"),
          "/probes/rows: row 0: not JSON", "json.h5");
+  expect(damaged("ints.h5",
+                 [](store::TableWriter& t) { t.string_column("ranks", std::vector<std::string>{"1,,2", ""}); }, "ranks"),
+         "/probes/ranks: row 0: not a comma-separated list of integers", "ints.h5");
   expect(damaged("list.h5",
                  [](store::TableWriter& t) { t.string_column("tags", std::vector<std::string>{"[]", "[1]"}); }, "tags"),
          "/probes/tags: row 1: JSON array element is not a string", "list.h5");

@@ -26,6 +26,7 @@
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_manifest.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::parallel {
 
@@ -207,16 +208,16 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
   }
   if (world.rank() == 0)
     for (size_t i = 0; i < req.roots.size(); ++i) {
-      const fs::path dir = fs::path(req.out) / importers::root_slug(req.roots[i]);
+      const fs::path dir = layout::root_dir(req.out, req.roots[i]);
       std::error_code ec;
       if (!fs::exists(fs::path(req.out) / kOutMarker, ec))
         refused[i] = file_error(ErrorCode::kIo, req.out, "", "not an ascprof-mpi output folder").to_string();
-      else if (!fs::exists(dir / "step_summary.csv", ec))
+      else if (!fs::exists(dir / layout::kStepSummaryCsv, ec))
         refused[i] = file_error(ErrorCode::kIo, dir.string(), "", "no analysis outputs here (run the analysis stages first)")
                          .to_string();
       else {
         dirs.push_back(dir.string());
-        sizes.push_back(fs::file_size(dir / "step_summary.csv", ec));
+        sizes.push_back(fs::file_size(dir / layout::kStepSummaryCsv, ec));
         item_root.push_back(i);
       }
     }
@@ -236,7 +237,7 @@ AnalyzeResult run_report_only(mpi::communicator& world, const AnalyzeRequest& re
       const RootReportDone* rep = by_root[i];
       roots.begin_object();
       roots.kv("root", req.roots[i]);
-      roots.kv("out_dir", (fs::path(req.out) / importers::root_slug(req.roots[i])).string());
+      roots.kv("out_dir", layout::root_dir(req.out, req.roots[i]).string());
       const bool root_ok = rep != nullptr && rep->ok;
       roots.kv("status", root_ok ? "ok" : "failed");
       if (rep != nullptr)
@@ -575,7 +576,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
       if (s.ranks_ok == 0) continue;  // nothing was written for the root
       const Status st = pipeline::write_root_manifest(s.out_dir, s.root, stages);
       if (st.ok()) {
-        s.outputs.push_back((fs::path(s.out_dir) / "manifest.json").string());
+        s.outputs.push_back((fs::path(s.out_dir) / layout::kManifestJson).string());
       } else {  // the first failure is the cause (a full disk fails the report first): keep it first
         s.status = "failed";
         s.error = s.error.empty() ? st.to_string() : s.error + "; " + st.to_string();

@@ -14,6 +14,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "ascprof/store/fingerprint.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::parallel {
 
@@ -62,7 +63,7 @@ std::string knowledge_fingerprint(const fs::path& dir) {
 }
 
 fs::path checkpoint_path(const pipeline::RankTask& task) {
-  return fs::path(task.root_out) / "ranks" / (task.rank_id + ".outcome");
+  return fs::path(task.root_out) / layout::rank_checkpoint(task.rank_id);
 }
 
 Status save_checkpoint(const pipeline::RankTask& task, const pipeline::RankOutcome& o, const std::string& knowledge_hash) {

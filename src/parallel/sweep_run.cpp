@@ -15,6 +15,7 @@
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/report/sweep.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::parallel {
 
@@ -122,8 +123,8 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
         w.kv("shards", counts->shards);
         w.kv("root_count", counts->roots);
         w.kv("roots_failed", counts->failed);
-        w.kv("summary", (out / "sweep_summary.json").string());
-        w.kv("rollup_csv", (out / "sweep_class_rollup.csv").string());
+        w.kv("summary", (out / layout::kSweepSummaryJson).string());
+        w.kv("rollup_csv", (out / layout::kSweepClassRollupCsv).string());
         w.end_object();
         r.json = w.take();
       }
@@ -148,7 +149,7 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
         if (req.limit > 0 && static_cast<int64_t>(roots.size() + reused.size()) >= req.limit) break;
         const std::string root = (*found)[j].string();
         std::error_code ec;
-        const fs::path done = out / importers::root_slug(root) / "report" / "manifest.json";
+        const fs::path done = layout::root_dir(out, root) / layout::kReportDir / layout::kManifestJson;
         if (req.reuse_existing && !req.analyze.force && fs::exists(done, ec)) reused.push_back(root);
         else roots.push_back(root);
       }
@@ -189,7 +190,7 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     for (const auto& root : reused) {
       report::SweepRootRun r;
       r.root = root;
-      r.output_dir = (out / importers::root_slug(root)).string();
+      r.output_dir = layout::root_dir(out, root).string();
       r.status = "ok";
       r.reused = true;
       runs.push_back(std::move(r));
@@ -204,8 +205,8 @@ AnalyzeResult run_sweep(mpi::communicator& world, const SweepRequest& req) {
     c.reuse_existing = req.reuse_existing;
     const bool sharded = req.shard_count > 0;
     if (sharded) c.shard = std::to_string(req.shard_index) + "/" + std::to_string(req.shard_count);
-    const fs::path summary = sharded ? report::shard_file(out, req.shard_index, req.shard_count) : out / "sweep_summary.json";
-    const fs::path rollup = sharded ? fs::path() : out / "sweep_class_rollup.csv";
+    const fs::path summary = sharded ? report::shard_file(out, req.shard_index, req.shard_count) : out / layout::kSweepSummaryJson;
+    const fs::path rollup = sharded ? fs::path() : out / layout::kSweepClassRollupCsv;
     const Status st = report::write_sweep_summary(summary, rollup, c, runs, seconds_since(t0));
     uint64_t failed = 0;
     for (const auto& r : runs) failed += r.status == "ok" ? 0 : 1;

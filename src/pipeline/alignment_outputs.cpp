@@ -8,6 +8,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -64,8 +65,8 @@ class Sinks {
  public:
   Status open(const fs::path& dir, bool step_columns) {
     step_columns_ = step_columns;
-    ASCPROF_RETURN_IF_ERROR(json_.open(dir / "cross_rank_alignment.json"));
-    ASCPROF_RETURN_IF_ERROR(csv_.open(dir / "cross_rank_alignment.csv"));
+    ASCPROF_RETURN_IF_ERROR(json_.open(dir / layout::kCrossRankAlignmentJson));
+    ASCPROF_RETURN_IF_ERROR(csv_.open(dir / layout::kCrossRankAlignmentCsv));
     json_.write("{\"cross_rank_alignments\": [");  // the reference's wrapper object
     return {};
   }

@@ -8,6 +8,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "pipeline_columns.hpp"
 
 namespace ascprof::pipeline {
@@ -99,8 +100,8 @@ Status write_table(const fs::path& path, std::initializer_list<std::string_view>
 }  // namespace
 
 const std::vector<std::string>& class_summary_tables() {
-  static const std::vector<std::string> t = {"block_class_summary.csv", "layer_class_summary.csv",
-                                             "step_class_summary.csv"};
+  static const std::vector<std::string> t = {layout::kBlockClassSummaryCsv, layout::kLayerClassSummaryCsv,
+                                             layout::kStepClassSummaryCsv};
   return t;
 }
 
@@ -133,8 +134,8 @@ Result<std::vector<fs::path>> write_root_structure_class_summaries(const fs::pat
                                   pipeline_columns(kb)}))
       h.text(c);
     const std::string header = h.take_line();
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(root_out / "block_class_summary.csv", rows.empty() ? std::string() : header + rows));
-    written.push_back(root_out / "block_class_summary.csv");
+    ASCPROF_RETURN_IF_ERROR(write_file_atomic(root_out / layout::kBlockClassSummaryCsv, rows.empty() ? std::string() : header + rows));
+    written.push_back(root_out / layout::kBlockClassSummaryCsv);
   }
 
   rows.clear();
@@ -149,7 +150,7 @@ Result<std::vector<fs::path>> write_root_structure_class_summaries(const fs::pat
     rows += r.take_line();
   }
   ASCPROF_RETURN_IF_ERROR(write_table(
-      root_out / "layer_class_summary.csv",
+      root_out / layout::kLayerClassSummaryCsv,
       {"layer_class_id", "structure_signature", "block_kinds", "block_class_ids", "companion_layer",
        "has_unknown_shape", "member_count", "rank_count", "wall_ms_sum", "wall_ms_mean", "wall_ms_p50", "wall_ms_p90",
        "busy_ms_mean", "bubble_ms_mean", "block_kind_wall_ms_mean", "block_kind_wall_ms_share_mean", "top_ops"},
@@ -168,7 +169,7 @@ Result<std::vector<fs::path>> write_root_structure_class_summaries(const fs::pat
     rows += r.take_line();
   }
   ASCPROF_RETURN_IF_ERROR(write_table(
-      root_out / "step_class_summary.csv",
+      root_out / layout::kStepClassSummaryCsv,
       {"step_class_id", "structure_signature", "step_family", "main_layer_count", "layer_count", "has_unknown_shape",
        "member_count", "rank_count", "wall_ms_sum", "wall_ms_mean", "wall_ms_p50", "wall_ms_p90", "busy_ms_mean",
        "bubble_ms_mean", "head_ms_mean", "main_ms_mean", "tail_ms_mean", "head_ratio_mean", "main_ratio_mean",

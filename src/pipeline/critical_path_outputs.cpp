@@ -4,6 +4,7 @@
 
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -69,7 +70,7 @@ std::string ranks_table(const analysis::CriticalPaths& p) {
 }  // namespace
 
 const std::vector<std::string>& critical_path_tables() {
-  static const std::vector<std::string> t = {"critical_path.csv", "critical_path_steps.csv", "critical_path_ranks.csv"};
+  static const std::vector<std::string> t = {layout::kCriticalPathCsv, layout::kCriticalPathStepsCsv, layout::kCriticalPathRanksCsv};
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -218,10 +219,10 @@ const std::vector<std::string>& deep_dive_columns() {
 Result<std::vector<fs::path>> write_deep_dive_outputs(const fs::path& root_out, const std::string& root,
                                                       const analysis::DeepDive& dd, const knowledge::Knowledge& kb) {
   std::vector<fs::path> written;
-  const fs::path csv = root_out / "operator_deep_dive.csv";
+  const fs::path csv = root_out / layout::kOperatorDeepDiveCsv;
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(csv, csv_text(dd)));
   written.push_back(csv);
-  const fs::path json = root_out / "operator_deep_dive.json";
+  const fs::path json = root_out / layout::kOperatorDeepDiveJson;
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(json, json_text(root, dd, kb)));
   written.push_back(json);
   return written;

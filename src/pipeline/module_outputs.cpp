@@ -5,6 +5,7 @@
 
 #include "ascprof/common/csv_writer.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -115,7 +116,7 @@ std::string compare_table(const std::vector<ModuleRankView>& ranks, const knowle
 }  // namespace
 
 const std::vector<std::string>& module_tables() {
-  static const std::vector<std::string> t = {"module_summary.csv", "module_ranks.csv", "module_compare.csv"};
+  static const std::vector<std::string> t = {layout::kModuleSummaryCsv, layout::kModuleRanksCsv, layout::kModuleCompareCsv};
   return t;
 }
 

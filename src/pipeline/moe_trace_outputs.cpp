@@ -8,6 +8,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/numbers.hpp"
 #include "ascprof/model/finding.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -132,8 +133,8 @@ std::string bubbles_table(const std::vector<analysis::MoeRankView>& ranks) {
 }  // namespace
 
 const std::vector<std::string>& moe_trace_tables() {
-  static const std::vector<std::string> t = {"moe_trace_calls.csv", "moe_phase_summary.csv", "moe_phase_compare.csv",
-                                             "moe_bubble_summary.csv"};
+  static const std::vector<std::string> t = {layout::kMoeTraceCallsCsv, layout::kMoePhaseSummaryCsv, layout::kMoePhaseCompareCsv,
+                                             layout::kMoeBubbleSummaryCsv};
   return t;
 }
 

@@ -31,6 +31,7 @@
 #include "ascprof/importers/trace_view.hpp"
 #include "ascprof/store/fingerprint.hpp"
 #include "ascprof/store/stats_table.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "rank_store.hpp"
 #include "structure_store.hpp"
 #include "summary_store.hpp"
@@ -125,7 +126,7 @@ class RankJob {
 
   // ranks/<id>.h5, written under a temporary name until close_rank_file commits it.
   Status open_rank_file() {
-    out_.h5_file = "ranks/" + task_.rank_id + ".h5";
+    out_.h5_file = layout::rank_h5(task_.rank_id);
     store::WriterOptions wo;
     wo.create_parent_dirs = true;
     wo.deflate_level = task_.h5_deflate;
@@ -289,7 +290,7 @@ class RankJob {
       comm_ops_ = {};
     }
     memory_probe("class partials + candidates");
-    out_.summary_dir = "ranks/" + task_.rank_id + ".summary";
+    out_.summary_dir = layout::rank_summary_dir(task_.rank_id);
     const fs::path dir = fs::path(task_.root_out) / out_.summary_dir;
     {
       Timer t(&out_.write_seconds);

@@ -4,6 +4,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -18,12 +19,12 @@ struct StageRecord {
   const char* file;
 };
 constexpr StageRecord kStageRecords[] = {
-    {Stage::kNormalize, "normalize_manifest", "normalize_manifest.json"},
-    {Stage::kSegment, "segment_manifest", "segment_manifest.json"},
-    {Stage::kClassify, "classify_manifest", "classify_manifest.json"},
-    {Stage::kSummarize, "summary_manifest", "summary_manifest.json"},
-    {Stage::kCrossRank, "cross_rank_manifest", "cross_rank_manifest.json"},
-    {Stage::kDiagnostics, "diagnosis_findings", "diagnosis_findings.json"},
+    {Stage::kNormalize, "normalize_manifest", layout::kNormalizeManifestJson},
+    {Stage::kSegment, "segment_manifest", layout::kSegmentManifestJson},
+    {Stage::kClassify, "classify_manifest", layout::kClassifyManifestJson},
+    {Stage::kSummarize, "summary_manifest", layout::kSummaryManifestJson},
+    {Stage::kCrossRank, "cross_rank_manifest", layout::kCrossRankManifestJson},
+    {Stage::kDiagnostics, "diagnosis_findings", layout::kDiagnosisFindingsJson},
     {Stage::kReport, "report_manifest", "report/manifest.json"},
 };
 
@@ -78,7 +79,7 @@ Status write_root_manifest(const fs::path& root_out, const std::string& profile_
   for (const StageRecord* r : present) w.value(stage_name(r->stage));
   w.end_array();
   w.end_object();
-  return write_file_atomic(root_out / "manifest.json", w.take() + "\n");
+  return write_file_atomic(root_out / layout::kManifestJson, w.take() + "\n");
 }
 
 }  // namespace ascprof::pipeline

@@ -24,6 +24,7 @@
 #include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/pipeline/stage.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -76,11 +77,11 @@ std::string normalize_manifest(const RootPlan& plan, const std::vector<RankOutco
   write_manifest_fields(w, stage_name(Stage::kNormalize), plan.out_dir);
   w.key("files");
   w.begin_object();
-  w.kv("normalize_manifest", "normalize_manifest.json");
-  w.kv("normalized_event_index", "normalized_event_index.csv");
+  w.kv("normalize_manifest", layout::kNormalizeManifestJson);
+  w.kv("normalized_event_index", layout::kNormalizedEventIndexCsv);
   w.key("normalized_event_index_jsonl");
   w.null();  // the reference's optional --write-jsonl twin; we write none
-  w.kv("source_index", "source_index.json");
+  w.kv("source_index", layout::kSourceIndexJson);
   w.end_object();
   w.kv("hash_sources", false);  // sources are fingerprinted by size, mtime and a prefix hash
   w.kv("write_jsonl", false);
@@ -229,7 +230,7 @@ std::string source_index(const RootPlan& plan, const std::vector<RankOutcome>& o
 Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& outcomes) {
   store::WriterOptions wo;
   wo.create_parent_dirs = true;
-  auto created = store::H5Writer::create(fs::path(plan.out_dir) / "analysis.h5", wo);
+  auto created = store::H5Writer::create(fs::path(plan.out_dir) / layout::kAnalysisH5, wo);
   if (!created.ok()) return created.status();
   store::H5Writer w = std::move(created).value();
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/", "root", plan.root));
@@ -371,8 +372,8 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   write_manifest_fields(w, stage_name(Stage::kCrossRank), plan.out_dir);
   w.key("files");
   w.begin_object();
-  w.kv("cross_rank_alignment", "cross_rank_alignment.csv");
-  w.kv("cross_rank_alignment_json", "cross_rank_alignment.json");
+  w.kv("cross_rank_alignment", layout::kCrossRankAlignmentCsv);
+  w.kv("cross_rank_alignment_json", layout::kCrossRankAlignmentJson);
   w.end_object();
   w.key("counts");  // the reference's counts; the same numbers follow under our own names
   w.begin_object();
@@ -413,7 +414,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   }
   w.end_array();
   w.end_object();
-  const fs::path out = fs::path(plan.out_dir) / "cross_rank_manifest.json";
+  const fs::path out = fs::path(plan.out_dir) / layout::kCrossRankManifestJson;
   record(s, out, write_file_atomic(out, w.take()));
 }
 
@@ -509,7 +510,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   w.end_object();
   w.end_object();
   w.end_object();
-  const fs::path out = fs::path(plan.out_dir) / "diagnosis_findings.json";
+  const fs::path out = fs::path(plan.out_dir) / layout::kDiagnosisFindingsJson;
   if (record(s, out, write_file_atomic(out, w.take()))) s.finding_count = findings.size() - refused;
 }
 
@@ -653,9 +654,9 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.status = s.ranks_ok == 0 ? "failed" : (s.ranks_failed > 0 || !s.partial_ranks.empty() ? "partial" : "ok");
 
   const fs::path out(plan.out_dir);
-  record(s, out / "normalize_manifest.json", write_file_atomic(out / "normalize_manifest.json", normalize_manifest(plan, outcomes, s)));
-  record(s, out / "source_index.json", write_file_atomic(out / "source_index.json", source_index(plan, outcomes)));
-  record(s, out / "analysis.h5", write_analysis_h5(plan, outcomes));
+  record(s, out / layout::kNormalizeManifestJson, write_file_atomic(out / layout::kNormalizeManifestJson, normalize_manifest(plan, outcomes, s)));
+  record(s, out / layout::kSourceIndexJson, write_file_atomic(out / layout::kSourceIndexJson, source_index(plan, outcomes)));
+  record(s, out / layout::kAnalysisH5, write_analysis_h5(plan, outcomes));
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   auto t0 = Clock::now();

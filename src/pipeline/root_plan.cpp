@@ -5,6 +5,7 @@
 #include "ascprof/common/stats.hpp"
 #include "ascprof/importers/discovery.hpp"
 #include "ascprof/importers/moe_trace.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::pipeline {
 
@@ -53,7 +54,7 @@ RootPlan plan_root(const std::string& root, const std::string& out, int32_t root
   RootPlan plan;
   plan.root_index = root_index;
   plan.root = root;
-  plan.slug = importers::root_slug(root);
+  plan.slug = layout::root_slug(root);
   plan.out_dir = (fs::path(out) / plan.slug).string();
   Stats stats;
   auto found = importers::discover_capture_root(root, stats);

@@ -15,6 +15,7 @@
 #include "ascprof/model/finding.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/pipeline/stage.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "structure_store.hpp"
 
 namespace ascprof::pipeline {
@@ -802,10 +803,10 @@ std::string StructureOutputWriter::Impl::segment_manifest() const {
   write_manifest_fields(w, stage_name(Stage::kSegment), out.string());
   w.key("files");
   w.begin_object();
-  w.kv("layer_segments", "layer_segments.json");
-  w.kv("segment_manifest", "segment_manifest.json");
-  w.kv("step_segments", "step_segments.json");
-  w.kv("structure_evidence_graph", "structure_evidence_graph.json");
+  w.kv("layer_segments", layout::kLayerSegmentsJson);
+  w.kv("segment_manifest", layout::kSegmentManifestJson);
+  w.kv("step_segments", layout::kStepSegmentsJson);
+  w.kv("structure_evidence_graph", layout::kStructureEvidenceGraphJson);
   w.end_object();
   if (!options.root.empty()) w.kv("root", options.root);
   w.kv("rank_count", totals.rank_count);
@@ -850,8 +851,8 @@ std::string StructureOutputWriter::Impl::classify_manifest() const {
   write_manifest_fields(w, stage_name(Stage::kClassify), out.string());
   w.key("files");
   w.begin_object();
-  w.kv("block_segments", "block_segments.json");
-  w.kv("class_signatures", "class_signatures.json");
+  w.kv("block_segments", layout::kBlockSegmentsJson);
+  w.kv("class_signatures", layout::kClassSignaturesJson);
   w.end_object();
   if (!options.root.empty()) w.kv("root", options.root);
   w.kv("rank_count", totals.rank_count);
@@ -889,13 +890,13 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
   std::vector<std::pair<fs::path, fs::path>> markers;
   if (options.segment_files) {
     ASCPROF_RETURN_IF_ERROR(steps.close("}\n"));
-    publish->emplace_back(out / "step_segments.json", steps.path());
+    publish->emplace_back(out / layout::kStepSegmentsJson, steps.path());
     ASCPROF_RETURN_IF_ERROR(layers.close("}\n"));
-    publish->emplace_back(out / "layer_segments.json", layers.path());
+    publish->emplace_back(out / layout::kLayerSegmentsJson, layers.path());
     ASCPROF_RETURN_IF_ERROR(observations.close(""));
     ASCPROF_RETURN_IF_ERROR(role_observations.close(""));
     ASCPROF_RETURN_IF_ERROR(evidence.close(""));
-    const fs::path graph_final = out / "structure_evidence_graph.json";
+    const fs::path graph_final = out / layout::kStructureEvidenceGraphJson;
     const fs::path graph = temp_sibling(graph_final);
     finish_temps.push_back(graph);
     std::FILE* f = std::fopen(graph.c_str(), "wb");
@@ -917,7 +918,7 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
     role_observations.discard();
     evidence.discard();
     publish->emplace_back(graph_final, graph);
-    const fs::path manifest = out / "segment_manifest.json";
+    const fs::path manifest = out / layout::kSegmentManifestJson;
     finish_temps.push_back(temp_sibling(manifest));
     ASCPROF_RETURN_IF_ERROR(write_temp_file(temp_sibling(manifest), segment_manifest()));
     markers.emplace_back(manifest, temp_sibling(manifest));
@@ -926,12 +927,12 @@ Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::
     ASCPROF_RETURN_IF_ERROR(
         blocks.close(",\n\"schema_version\": " + std::to_string(kOutputSchemaVersion) + ",\n\"tool_version\": \"" +
                      ASCPROF_VERSION + "\"}\n"));
-    publish->emplace_back(out / "block_segments.json", blocks.path());
-    const fs::path sigs = out / "class_signatures.json";
+    publish->emplace_back(out / layout::kBlockSegmentsJson, blocks.path());
+    const fs::path sigs = out / layout::kClassSignaturesJson;
     finish_temps.push_back(temp_sibling(sigs));
     ASCPROF_RETURN_IF_ERROR(write_class_signatures(temp_sibling(sigs)));
     publish->emplace_back(sigs, temp_sibling(sigs));
-    const fs::path manifest = out / "classify_manifest.json";
+    const fs::path manifest = out / layout::kClassifyManifestJson;
     finish_temps.push_back(temp_sibling(manifest));
     ASCPROF_RETURN_IF_ERROR(write_temp_file(temp_sibling(manifest), classify_manifest()));
     markers.emplace_back(manifest, temp_sibling(manifest));
@@ -956,14 +957,14 @@ Result<StructureOutputWriter> StructureOutputWriter::create(const fs::path& out_
   impl->options = std::move(options);
   Impl& m = *impl;
   if (m.options.segment_files) {
-    ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / "step_segments.json"), "{\"step_segments\": "));
-    ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / "layer_segments.json"), "{\"layer_segments\": "));
+    ASCPROF_RETURN_IF_ERROR(m.steps.open(temp_sibling(out_dir / layout::kStepSegmentsJson), "{\"step_segments\": "));
+    ASCPROF_RETURN_IF_ERROR(m.layers.open(temp_sibling(out_dir / layout::kLayerSegmentsJson), "{\"layer_segments\": "));
     ASCPROF_RETURN_IF_ERROR(m.observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.observations")));
     ASCPROF_RETURN_IF_ERROR(
         m.role_observations.open(temp_sibling(out_dir / "structure_evidence_graph.json.role_observations")));
     ASCPROF_RETURN_IF_ERROR(m.evidence.open(temp_sibling(out_dir / "structure_evidence_graph.json.evidence")));
   }
-  if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / "block_segments.json"), "{\"block_segments\": "));
+  if (m.options.classify_files) ASCPROF_RETURN_IF_ERROR(m.blocks.open(temp_sibling(out_dir / layout::kBlockSegmentsJson), "{\"block_segments\": "));
   return StructureOutputWriter(std::move(impl));
 }
 

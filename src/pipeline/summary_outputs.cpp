@@ -18,6 +18,7 @@
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/pipeline/stage.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "pipeline_columns.hpp"
 
 namespace ascprof::pipeline {
@@ -224,7 +225,7 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
         "main_layer_count", "speculative_layer_count", "structure_signature", "has_attention", "has_moe",
         "has_communication", "attention_event_count", "moe_event_count", "comm_event_count", "category_counts",
         "anomaly_tags", "top_bubbles", "evidence_ids"};
-    add("step_summary.csv", columns({head, m, {"step_class_id", "step_source", "declared_step", "phase"}, kAnatomyBriefColumns}),
+    add(layout::kStepSummaryCsv, columns({head, m, {"step_class_id", "step_source", "declared_step", "phase"}, kAnatomyBriefColumns}),
         columns({head, m, {"step_class_id"}, kAnatomyBriefColumns, {"step_source", "declared_step", "phase"}}));
   }
   {
@@ -235,9 +236,9 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
       for (const char* f : {"row_start", "row_end", "start_us", "end_us", "wall_ms", "busy_ms", "bubble_ms", "event_count"})
         cols.push_back(std::string(w) + "_" + f);
     cols.insert(cols.end(), {"head_ratio", "main_ratio", "tail_ratio", "bubble_ratio"});
-    add("step_anatomy.csv", cols, cols);
+    add(layout::kStepAnatomyCsv, cols, cols);
   }
-  add("layer_summary.csv",
+  add(layout::kLayerSummaryCsv,
       columns({{"layer_id", "segment_id", "rank_id", "layer_index", "layer_role", "microbatch", "boundary_source",
                 "row_start", "row_end", "structure_signature", "has_attention", "has_moe", "has_communication",
                 "evidence_ids"},
@@ -248,7 +249,7 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
        "wait_sum_ms", "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms",
        "bubble_count", "stream_count", "task_type_counts", "category_counts", "top_bubbles", "layer_class_id",
        "companion_layer", "block_kinds", "microbatch", "boundary_detail"});
-  add("block_summary.csv",
+  add(layout::kBlockSummaryCsv,
       columns({{"block_id", "rank_id", "segment_id", "layer_id", "layer_index", "block_index", "block_kind",
                 "companion_layer", "row_start", "row_end"},
                m,
@@ -264,7 +265,7 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
                 "underfeed_ms", "underfeed_ratio", "internal_bubble_total_ms", "largest_internal_bubble_ms",
                 "bubble_count", "stream_count", "task_type_counts", "category_counts"},
                pipe, {"evidence_ids"}}));
-  add("rank_summary.csv",
+  add(layout::kRankSummaryCsv,
       columns({{"rank_id", "step_count", "segment_count", "layer_count_inventory", "has_attention", "has_moe",
                 "has_communication", "row_start", "row_end"},
                m, {"category_counts", "top_bubbles", "step_source", "anchor_family", "rank_top_bubbles"}}),
@@ -277,8 +278,8 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
     // the reference has no row_range_count: ours follows its columns
     std::vector<std::string> file = operator_columns(pipe);
     file.erase(std::find(file.begin(), file.end(), "row_range_count"));
-    add("operator_summary.csv", operator_columns(pipe), columns({file, {"row_range_count"}}));
-    add("wait_anchor_ops.csv", columns({operator_columns(pipe), {"total_cost_avg_rank", "is_false_hotspot_risk"}}),
+    add(layout::kOperatorSummaryCsv, operator_columns(pipe), columns({file, {"row_range_count"}}));
+    add(layout::kWaitAnchorOpsCsv, columns({operator_columns(pipe), {"total_cost_avg_rank", "is_false_hotspot_risk"}}),
         columns({file, {"total_cost_avg_rank", "is_false_hotspot_risk", "row_range_count"}}));
   }
   {
@@ -286,15 +287,15 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
                                            "call_count",      "duration_sum_us", "wait_sum_us",     "duration_avg_us",
                                            "duration_min_us", "duration_p50_us", "duration_p90_us", "duration_max_us",
                                            "wait_ratio"};
-    add("hccl_op_summary.csv", hccl, hccl);
+    add(layout::kHcclOpSummaryCsv, hccl, hccl);
   }
-  add("evidence_index.csv", {"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"},
+  add(layout::kEvidenceIndexCsv, {"evidence_id", "kind", "rank_id", "segment_id", "layer_id", "row_start", "row_end", "summary"},
       {"evidence_id", "kind", "rank_id", "segment_id", "row_start", "row_end", "summary", "layer_id"});
   {
     const std::vector<std::string> aicpu = {"rank_id",    "name",         "call_count",     "duration_sum_us",
                                             "overlap_with_ai_core_us",    "masked_ratio",   "classification",
                                             "row_ranges", "sample_event_ids"};
-    add("aicpu_summary.csv",
+    add(layout::kAicpuSummaryCsv,
         {"rank_id", "name", "call_count", "duration_sum_us", "overlap_with_ai_core_us", "masked_ratio",
          "classification", "row_ranges", "row_range_count", "sample_event_ids"},
         columns({aicpu, {"row_range_count"}}));
@@ -302,12 +303,12 @@ std::map<std::string, CsvLayout> summary_layouts(const knowledge::Knowledge& kb)
   {
     const std::vector<std::string> raw = {"event_id", "rank_id",     "source_id", "row_idx", "name",       "task_type",
                                           "start_us", "duration_us", "wait_us",   "roles",   "categories", "shape_signature"};
-    add("raw_kernel_index.csv", raw, raw);
+    add(layout::kRawKernelIndexCsv, raw, raw);
     const std::vector<std::string> events = {
         "event_id",   "profile_id",  "rank_id", "source_id",     "row_idx",         "name_raw",       "task_type",
         "accelerator_core", "stream_id", "start_us", "end_us",   "duration_us",     "wait_us",        "op_categories",
         "op_roles",   "shape_signature", "shape_features", "pipeline_us", "op_type"};
-    add("normalized_event_index.csv", events, events);
+    add(layout::kNormalizedEventIndexCsv, events, events);
   }
   return out;
 }
@@ -370,10 +371,10 @@ constexpr const char* kEvidenceBubbleRows = "evidence_index.csv.bubbles";
 }  // namespace
 
 const std::vector<std::string>& summary_tables() {
-  static const std::vector<std::string> t = {"step_summary.csv",    "step_anatomy.csv",     "layer_summary.csv",
-                                             "block_summary.csv",   "rank_summary.csv",     "operator_summary.csv",
-                                             "hccl_op_summary.csv", "wait_anchor_ops.csv",  "aicpu_summary.csv",
-                                             "evidence_index.csv",  "raw_kernel_index.csv", "normalized_event_index.csv"};
+  static const std::vector<std::string> t = {layout::kStepSummaryCsv,    layout::kStepAnatomyCsv,     layout::kLayerSummaryCsv,
+                                             layout::kBlockSummaryCsv,   layout::kRankSummaryCsv,     layout::kOperatorSummaryCsv,
+                                             layout::kHcclOpSummaryCsv, layout::kWaitAnchorOpsCsv,  layout::kAicpuSummaryCsv,
+                                             layout::kEvidenceIndexCsv,  layout::kRawKernelIndexCsv, layout::kNormalizedEventIndexCsv};
   return t;
 }
 
@@ -500,7 +501,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     } else {
       for (size_t i = 0; i < kAnatomyBriefColumns.size(); ++i) r.empty();
     }
-    part("step_summary.csv").add(row_line("step_summary.csv", static_cast<size_t>(&ss - sum.segments.data()), r));
+    part(layout::kStepSummaryCsv).add(row_line(layout::kStepSummaryCsv, static_cast<size_t>(&ss - sum.segments.data()), r));
     if (!step) continue;
     r.text(g.segment_id).text(rank_id).text(g.cluster_id).text(g.step_family).text(g.structure_signature);
     r.number(uint64_t{g.main_layer_count}).text(a.anatomy_kind).number(uint64_t{g.layer_count});
@@ -509,11 +510,11 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     anatomy_cells(r, a.main);
     anatomy_cells(r, a.tail);
     r.number(a.head_ratio).number(a.main_ratio).number(a.tail_ratio).number(a.bubble_ratio);
-    part("step_anatomy.csv").add(line("step_anatomy.csv", r));
+    part(layout::kStepAnatomyCsv).add(line(layout::kStepAnatomyCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("step_summary.csv"));
-  ASCPROF_RETURN_IF_ERROR(flush("step_anatomy.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kStepSummaryCsv));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kStepAnatomyCsv));
 
   // layer_summary
   for (const auto& ls : sum.layers) {
@@ -535,10 +536,10 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       r.empty().empty().empty();
     }
     r.text(model::boundary_source_name(l.boundary_source));  // boundary_detail: ours, e.g. declared_step_window
-    part("layer_summary.csv").add(line("layer_summary.csv", r));
+    part(layout::kLayerSummaryCsv).add(line(layout::kLayerSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("layer_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kLayerSummaryCsv));
 
   // block_summary
   for (const auto& bs : sum.blocks) {
@@ -569,10 +570,10 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.json(top + "]").boolean(bs.has_attention).boolean(bs.has_moe).boolean(bs.has_communication);
     r.text(b.block_class < c.block_classes.size() ? c.block_classes[b.block_class].class_id : std::string());
     r.json(strings_json({stable_id("evd", {l.layer_id, "layer_window"})}));
-    part("block_summary.csv").add(line("block_summary.csv", r));
+    part(layout::kBlockSummaryCsv).add(line(layout::kBlockSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("block_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kBlockSummaryCsv));
 
   // rank_summary
   {
@@ -598,18 +599,18 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     // the reference's rank rows list no bubbles (its top_bubbles is always []); ours are an extra column
     r.json(counts_json(sum.rank.category_counts)).json("[]");
     r.text(model::step_source_name(s.step_source)).text(s.anchor_family).json(bubbles_json(ord, sum.rank.top_bubbles, 5));
-    part("rank_summary.csv").add(line("rank_summary.csv", r));
+    part(layout::kRankSummaryCsv).add(line(layout::kRankSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("rank_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kRankSummaryCsv));
 
   // operator_summary
   for (const auto& o : sum.operators) {
     operator_cells(r, rank_id, ord, o, n_pipe);
-    part("operator_summary.csv").add(line("operator_summary.csv", r));
+    part(layout::kOperatorSummaryCsv).add(line(layout::kOperatorSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("operator_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kOperatorSummaryCsv));
 
   // hccl_op_summary
   for (const auto& h : sum.hccl) {
@@ -617,29 +618,29 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
     r.number(h.duration_min_us, 3).number(h.duration_p50_us, 3).number(h.duration_p90_us, 3).number(h.duration_max_us, 3);
     r.number(h.wait_ratio);
-    part("hccl_op_summary.csv").add(line("hccl_op_summary.csv", r));
+    part(layout::kHcclOpSummaryCsv).add(line(layout::kHcclOpSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("hccl_op_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kHcclOpSummaryCsv));
 
   // wait_anchor_ops: the operator's row and the anchor's own columns
   for (const auto& w : sum.wait_anchors) {
     operator_cells(r, rank_id, ord, sum.operators[w.op], n_pipe);
     r.number(uint64_t{w.total_cost_avg_rank}).boolean(w.is_false_hotspot_risk);
-    part("wait_anchor_ops.csv").add(row_line("wait_anchor_ops.csv", static_cast<size_t>(&w - sum.wait_anchors.data()), r));
+    part(layout::kWaitAnchorOpsCsv).add(row_line(layout::kWaitAnchorOpsCsv, static_cast<size_t>(&w - sum.wait_anchors.data()), r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("wait_anchor_ops.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kWaitAnchorOpsCsv));
 
   // aicpu_summary
   for (const auto& a : sum.aicpu) {
     r.text(rank_id).text(a.name).number(a.call_count).number(us(a.duration_sum_ns), 3);
     r.number(us(a.overlap_with_ai_core_ns), 3).number(a.masked_ratio).text(a.classification);
     r.json(ranges_json(a.row_ranges)).number(uint64_t{a.row_ranges.size()}).json(events_json(ord, a.sample_rows));
-    part("aicpu_summary.csv").add(row_line("aicpu_summary.csv", static_cast<size_t>(&a - sum.aicpu.data()), r));
+    part(layout::kAicpuSummaryCsv).add(row_line(layout::kAicpuSummaryCsv, static_cast<size_t>(&a - sum.aicpu.data()), r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush("aicpu_summary.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kAicpuSummaryCsv));
 
   // evidence_index (segment, layer and bubble windows) and the bubble evidence records. Every
   // step_summary row has its window here (a step_window, or the edge_window of a head, tail or
@@ -664,7 +665,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     const char* kind = step ? "step_window" : "edge_window";
     r.text(stable_id("evd", {g.segment_id, kind})).text("step_window").text(rank_id).text(g.segment_id).empty();
     r.number(uint64_t{g.row_start}).number(uint64_t{g.row_end}).text("Step window " + g.segment_id);
-    part("evidence_index.csv").add(line("evidence_index.csv", r));
+    part(layout::kEvidenceIndexCsv).add(line(layout::kEvidenceIndexCsv, r));
     if (!step) continue;  // bubble windows: the complete steps' only, as the reference lists them
     for (size_t i = 0; i < ss.metrics.top_bubbles.size() && i < kEvidenceBubbles; ++i) {
       const auto& b = ss.metrics.top_bubbles[i];
@@ -674,7 +675,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       r.number(uint64_t{b.before_row}).number(uint64_t{b.after_row});
       // the duration as Python's repr of the value rounded to 6 decimals: 11.09325
       r.text("Bubble " + fixed_number(ms(b.end_ns - b.start_ns), 6) + " ms in " + g.segment_id);
-      evidence_bubbles.emplace_back(b.end_ns - b.start_ns, line("evidence_index.csv", r));
+      evidence_bubbles.emplace_back(b.end_ns - b.start_ns, line(layout::kEvidenceIndexCsv, r));
       // the reference's record: the kernel rows on either side as event objects, the segment's
       // cluster and step family
       JsonWriter w;
@@ -703,7 +704,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     r.text(stable_id("evd", {l.layer_id, "layer_window"})).text("layer_window").text(rank_id);
     r.text(s.segments[l.segment].segment_id).text(l.layer_id).number(uint64_t{l.row_start}).number(uint64_t{l.row_end});
     r.text("Layer window " + l.layer_id);
-    part(kEvidenceLayerRows).add(line("evidence_index.csv", r));
+    part(kEvidenceLayerRows).add(line(layout::kEvidenceIndexCsv, r));
   }
   std::stable_sort(bubbles.begin(), bubbles.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string bubble_part;
@@ -723,7 +724,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                metrics_members(ord, ls.metrics, &events) + "\n";
     ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / kEvidenceMetricsPart, lines));
   }
-  ASCPROF_RETURN_IF_ERROR(flush("evidence_index.csv"));
+  ASCPROF_RETURN_IF_ERROR(flush(layout::kEvidenceIndexCsv));
   ASCPROF_RETURN_IF_ERROR(flush(kEvidenceLayerRows));
   std::stable_sort(evidence_bubbles.begin(), evidence_bubbles.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
@@ -851,7 +852,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     std::vector<char> chunk(1u << 20);
     // evidence_index.csv: its window sections copied section by section, each over the ranks in
     // order, then its bubble rows merged over the ranks, largest first
-    const bool evidence = t == "evidence_index.csv";
+    const bool evidence = t == layout::kEvidenceIndexCsv;
     std::vector<fs::path> inputs, keyed;
     for (const auto& part : ranks) inputs.push_back(part.dir / (t + ".part"));
     if (evidence)
@@ -912,9 +913,9 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     counts.emplace_back(t, rows);
   }
   {
-    auto merged = merge_bubbles(root_out / "evidence" / "bubble_windows.jsonl", ranks);
+    auto merged = merge_bubbles(root_out / "evidence" / layout::kBubbleWindowsJsonl, ranks);
     if (!merged.ok()) return merged.status();
-    written.push_back(root_out / "evidence" / "bubble_windows.jsonl");
+    written.push_back(root_out / "evidence" / layout::kBubbleWindowsJsonl);
     counts.emplace_back("evidence/bubble_windows.jsonl", *merged);
   }
   std::vector<std::pair<std::string, uint64_t>> class_counts;  // data rows of the cross-rank class tables
@@ -944,7 +945,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   m.begin_object();
   for (const auto& [file, rows] : counts) m.kv(stem(file), file);
   for (const auto& [file, rows] : class_counts) m.kv(stem(file), file);
-  m.kv("summary_manifest", "summary_manifest.json");
+  m.kv("summary_manifest", layout::kSummaryManifestJson);
   m.end_object();
   m.key("counts");
   m.begin_object();
@@ -966,7 +967,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   m.key("class_summary_counts");  // the structure classes, as the reference counts them
   m.begin_object();
   for (const auto& [file, rows] : class_counts)
-    if (file == "block_class_summary.csv" || file == "layer_class_summary.csv" || file == "step_class_summary.csv")
+    if (file == layout::kBlockClassSummaryCsv || file == layout::kLayerClassSummaryCsv || file == layout::kStepClassSummaryCsv)
       m.kv(stem(file).substr(0, stem(file).find('_')) + "_classes", rows);
   m.end_object();
   m.key("pipeline_coverage");
@@ -978,7 +979,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   m.kv("operators_total", ops);
   m.end_object();
   m.end_object();
-  const fs::path manifest = root_out / "summary_manifest.json";
+  const fs::path manifest = root_out / layout::kSummaryManifestJson;
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(manifest, m.take()));
   written.push_back(manifest);
   return written;
@@ -1026,7 +1027,7 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
                                  "pipeline_signal"},
                                 pipeline_columns(kb)}))
     head.text(c);
-  ASCPROF_RETURN_IF_ERROR(write_table(root_out / "operator_class_summary.csv", head.take_line(), rows, written));
+  ASCPROF_RETURN_IF_ERROR(write_table(root_out / layout::kOperatorClassSummaryCsv, head.take_line(), rows, written));
   rows.clear();
   for (const auto& h : analysis::merge_hccl_classes(hccl)) {
     r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).number(uint64_t{h.rank_count}).number(h.call_count);
@@ -1036,7 +1037,7 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
     rows += r.take_line();
   }
   ASCPROF_RETURN_IF_ERROR(write_table(
-      root_out / "hccl_class_summary.csv",
+      root_out / layout::kHcclClassSummaryCsv,
       csv_header({"hccl_op_kind", "comm_aiv_fused", "rank_count", "call_count", "duration_sum_us", "wait_sum_us",
                "duration_avg_us", "rank_avg_min_us", "rank_avg_max_us", "rank_avg_mean_us", "rank_skew_ratio",
                "duration_max_us"}),

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
@@ -59,10 +60,10 @@ std::vector<size_t> first(size_t n, size_t cap) {
 
 Result<std::string> critical_path_section_html(const fs::path& root_out) {
   std::error_code ec;
-  if (!fs::exists(root_out / "critical_path_ranks.csv", ec)) return std::string();
-  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(root_out / "critical_path_ranks.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(root_out / "critical_path_steps.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable chain, read_table(root_out / "critical_path.csv"));
+  if (!fs::exists(root_out / layout::kCriticalPathRanksCsv, ec)) return std::string();
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(root_out / layout::kCriticalPathRanksCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(root_out / layout::kCriticalPathStepsCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable chain, read_table(root_out / layout::kCriticalPathCsv));
   std::string out =
       "<section id=\"cp\"><h2>Critical path <span class=\"hint\">(what set each aligned step's wall time: walked back "
       "from its end, inside a rank to the task each task waited for, at each collective to the member that arrived "

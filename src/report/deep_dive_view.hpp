@@ -11,12 +11,13 @@
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
 /// File names of the deep dive in the root's output folder.
-inline constexpr const char* kDeepDiveCsv = "operator_deep_dive.csv";
-inline constexpr const char* kDeepDiveJson = "operator_deep_dive.json";
+inline constexpr const char* kDeepDiveCsv = layout::kOperatorDeepDiveCsv;
+inline constexpr const char* kDeepDiveJson = layout::kOperatorDeepDiveJson;
 
 /// One applied rule of a row (JSON rows[].details[]); texts as written.
 struct DeepDiveDetail {

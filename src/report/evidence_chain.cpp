@@ -8,6 +8,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "findings_reader.hpp"
 
 namespace ascprof::report {
@@ -17,19 +18,19 @@ namespace fs = std::filesystem;
 Result<EvidenceChain> check_evidence_chain(const fs::path& root_out) {
   EvidenceChain chain;
   std::set<std::string> windows, alignments;
-  ASCPROF_RETURN_IF_ERROR(for_each_row(root_out / "evidence_index.csv", [&](const std::vector<std::string_view>& f, bool header) {
+  ASCPROF_RETURN_IF_ERROR(for_each_row(root_out / layout::kEvidenceIndexCsv, [&](const std::vector<std::string_view>& f, bool header) {
     if (!header && !f.empty()) windows.emplace(f[0]);  // evidence_id is the first column
     return true;
   }));
   ASCPROF_RETURN_IF_ERROR(
-      for_each_row(root_out / "cross_rank_alignment.csv", [&](const std::vector<std::string_view>& f, bool header) {
+      for_each_row(root_out / layout::kCrossRankAlignmentCsv, [&](const std::vector<std::string_view>& f, bool header) {
         if (!header && !f.empty()) alignments.emplace(f[0]);  // alignment_id
         return true;
       }));
   // in-kernel MoE phase records moe_<ordinal>_<call>_<phase> (only a root with traces has the table)
-  if (std::error_code ec; fs::exists(root_out / "moe_phase_summary.csv", ec))
+  if (std::error_code ec; fs::exists(root_out / layout::kMoePhaseSummaryCsv, ec))
     ASCPROF_RETURN_IF_ERROR(
-        for_each_row(root_out / "moe_phase_summary.csv", [&](const std::vector<std::string_view>& f, bool header) {
+        for_each_row(root_out / layout::kMoePhaseSummaryCsv, [&](const std::vector<std::string_view>& f, bool header) {
           if (!header && !f.empty()) windows.emplace(f[0]);  // evidence_id is the first column
           return true;
         }));
@@ -38,7 +39,7 @@ Result<EvidenceChain> check_evidence_chain(const fs::path& root_out) {
   // kernel event ids evt_<ordinal>_<row> exist when the row is inside that rank's kernel table
   std::map<uint64_t, uint64_t> rows_of_ordinal;
   {
-    auto text = read_file(root_out / "normalize_manifest.json");
+    auto text = read_file(root_out / layout::kNormalizeManifestJson);
     simdjson::dom::parser parser;
     simdjson::dom::array ranks;
     if (text.ok() && parser.parse(*text)["rank_summaries"].get(ranks) == simdjson::SUCCESS)

@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "ascprof/common/files.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 namespace fs = std::filesystem;
@@ -31,7 +32,7 @@ std::vector<std::string> list_of(simdjson::dom::element f, const char* key) {
 }  // namespace
 
 Result<FindingsFile> read_findings_file(const fs::path& root_out) {
-  const fs::path path = root_out / "diagnosis_findings.json";
+  const fs::path path = root_out / layout::kDiagnosisFindingsJson;
   FindingsFile out;
   std::error_code ec;
   if (!fs::exists(path, ec)) return out;

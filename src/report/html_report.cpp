@@ -28,6 +28,7 @@
 #include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/moe_tables.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "critical_path_view.hpp"
 
 namespace ascprof::report {
@@ -233,7 +234,7 @@ int HtmlBuilder::rank_index(std::string_view id) {
 }
 
 Status HtmlBuilder::read_offsets() {
-  const fs::path path = root_ / "cross_rank_manifest.json";
+  const fs::path path = root_ / layout::kCrossRankManifestJson;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
@@ -250,7 +251,7 @@ Status HtmlBuilder::read_offsets() {
 
 Status HtmlBuilder::read_rank_summary() {
   int c_rank = -1, c_start = -1, c_end = -1;
-  return for_each_row(root_ / "rank_summary.csv", [&](const std::vector<std::string_view>& f, bool header) {
+  return for_each_row(root_ / layout::kRankSummaryCsv, [&](const std::vector<std::string_view>& f, bool header) {
     if (header) {
       for (size_t i = 0; i < f.size(); ++i) {
         if (f[i] == "rank_id") c_rank = int(i);
@@ -357,7 +358,7 @@ Status HtmlBuilder::read_steps() {
     return true;
   };
   // Column positions for the segment list: a first look at the header.
-  ASCPROF_RETURN_IF_ERROR(for_each_row(root_ / "step_summary.csv", [&](const std::vector<std::string_view>& f, bool) {
+  ASCPROF_RETURN_IF_ERROR(for_each_row(root_ / layout::kStepSummaryCsv, [&](const std::vector<std::string_view>& f, bool) {
     for (size_t i = 0; i < f.size(); ++i) {
       const std::string_view n = f[i];
       if (n == "segment_id") c_seg = int(i);
@@ -372,7 +373,7 @@ Status HtmlBuilder::read_steps() {
     }
     return false;
   }));
-  return read_kept(root_ / "step_summary.csv", steps_, cols, keep,
+  return read_kept(root_ / layout::kStepSummaryCsv, steps_, cols, keep,
                    [this](std::string_view rank) { return ranks_[size_t(rank_index(rank))].offset_ns + t0_ns_; },
                    strings_);
 }
@@ -385,7 +386,7 @@ Status HtmlBuilder::read_anatomy() {
   for (const char* c : kCols) anatomy_cols_.emplace_back(c);
   std::vector<int> src;
   int c_seg = -1;
-  return for_each_row(root_ / "step_anatomy.csv", [&](const std::vector<std::string_view>& f, bool header) {
+  return for_each_row(root_ / layout::kStepAnatomyCsv, [&](const std::vector<std::string_view>& f, bool header) {
     if (header) {
       src.assign(anatomy_cols_.size(), -1);
       for (size_t i = 0; i < f.size(); ++i) {
@@ -456,7 +457,7 @@ void op_key(std::string& key, std::string_view name, std::string_view type) {
 Status HtmlBuilder::read_operators() {
   int c_name = -1, c_type = -1, c_op = -1, c_bf = -1, c_core = -1;
   std::string key;
-  return for_each_row(root_ / "operator_summary.csv", [&](const std::vector<std::string_view>& f, bool header) {
+  return for_each_row(root_ / layout::kOperatorSummaryCsv, [&](const std::vector<std::string_view>& f, bool header) {
     auto at = [&](int c) { return c >= 0 && size_t(c) < f.size() ? f[size_t(c)] : std::string_view(); };
     if (header) {
       for (size_t i = 0; i < f.size(); ++i) {
@@ -516,7 +517,7 @@ Status HtmlBuilder::read_kernels() {
   int last_rank = -1;
   std::string key;
   std::string expect_id;
-  const fs::path path = root_ / "raw_kernel_index.csv";
+  const fs::path path = root_ / layout::kRawKernelIndexCsv;
   return for_each_row(path, [&](const std::vector<std::string_view>& f, bool header) {
     auto at = [&](int c) { return c >= 0 && size_t(c) < f.size() ? f[size_t(c)] : std::string_view(); };
     if (header) {
@@ -623,7 +624,7 @@ Status HtmlBuilder::read_layers_blocks(const char* file, uint64_t cap, KeptTable
 }
 
 Status HtmlBuilder::read_bubbles() {
-  const fs::path path = root_ / "evidence" / "bubble_windows.jsonl";
+  const fs::path path = root_ / "evidence" / layout::kBubbleWindowsJsonl;
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
   auto file = MappedFile::open(path);
@@ -723,7 +724,7 @@ void append_element(std::string& out, simdjson::dom::element e) {
 }
 
 Status HtmlBuilder::read_findings() {
-  const fs::path path = root_ / "diagnosis_findings.json";
+  const fs::path path = root_ / layout::kDiagnosisFindingsJson;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
@@ -742,7 +743,7 @@ Status HtmlBuilder::read_findings() {
 constexpr uint64_t kDeepDiveRootRows = 1000, kDeepDiveRankRows = 5, kDeepDiveRankBudget = 5000, kDeepDiveHostApi = 2000;
 
 Status HtmlBuilder::read_deep_dive() {
-  const fs::path path = root_ / "operator_deep_dive.json";
+  const fs::path path = root_ / layout::kOperatorDeepDiveJson;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASCPROF_ASSIGN_OR_RETURN(const bool present, load_optional_json(path, parser, &doc));
@@ -889,8 +890,8 @@ void append_moe_call(std::string& out, const MoeCallLanes& c, std::string_view c
 // Before the kernels are read: the calls table, and the kernel rows the attached calls name.
 Status HtmlBuilder::read_moe_calls() {
   std::error_code ec;
-  if (!fs::exists(root_ / "moe_trace_calls.csv", ec)) return {};
-  ASCPROF_ASSIGN_OR_RETURN(moe_calls_, read_table(root_ / "moe_trace_calls.csv"));
+  if (!fs::exists(root_ / layout::kMoeTraceCallsCsv, ec)) return {};
+  ASCPROF_ASSIGN_OR_RETURN(moe_calls_, read_table(root_ / layout::kMoeTraceCallsCsv));
   const TextTable& calls = *moe_calls_;
   for (size_t i = 0; i < calls.rows.size(); ++i) {
     const std::string& id = calls.cell(i, "event_id");
@@ -912,8 +913,8 @@ void HtmlBuilder::note_moe_kernel(int rank, int64_t row, std::string_view event_
 Status HtmlBuilder::read_moe() {
   if (!moe_calls_) return {};
   const TextTable& calls = *moe_calls_;
-  ASCPROF_ASSIGN_OR_RETURN(TextTable compare, read_table(root_ / "moe_phase_compare.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable phases, read_table(root_ / "moe_phase_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable compare, read_table(root_ / layout::kMoePhaseCompareCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable phases, read_table(root_ / layout::kMoePhaseSummaryCsv));
   auto offset_ns = [this](const std::string& rank) {
     auto it = offsets_ns_.find(rank);
     return it == offsets_ns_.end() ? int64_t{0} : it->second;
@@ -1049,8 +1050,8 @@ Status HtmlBuilder::build() {
       {"block_kind", 'i'}, {"row_start", 'n'}, {"row_end", 'n'}, {"event_count", 'n'}, {"start_us", 't'},
       {"end_us", 't'}, {"wall_ms", 'n'}, {"busy_union_ms", 'n'}, {"dominant_op_type", 'i'}, {"bound_family", 'i'},
       {"dominant_core", 'i'}, {"comm_share", 'n'}, {"block_class_id", 'i'}};
-  ASCPROF_RETURN_IF_ERROR(read_layers_blocks("layer_summary.csv", opt_.max_layer_rows, layers_, layer_cols));
-  ASCPROF_RETURN_IF_ERROR(read_layers_blocks("block_summary.csv", opt_.max_block_rows, blocks_, block_cols));
+  ASCPROF_RETURN_IF_ERROR(read_layers_blocks(layout::kLayerSummaryCsv, opt_.max_layer_rows, layers_, layer_cols));
+  ASCPROF_RETURN_IF_ERROR(read_layers_blocks(layout::kBlockSummaryCsv, opt_.max_block_rows, blocks_, block_cols));
   ASCPROF_RETURN_IF_ERROR(read_bubbles());
   ASCPROF_RETURN_IF_ERROR(read_findings());
   ASCPROF_RETURN_IF_ERROR(read_deep_dive());
@@ -1375,7 +1376,7 @@ Result<fs::path> write_report_html(const fs::path& root_out, const HtmlOptions& 
     return file_error(ErrorCode::kIo, root_out.string(), "", "capture root output folder not found");
   HtmlBuilder builder(root_out, options);
   ASCPROF_RETURN_IF_ERROR(builder.build());
-  const fs::path out = root_out / "report" / "report.html";
+  const fs::path out = root_out / layout::kReportDir / layout::kReportHtml;
   ASCPROF_RETURN_IF_ERROR(builder.write(out));
   return out;
 }

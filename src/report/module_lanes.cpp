@@ -4,6 +4,7 @@
 
 #include "ascprof/report/tables.hpp"
 #include "ascprof/store/h5_reader.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
@@ -42,15 +43,15 @@ Status read_rank(const fs::path& h5, ModuleLanes& lanes) {
 Result<std::vector<ModuleLanes>> read_module_lanes(const fs::path& root_out) {
   std::vector<ModuleLanes> out;
   std::error_code ec;
-  if (!fs::exists(root_out / "module_summary.csv", ec)) return out;
-  ASCPROF_ASSIGN_OR_RETURN(TextTable summary, read_table(root_out / "module_summary.csv"));
+  if (!fs::exists(root_out / layout::kModuleSummaryCsv, ec)) return out;
+  ASCPROF_ASSIGN_OR_RETURN(TextTable summary, read_table(root_out / layout::kModuleSummaryCsv));
   std::vector<std::string> ranks;  // in the table's (rank) order
   for (size_t i = 0; i < summary.rows.size(); ++i)
     if (ranks.empty() || ranks.back() != summary.cell(i, "rank_id")) ranks.push_back(summary.cell(i, "rank_id"));
   for (const std::string& rank : ranks) {
     ModuleLanes lanes;
     lanes.rank_id = rank;
-    ASCPROF_RETURN_IF_ERROR(read_rank(root_out / "ranks" / (rank + ".h5"), lanes));
+    ASCPROF_RETURN_IF_ERROR(read_rank(root_out / layout::rank_h5(rank), lanes));
     out.push_back(std::move(lanes));
   }
   return out;

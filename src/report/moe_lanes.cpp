@@ -6,6 +6,7 @@
 
 #include "ascprof/report/tables.hpp"
 #include "ascprof/store/h5_reader.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
@@ -65,9 +66,9 @@ Status place_call(const fs::path& h5, uint32_t call, MoeCallLanes& lanes) {
 Result<std::vector<MoeCallLanes>> read_moe_lanes(const fs::path& root_out, const std::map<std::string, double>& offset_us) {
   std::vector<MoeCallLanes> out;
   std::error_code ec;
-  if (!fs::exists(root_out / "moe_trace_calls.csv", ec)) return out;
-  ASCPROF_ASSIGN_OR_RETURN(TextTable calls, read_table(root_out / "moe_trace_calls.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable phases, read_table(root_out / "moe_phase_summary.csv"));
+  if (!fs::exists(root_out / layout::kMoeTraceCallsCsv, ec)) return out;
+  ASCPROF_ASSIGN_OR_RETURN(TextTable calls, read_table(root_out / layout::kMoeTraceCallsCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable phases, read_table(root_out / layout::kMoePhaseSummaryCsv));
   std::map<std::pair<std::string, std::string>, std::string> role;  // (rank, label) -> role
   std::map<std::pair<std::string, uint32_t>, std::string> group;    // (rank, core type) -> group
   for (size_t i = 0; i < phases.rows.size(); ++i) {
@@ -84,7 +85,7 @@ Result<std::vector<MoeCallLanes>> read_moe_lanes(const fs::path& root_out, const
     const auto off = offset_us.find(lanes.rank_id);
     lanes.kernel_start_us = calls.number(i, "kernel_start_us") - (off == offset_us.end() ? 0.0 : off->second);
     lanes.kernel_end_us = lanes.kernel_start_us + calls.number(i, "kernel_duration_us");
-    const fs::path h5 = root_out / "ranks" / (lanes.rank_id + ".h5");
+    const fs::path h5 = root_out / layout::rank_h5(lanes.rank_id);
     ASCPROF_RETURN_IF_ERROR(place_call(h5, static_cast<uint32_t>(calls.number(i, "call")), lanes));
     for (size_t l = 0; l < lanes.labels.size(); ++l)
       if (auto r = role.find({lanes.rank_id, lanes.labels[l]}); r != role.end()) lanes.roles[l] = r->second;

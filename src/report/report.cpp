@@ -12,6 +12,7 @@
 #include "ascprof/pipeline/stage.hpp"
 #include "ascprof/report/html_report.hpp"
 #include "ascprof/report/xlsx_report.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
@@ -68,7 +69,7 @@ Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart 
         xlsx.max_sheet_rows = kBoundedSheetRows + 2;
         xlsx.raw_kernel_index_rows = std::min<uint64_t>(xlsx.raw_kernel_index_rows, kBoundedSheetRows);
       }
-      const fs::path path = root_out / "report" / "report.xlsx";
+      const fs::path path = root_out / layout::kReportDir / layout::kReportXlsx;
       ASCPROF_ASSIGN_OR_RETURN(r.sheets, write_report_xlsx(root_out, path, xlsx));
       r.files.push_back(path);
       break;
@@ -97,7 +98,7 @@ Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart 
 Status evidence_chain_error(const fs::path& root_out, const EvidenceChain& chain) {
   std::string why;
   for (size_t i = 0; i < chain.failures.size() && i < 8; ++i) why += (i ? "; " : "") + chain.failures[i];
-  return file_error(ErrorCode::kSchema, (root_out / "diagnosis_findings.json").string(), "evidence chain",
+  return file_error(ErrorCode::kSchema, (root_out / layout::kDiagnosisFindingsJson).string(), "evidence chain",
                     std::to_string(chain.failures.size()) + " finding(s) cannot be traced to the tables: " + why);
 }
 
@@ -126,7 +127,7 @@ Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions
     complete = complete && std::any_of(parts.begin(), parts.end(), [&](const ReportPartResult& r) { return r.part == p; });
   if (!complete)
     return Status(ErrorCode::kInternal, "report of " + root_out.string() + ": not every part was written");
-  const fs::path dir = root_out / "report";
+  const fs::path dir = root_out / layout::kReportDir;
   ReportResult r;
   r.html_status = "skipped";
   std::vector<XlsxSheet> sheets;
@@ -141,7 +142,7 @@ Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions
   }
   if (!writes_page(options)) {  // a page from an earlier run would contradict the manifest
     std::error_code ec;
-    fs::remove(dir / "report.html", ec);
+    fs::remove(dir / layout::kReportHtml, ec);
   }
   JsonWriter w(true);
   w.begin_object();
@@ -155,13 +156,13 @@ Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions
   w.begin_object();
   for (const auto& f : r.files) {  // every report file is in report/
     const std::string name = f.filename().string();
-    const std::string kind = name == "report.md"     ? "markdown"
-                             : name == "report.html" ? "html"
-                             : name == "report.xlsx" ? "xlsx"
+    const std::string kind = name == layout::kReportMd     ? "markdown"
+                             : name == layout::kReportHtml ? "html"
+                             : name == layout::kReportXlsx ? "xlsx"
                                                      : f.stem().string();  // timeline
     w.kv(kind, name);
   }
-  w.kv("manifest", "manifest.json");
+  w.kv("manifest", layout::kManifestJson);
   w.end_object();
   w.key("sheet_map");  // sheet -> sheet name, as the reference writes it
   w.begin_object();
@@ -192,7 +193,7 @@ Result<ReportResult> finish_report(const fs::path& root_out, const ReportOptions
   w.kv("status", "ok");
   w.end_object();
   w.end_object();
-  const fs::path manifest = dir / "manifest.json";
+  const fs::path manifest = dir / layout::kManifestJson;
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(manifest, w.take()));
   r.files.push_back(manifest);
   return r;

@@ -18,6 +18,7 @@
 #include "ascprof/report/moe_tables.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "deep_dive_view.hpp"
 #include "findings_reader.hpp"
 
@@ -333,10 +334,10 @@ void deep_dive_section(Doc& d, const DeepDiveData& dd) {
 // 17: the in-kernel MoE traces (only a root with traces has the tables; section absent otherwise).
 void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<model::Finding>& findings) {
   std::error_code ec;
-  if (!fs::exists(root_out / "moe_trace_calls.csv", ec)) return;
-  auto calls = read_table(root_out / "moe_trace_calls.csv");
-  auto compare = read_table(root_out / "moe_phase_compare.csv");
-  auto phases = read_table(root_out / "moe_phase_summary.csv");
+  if (!fs::exists(root_out / layout::kMoeTraceCallsCsv, ec)) return;
+  auto calls = read_table(root_out / layout::kMoeTraceCallsCsv);
+  auto compare = read_table(root_out / layout::kMoePhaseCompareCsv);
+  auto phases = read_table(root_out / layout::kMoePhaseSummaryCsv);
   d.h2("17. In-Kernel MoE Traces");
   d.p("Traces recorded inside the fused MoE kernels (MoeTracing). Each core's times count from its own kernel entry, "
       "so ranks are compared by durations; the instrumented build's barriers make phases longer than in a clean "
@@ -388,9 +389,9 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<model
 // section is absent otherwise). Numbered after the sections before it.
 void module_section(Doc& d, const fs::path& root_out, int number) {
   std::error_code ec;
-  if (!fs::exists(root_out / "module_summary.csv", ec)) return;
-  auto ranks = read_table(root_out / "module_ranks.csv");
-  auto compare = read_table(root_out / "module_compare.csv");
+  if (!fs::exists(root_out / layout::kModuleSummaryCsv, ec)) return;
+  auto ranks = read_table(root_out / layout::kModuleRanksCsv);
+  auto compare = read_table(root_out / layout::kModuleCompareCsv);
   d.h2(std::to_string(number) + ". Module Breakdown");
   d.p("Device time per nn.Module (torch_npu with_modules=True). Each device task is bound to its host launch (the "
       "binding host-bound uses), placed on the Python thread (the launch's own thread, the Enqueue of torch_npu's task "
@@ -458,9 +459,9 @@ void module_section(Doc& d, const fs::path& root_out, int number) {
 // The critical path of the walked steps (issue 21; only a root with aligned steps has the tables).
 void critical_path_section(Doc& d, const fs::path& root_out, int number, const std::vector<model::Finding>& findings) {
   std::error_code ec;
-  if (!fs::exists(root_out / "critical_path_ranks.csv", ec)) return;
-  auto ranks = read_table(root_out / "critical_path_ranks.csv");
-  auto steps = read_table(root_out / "critical_path_steps.csv");
+  if (!fs::exists(root_out / layout::kCriticalPathRanksCsv, ec)) return;
+  auto ranks = read_table(root_out / layout::kCriticalPathRanksCsv);
+  auto steps = read_table(root_out / layout::kCriticalPathStepsCsv);
   d.h2(std::to_string(number) + ". Critical Path");
   d.p("What set each aligned step's wall time: walked back from the step's end, inside a rank from a device task to "
       "the task it waited for (the previous task of its stream, or a communication op), and at each collective to the "
@@ -508,21 +509,21 @@ void critical_path_section(Doc& d, const fs::path& root_out, int number, const s
 
 Result<fs::path> write_report_md(const fs::path& root_out) {
   auto load = [&root_out](const char* name) -> Result<TextTable> { return read_table(root_out / name); };
-  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load("rank_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, load("step_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable anatomy, load("step_anatomy.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable operators, load("operator_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable op_classes, load("operator_class_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_classes, load("hccl_class_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_ops, load("hccl_op_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable step_classes, load("step_class_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable layer_classes, load("layer_class_summary.csv"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable block_classes, load("block_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, load(layout::kRankSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, load(layout::kStepSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable anatomy, load(layout::kStepAnatomyCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable operators, load(layout::kOperatorSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable op_classes, load(layout::kOperatorClassSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_classes, load(layout::kHcclClassSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl_ops, load(layout::kHcclOpSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable step_classes, load(layout::kStepClassSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable layer_classes, load(layout::kLayerClassSummaryCsv));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable block_classes, load(layout::kBlockClassSummaryCsv));
   ASCPROF_ASSIGN_OR_RETURN(DeepDiveData deep_dive, load_deep_dive(root_out));
-  const Json normalize(root_out / "normalize_manifest.json");
-  const Json segment(root_out / "segment_manifest.json");
-  const Json summary(root_out / "summary_manifest.json");
-  const Json cross(root_out / "cross_rank_manifest.json");
+  const Json normalize(root_out / layout::kNormalizeManifestJson);
+  const Json segment(root_out / layout::kSegmentManifestJson);
+  const Json summary(root_out / layout::kSummaryManifestJson);
+  const Json cross(root_out / layout::kCrossRankManifestJson);
   // findings that cannot be read fail the report, as they fail the evidence-chain check before it
   ASCPROF_ASSIGN_OR_RETURN(FindingsFile diagnosis, read_findings_file(root_out));
   const uint64_t refused = diagnosis.refused_without_evidence;
@@ -851,10 +852,10 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
   }
   moe_trace_section(d, root_out, findings);
   std::error_code ec;
-  int next = fs::exists(root_out / "moe_trace_calls.csv", ec) ? 18 : 17;
-  if (fs::exists(root_out / "module_summary.csv", ec)) module_section(d, root_out, next++);
+  int next = fs::exists(root_out / layout::kMoeTraceCallsCsv, ec) ? 18 : 17;
+  if (fs::exists(root_out / layout::kModuleSummaryCsv, ec)) module_section(d, root_out, next++);
   critical_path_section(d, root_out, next, findings);
-  const fs::path out = root_out / "report" / "report.md";
+  const fs::path out = root_out / layout::kReportDir / layout::kReportMd;
   ASCPROF_RETURN_IF_ERROR(write_file_atomic(out, d.take()));
   return out;
 }

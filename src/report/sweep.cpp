@@ -14,6 +14,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/report/tables.hpp"
 #include "ascprof/store/h5_writer.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 namespace ascprof::report {
 
@@ -67,18 +68,18 @@ Result<RootFacts> read_root(const fs::path& dir) {
     return doc;
   };
   {
-    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element n, manifest("normalize_manifest.json"));
+    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element n, manifest(layout::kNormalizeManifestJson));
     f.rank_count = json_u64(n, {"rank_count"});
     f.event_count = json_u64(n, {"event_count"});
   }
   {
-    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element s, manifest("segment_manifest.json"));
+    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element s, manifest(layout::kSegmentManifestJson));
     f.segment_count = json_u64(s, {"segment_count"});
     f.layer_count = json_u64(s, {"layer_count"});
     f.step_count = json_u64(s, {"step_count"});
   }
-  if (fs::exists(dir / "diagnosis_findings.json")) {
-    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element d, manifest("diagnosis_findings.json"));
+  if (fs::exists(dir / layout::kDiagnosisFindingsJson)) {
+    ASCPROF_ASSIGN_OR_RETURN(simdjson::dom::element d, manifest(layout::kDiagnosisFindingsJson));
     simdjson::dom::object by_type;
     if (d["counts"]["by_type"].get(by_type) == simdjson::SUCCESS)
       for (auto [k, v] : by_type) {
@@ -86,11 +87,11 @@ Result<RootFacts> read_root(const fs::path& dir) {
         if (v.get(n) == simdjson::SUCCESS) f.diagnosis_counts[std::string(k)] = n;
       }
   }
-  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(dir / "rank_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(dir / layout::kRankSummaryCsv));
   for (size_t i = 0; i < ranks.rows.size(); ++i) f.wall_ms_sum += finite(ranks.number(i, "wall_ms"));
   // steps per (rank, main layer count), streamed: step_summary.csv can be 100+ MB
   int c_type = -1, c_rank = -1, c_layers = -1;
-  ASCPROF_RETURN_IF_ERROR(for_each_row(dir / "step_summary.csv", [&](const std::vector<std::string_view>& row, bool header) {
+  ASCPROF_RETURN_IF_ERROR(for_each_row(dir / layout::kStepSummaryCsv, [&](const std::vector<std::string_view>& row, bool header) {
     if (header) {
       for (size_t i = 0; i < row.size(); ++i) {
         if (row[i] == "segment_type") c_type = static_cast<int>(i);
@@ -106,7 +107,7 @@ Result<RootFacts> read_root(const fs::path& dir) {
     if (std::isfinite(n) && n >= 0) f.union_layers.insert(static_cast<uint64_t>(n));
     return true;
   }));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(dir / "step_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(dir / layout::kStepClassSummaryCsv));
   f.step_class_count = steps.rows.size();
   double best = -1;
   for (size_t i = 0; i < steps.rows.size(); ++i) {
@@ -121,10 +122,10 @@ Result<RootFacts> read_root(const fs::path& dir) {
     f.top_step_wall_ms_p90 = steps.number(i, "wall_ms_p90");
     f.top_step_bubble_ratio_mean = steps.number(i, "bubble_ratio_mean");
   }
-  ASCPROF_ASSIGN_OR_RETURN(TextTable blocks, read_table(dir / "block_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable blocks, read_table(dir / layout::kBlockClassSummaryCsv));
   f.block_class_count = blocks.rows.size();
   for (size_t i = 0; i < blocks.rows.size(); ++i) f.block_kind_wall_ms_sum[blocks.cell(i, "block_kind")] += finite(blocks.number(i, "wall_ms_sum"));
-  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl, read_table(dir / "hccl_class_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable hccl, read_table(dir / layout::kHcclClassSummaryCsv));
   double top = -1;
   for (size_t i = 0; i < hccl.rows.size(); ++i) {
     const double us = finite(hccl.number(i, "duration_sum_us"));
@@ -222,7 +223,7 @@ Status write_rollup_h5(const fs::path& csv, const fs::path& h5) {
 }  // namespace
 
 fs::path shard_file(const fs::path& out, uint32_t index, uint32_t count) {
-  return out / "sweep_shards" / ("shard-" + std::to_string(index) + "-of-" + std::to_string(count) + ".json");
+  return out / layout::kSweepShardsDir / ("shard-" + std::to_string(index) + "-of-" + std::to_string(count) + ".json");
 }
 
 Result<std::string> sweep_result_json(const SweepRootRun& run) {
@@ -323,10 +324,10 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
   RollupCounts counts;
   std::vector<fs::path> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(out / "sweep_shards", ec))
+  for (const auto& e : fs::directory_iterator(out / layout::kSweepShardsDir, ec))
     if (e.path().extension() == ".json") files.push_back(e.path());
   if (ec || files.empty())
-    return file_error(ErrorCode::kIo, (out / "sweep_shards").string(), "", "no shard results to merge (run the shards first)");
+    return file_error(ErrorCode::kIo, (out / layout::kSweepShardsDir).string(), "", "no shard results to merge (run the shards first)");
   std::sort(files.begin(), files.end());
   SweepConfig config;
   config.output_dir = out.string();
@@ -386,7 +387,7 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
     std::string missing;
     for (uint32_t i = 0; i < shard_count; ++i)
       if (!present.count(i)) missing += (missing.empty() ? "" : ", ") + std::to_string(i);
-    return file_error(ErrorCode::kIo, (out / "sweep_shards").string(), "",
+    return file_error(ErrorCode::kIo, (out / layout::kSweepShardsDir).string(), "",
                       "shards " + missing + " of " + std::to_string(shard_count) + " have no result yet: nothing merged");
   }
   std::vector<SweepRootRun> merged;
@@ -395,7 +396,7 @@ Result<RollupCounts> rollup_sweep_shards(const fs::path& out) {
     merged.push_back(std::move(run));
   }
   counts.roots = merged.size();
-  ASCPROF_RETURN_IF_ERROR(write_sweep_summary(out / "sweep_summary.json", out / "sweep_class_rollup.csv", config, merged, elapsed));
+  ASCPROF_RETURN_IF_ERROR(write_sweep_summary(out / layout::kSweepSummaryJson, out / layout::kSweepClassRollupCsv, config, merged, elapsed));
   return counts;
 }
 

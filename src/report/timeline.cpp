@@ -17,6 +17,7 @@
 #include "ascprof/report/moe_lanes.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "findings_reader.hpp"
 
 namespace ascprof::report {
@@ -45,7 +46,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   // clock offsets (µs to subtract) per rank
   std::map<std::string, double> offset;
   {
-    auto text = read_file(root_out / "cross_rank_manifest.json");
+    auto text = read_file(root_out / layout::kCrossRankManifestJson);
     simdjson::dom::parser parser;
     simdjson::dom::object offs;
     if (text.ok() && parser.parse(*text)["clock_offsets_us"].get(offs) == simdjson::SUCCESS)
@@ -57,7 +58,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   // the step windows that bound each rank's events (--timeline-steps), on the rank's own clock
   std::map<std::string, std::pair<double, double>> window;
   std::map<std::string, double> first_step_start;
-  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(root_out / "step_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable steps, read_table(root_out / layout::kStepSummaryCsv));
   {
     std::map<std::string, uint32_t> taken;
     for (size_t i = 0; i < steps.rows.size(); ++i) {
@@ -76,7 +77,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   // time origin: the earliest corrected start over the ranks' first rows (one pass over the index
   // would double the work; the first step of each rank, or its rank_summary start, is enough)
   double origin = INFINITY;
-  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(root_out / "rank_summary.csv"));
+  ASCPROF_ASSIGN_OR_RETURN(TextTable ranks, read_table(root_out / layout::kRankSummaryCsv));
   std::map<std::string, uint32_t> pid;
   for (size_t i = 0; i < ranks.rows.size(); ++i) {
     const std::string& r = ranks.cell(i, "rank_id");
@@ -95,7 +96,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     }
 
   AtomicFileWriter out;
-  const fs::path path = root_out / "report" / "timeline.json";
+  const fs::path path = root_out / layout::kReportDir / layout::kTimelineJson;
   ASCPROF_RETURN_IF_ERROR(out.open(path));
   out.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"tool\":\"ascprof-mpi\",\"time_origin_us\":");
   char buf[512];
@@ -114,7 +115,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   std::map<std::pair<uint32_t, std::string>, uint32_t> tid;  // (pid, task type) -> thread
   uint64_t events = 0;
   int c_rank = -1, c_name = -1, c_type = -1, c_start = -1, c_dur = -1, c_event = -1, c_wait = -1;
-  const Status st = for_each_row(root_out / "raw_kernel_index.csv", [&](const std::vector<std::string_view>& f, bool header) {
+  const Status st = for_each_row(root_out / layout::kRawKernelIndexCsv, [&](const std::vector<std::string_view>& f, bool header) {
     if (header) {
       for (size_t i = 0; i < f.size(); ++i) {
         const int ix = static_cast<int>(i);

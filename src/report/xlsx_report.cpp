@@ -18,6 +18,7 @@
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/report/tables.hpp"
+#include "ascprof/layout/out_layout.hpp"
 
 #ifndef ASCPROF_VERSION
 #define ASCPROF_VERSION "unknown"
@@ -59,51 +60,51 @@ constexpr SheetSpec kSheets[] = {
      "normalize_manifest.json, segment_manifest.json, classify_manifest.json, summary_manifest.json, "
      "cross_rank_manifest.json, diagnosis_findings.json",
      "root-level counts and statuses from the stage manifests, one key per row"},
-    {"rank_summary", "rank_summary.csv", "one row per rank: steps, segments, layer inventory and window metrics", "", "wall_ms"},
-    {"step_summary", "step_summary.csv", "one row per segment (steps and other segment types) with window metrics", "", "wall_ms"},
-    {"step_anatomy", "step_anatomy.csv", "head / main / tail / bubble anatomy of each step", "", "step_wall_ms"},
-    {"step_class_summary", "step_class_summary.csv", "step classes (shape-strict) with member counts and statistics", "", "wall_ms_sum"},
-    {"layer_summary", "layer_summary.csv", "one row per layer with window metrics and its class", "", "wall_ms"},
-    {"layer_class_summary", "layer_class_summary.csv", "layer classes with member counts and statistics", "", "wall_ms_sum"},
-    {"block_summary", "block_summary.csv", "one row per block (attention, ffn, moe, ...) with bound family and comm share", "", "wall_ms"},
-    {"block_class_summary", "block_class_summary.csv", "block classes with member counts and statistics", "", "wall_ms_sum"},
-    {"operator_summary", "operator_summary.csv", "per rank and kernel name: calls, duration, wait, bound family", "", "total_cost_sum_us"},
-    {"operator_class_summary", "operator_class_summary.csv", "per kernel across ranks: rank skew, bound stage and family", "", "total_cost_sum_us"},
-    {"operator_deep_dive", "operator_deep_dive.csv",
+    {"rank_summary", layout::kRankSummaryCsv, "one row per rank: steps, segments, layer inventory and window metrics", "", "wall_ms"},
+    {"step_summary", layout::kStepSummaryCsv, "one row per segment (steps and other segment types) with window metrics", "", "wall_ms"},
+    {"step_anatomy", layout::kStepAnatomyCsv, "head / main / tail / bubble anatomy of each step", "", "step_wall_ms"},
+    {"step_class_summary", layout::kStepClassSummaryCsv, "step classes (shape-strict) with member counts and statistics", "", "wall_ms_sum"},
+    {"layer_summary", layout::kLayerSummaryCsv, "one row per layer with window metrics and its class", "", "wall_ms"},
+    {"layer_class_summary", layout::kLayerClassSummaryCsv, "layer classes with member counts and statistics", "", "wall_ms_sum"},
+    {"block_summary", layout::kBlockSummaryCsv, "one row per block (attention, ffn, moe, ...) with bound family and comm share", "", "wall_ms"},
+    {"block_class_summary", layout::kBlockClassSummaryCsv, "block classes with member counts and statistics", "", "wall_ms_sum"},
+    {"operator_summary", layout::kOperatorSummaryCsv, "per rank and kernel name: calls, duration, wait, bound family", "", "total_cost_sum_us"},
+    {"operator_class_summary", layout::kOperatorClassSummaryCsv, "per kernel across ranks: rank skew, bound stage and family", "", "total_cost_sum_us"},
+    {"operator_deep_dive", layout::kOperatorDeepDiveCsv,
      "hot operators per root and per rank: per-call metrics, efficiency, host API, rule classifications with verdict, "
      "evidence ids and gaps (rule details in operator_deep_dive.json)",
      "deep_dive_id,rank_id,evidence_ids,classifications,shape_class,input_shapes,input_dtypes,slowest_rank_id,gaps", "total_us"},
-    {"hccl_op_summary", "hccl_op_summary.csv", "per HCCL operation kind and rank: calls, duration, wait", "", "duration_sum_us"},
-    {"hccl_class_summary", "hccl_class_summary.csv", "per HCCL operation kind across ranks, with rank skew", "", "duration_sum_us"},
+    {"hccl_op_summary", layout::kHcclOpSummaryCsv, "per HCCL operation kind and rank: calls, duration, wait", "", "duration_sum_us"},
+    {"hccl_class_summary", layout::kHcclClassSummaryCsv, "per HCCL operation kind across ranks, with rank skew", "", "duration_sum_us"},
     {"bubble_windows", "evidence/bubble_windows.jsonl", "the largest device-idle bubbles of each step, with evidence ids"},
-    {"wait_anchor_ops", "wait_anchor_ops.csv", "operators whose cost is mostly waiting (false hotspot risk)", "", "total_cost_avg_us"},
-    {"aicpu_summary", "aicpu_summary.csv", "AI_CPU kernels and how much of them is exposed"},
-    {"cross_rank_alignment", "cross_rank_alignment.csv", "step and operator alignments across ranks", "", "duration_skew_us,wall_skew_us"},
-    {"diagnosis_findings", "diagnosis_findings.json", "findings that passed the evidence gate, one per row"},
-    {"evidence_index", "evidence_index.csv", "evidence ids: step, layer and bubble windows with source row ranges"},
-    {"raw_kernel_index", "raw_kernel_index.csv", "kernel rows with event ids (capped; the CSV holds every row)"},
-    {"moe_trace_calls", "moe_trace_calls.csv", "in-kernel MoE trace files per rank: status, kernel row, span, data quality",
+    {"wait_anchor_ops", layout::kWaitAnchorOpsCsv, "operators whose cost is mostly waiting (false hotspot risk)", "", "total_cost_avg_us"},
+    {"aicpu_summary", layout::kAicpuSummaryCsv, "AI_CPU kernels and how much of them is exposed"},
+    {"cross_rank_alignment", layout::kCrossRankAlignmentCsv, "step and operator alignments across ranks", "", "duration_skew_us,wall_skew_us"},
+    {"diagnosis_findings", layout::kDiagnosisFindingsJson, "findings that passed the evidence gate, one per row"},
+    {"evidence_index", layout::kEvidenceIndexCsv, "evidence ids: step, layer and bubble windows with source row ranges"},
+    {"raw_kernel_index", layout::kRawKernelIndexCsv, "kernel rows with event ids (capped; the CSV holds every row)"},
+    {"moe_trace_calls", layout::kMoeTraceCallsCsv, "in-kernel MoE trace files per rank: status, kernel row, span, data quality",
      "event_id", "", true},
-    {"moe_phases", "moe_phase_summary.csv",
+    {"moe_phases", layout::kMoePhaseSummaryCsv,
      "in-kernel MoE phases per rank, call and core group: count, cores, total / union / per-core us (evidence ids)",
      "evidence_id", "union_us", true},
-    {"moe_phase_compare", "moe_phase_compare.csv", "the same in-kernel MoE phase across ranks, core group by core group",
+    {"moe_phase_compare", layout::kMoePhaseCompareCsv, "the same in-kernel MoE phase across ranks, core group by core group",
      "", "max_core_us_max", true},
-    {"module_summary", "module_summary.csv",
+    {"module_summary", layout::kModuleSummaryCsv,
      "device time per rank and nn.Module path: calls, host us, self and total device us, tasks, share of the rank",
      "module_path,module", "total_device_us", true},
-    {"module_ranks", "module_ranks.csv",
+    {"module_ranks", layout::kModuleRanksCsv,
      "per rank: device time in modules, outside every module and without a launch; how launches were placed", "", "", true},
-    {"module_compare", "module_compare.csv",
+    {"module_compare", layout::kModuleCompareCsv,
      "each nn.Module path across ranks: min / median / max total device us, slowest rank, max / median",
      "module_path,module,slowest_rank,fastest_rank", "total_device_us_max", true},
-    {"critical_path", "critical_path.csv",
+    {"critical_path", layout::kCriticalPathCsv,
      "each walked step's critical path in time order: rank, kind, interval, µs by kind, op, who waited, evidence id",
      "alignment_id,rank_id,op_name,group,evidence_id", "dur_us", true},
-    {"critical_path_steps", "critical_path_steps.csv",
+    {"critical_path_steps", layout::kCriticalPathStepsCsv,
      "per walked step: wall and walked µs, the rank that ended last, µs by kind, ranks on the path, hops",
      "alignment_id,end_rank,ranks_on_path", "walked_us", true},
-    {"critical_path_ranks", "critical_path_ranks.csv",
+    {"critical_path_ranks", layout::kCriticalPathRanksCsv,
      "per rank: its µs on the critical paths by kind, its share, how long the others waited for it",
      "rank_id", "share", true},
 };
@@ -692,37 +693,37 @@ class CaseSummary {
 };
 
 Status build_case_summary(const fs::path& root_out, const std::string& root, CaseSummary& cs) {
-  cs.add_text("root", root, "normalize_manifest.json");
+  cs.add_text("root", root, layout::kNormalizeManifestJson);
   cs.add_text("output_folder", root_out.string(), "");
-  ASCPROF_RETURN_IF_ERROR(cs.load("normalize_manifest.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kNormalizeManifestJson));
   cs.add("normalize_status", "/status");
   cs.add("rank_count", "/rank_count");
   cs.add("kernel_rows", "/event_count");
   cs.add("pipeline_event_count", "/pipeline_event_count");
   cs.add("pipeline_coverage", "/pipeline_coverage");
-  ASCPROF_RETURN_IF_ERROR(cs.load("segment_manifest.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kSegmentManifestJson));
   cs.add("segment_count", "/segment_count");
   cs.add("step_count", "/step_count");
   cs.add("layer_count", "/layer_count");
   cs.add("hard_error_count", "/hard_error_count");
   cs.add("interior_island_total", "/interior_island_total");
-  ASCPROF_RETURN_IF_ERROR(cs.load("classify_manifest.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kClassifyManifestJson));
   cs.add("block_count", "/counts/blocks");
   cs.add("step_classes", "/counts/step_classes");
   cs.add("layer_classes", "/counts/layer_classes");
   cs.add("block_classes", "/counts/block_classes");
   cs.add_members("blocks.", "/counts/block_kind_counts");
-  ASCPROF_RETURN_IF_ERROR(cs.load("summary_manifest.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kSummaryManifestJson));
   cs.add_members("", "/counts");  // <table>_rows, the reference's names
   cs.add_members("pipeline_coverage.", "/pipeline_coverage");
   cs.add_members("class_summary.", "/class_summary_counts");
-  ASCPROF_RETURN_IF_ERROR(cs.load("cross_rank_manifest.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kCrossRankManifestJson));
   cs.add("cross_rank_status", "/status");
   cs.add("reference_rank", "/reference_rank");
   cs.add("alignment_count", "/alignment_count");
   cs.add("step_alignment_count", "/step_alignment_count");
   cs.add("operator_alignment_count", "/operator_alignment_count");
-  ASCPROF_RETURN_IF_ERROR(cs.load("diagnosis_findings.json"));
+  ASCPROF_RETURN_IF_ERROR(cs.load(layout::kDiagnosisFindingsJson));
   cs.add("diagnostics_status", "/stage_status");
   cs.add("finding_count", "/counts/finding_count");
   cs.add("findings_refused_without_evidence", "/counts/refused_without_evidence");
@@ -733,7 +734,7 @@ Status build_case_summary(const fs::path& root_out, const std::string& root, Cas
 // The root as the manifests name it (normalize, else segment), else the folder name.
 std::string root_name(const fs::path& root_out) {
   simdjson::dom::parser parser;
-  for (const char* file : {"normalize_manifest.json", "segment_manifest.json"}) {
+  for (const char* file : {layout::kNormalizeManifestJson, layout::kSegmentManifestJson}) {
     simdjson::dom::element doc;
     std::string_view root;
     if (parser.load((root_out / file).string()).get(doc) == simdjson::SUCCESS &&

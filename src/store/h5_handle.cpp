@@ -12,7 +12,7 @@
 
 #include "ascprof/common/utf8.hpp"
 #include "ascprof/store/column_type.hpp"
-#include "ascprof/store/h5_detail.hpp"
+#include "h5_detail.hpp"
 
 namespace ascprof::store {
 

@@ -7,7 +7,7 @@
 #include <functional>
 #include <system_error>
 
-#include "ascprof/store/h5_detail.hpp"
+#include "h5_detail.hpp"
 
 namespace ascprof::store {
 

@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "ascprof/common/files.hpp"
-#include "ascprof/store/h5_detail.hpp"
+#include "h5_detail.hpp"
 
 #ifndef ASCPROF_VERSION
 #define ASCPROF_VERSION "unknown"

@@ -4,7 +4,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ascprof/store/h5_detail.hpp"
+#include "h5_detail.hpp"
 
 namespace ascprof::store {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ascprof/store/h5_detail.hpp"
+#include "h5_detail.hpp"
 #include "ascprof/store/h5_writer.hpp"
 
 namespace ascprof::store {

@@ -16,6 +16,7 @@
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/report/report.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof {
@@ -207,7 +208,7 @@ TEST(AnalyzeMpi, FromCrossRankUsesTheRankCheckpoints) {
   world.barrier();
   auto req = request(capture, dir / "out");
   ASSERT_EQ(parallel::run_analyze(world, req).exit_code, 0);
-  const fs::path root = dir / "out" / importers::root_slug(capture);
+  const fs::path root = dir / "out" / layout::root_slug(capture);
   std::string alignment, findings;
   if (world.rank() == 0) {
     alignment = read_file(root / "cross_rank_alignment.csv").value();
@@ -245,7 +246,7 @@ TEST(AnalyzeMpi, ToStageStopsAfterTheRequestedRankStage) {
     const auto result = parallel::run_analyze(world, req);
     ASSERT_EQ(result.exit_code, 0) << result.json;
     if (world.rank() != 0) continue;
-    const fs::path root = dir / ("out" + std::to_string(last)) / importers::root_slug(capture);
+    const fs::path root = dir / ("out" + std::to_string(last)) / layout::root_slug(capture);
     EXPECT_TRUE(fs::exists(root / "normalize_manifest.json"));
     EXPECT_EQ(fs::exists(root / "segment_manifest.json"), last == pipeline::kStageSegment);
     EXPECT_FALSE(fs::exists(root / "classify_manifest.json"));

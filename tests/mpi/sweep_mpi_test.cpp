@@ -15,6 +15,7 @@
 #include "ascprof/report/sweep.hpp"
 #include "ascprof/report/tables.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof {
@@ -117,7 +118,7 @@ TEST(SweepMpi, UnevenRootsBrokenRootReuseAndShards) {
       EXPECT_EQ(rollup_rows(dir / "single" / "sweep_class_rollup.csv"), rows);
     }
     for (const char* r : {"big_moe", "small_dense", "train"})
-      EXPECT_TRUE(fs::exists(dir / "out" / importers::root_slug((search / r).string()) / "report" / "report.md")) << r;
+      EXPECT_TRUE(fs::exists(dir / "out" / layout::root_slug((search / r).string()) / "report" / "report.md")) << r;
   }
 
   // a rerun reuses the six finished roots and retries only the broken one

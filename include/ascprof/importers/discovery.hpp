@@ -90,7 +90,6 @@ struct DuplicateRank {
 
 struct CaptureRoot {
   std::filesystem::path root;           ///< as given
-  std::string slug;                     ///< root_slug(root)
   /// Usable ranks: numeric ids ascending by number (never by folder name), then other ids by text.
   std::vector<RankFolder> ranks;
   std::vector<RankFolder> failed;       ///< unusable rank folders, `error` set, ids where known
@@ -112,15 +111,6 @@ Result<CaptureRoot> discover_capture_root(const std::filesystem::path& root, Sta
 /// A numeric rank's id in every file we write: "rank<N>" with N the profiler rank (issue 23: the
 /// reference's files name ranks "rank0", and our own files use the same id so they join with them).
 std::string rank_label(int64_t rank_number);
-
-/// Readable, filesystem-safe, unique folder name for a root path:
-/// the last 3 components of the absolute, lexically normal path (fewer if the path is shorter;
-/// "root" for "/") joined with '_'; ASCII letters lower-cased; every run of characters other than
-/// [a-z0-9.-] becomes one '_'; leading/trailing '_', '.' and '-' trimmed; at most the last 80
-/// characters kept; then '-' and 8 hex digits of the FNV-1a 64-bit hash of the absolute normal
-/// path (trailing separators removed), so different roots never share a slug.
-/// Example: "/data/runs/job7/e2-cnn-level1" -> "runs_job7_e2-cnn-level1-<8 hex>".
-std::string root_slug(const std::filesystem::path& root);
 
 /// Sweep root discovery (reference §2.10): search each of `search_roots` (recursively, depth <=
 /// kMaxSweepSearchDepth, each folder once) for kernel_details.csv or ascend_pytorch_profiler*.db, skipping folders (below the

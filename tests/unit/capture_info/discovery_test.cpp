@@ -273,20 +273,6 @@ TEST(Discovery, DeviceIdFromProfFolder) {
   EXPECT_EQ(root->ranks[0].rank_id, "rank2");
 }
 
-TEST(RootSlug, ReadableSafeAndUnique) {
-  const std::string a = root_slug("/data/runs/job7/e2-cnn-level1");
-  EXPECT_EQ(a.rfind("runs_job7_e2-cnn-level1-", 0), 0u) << a;
-  EXPECT_EQ(a.size(), std::string("runs_job7_e2-cnn-level1-").size() + 8);
-  EXPECT_EQ(root_slug("/data/runs/job7/e2-cnn-level1/"), a);
-  EXPECT_EQ(root_slug("/data/runs/job7/./e2-cnn-level1"), a);
-  EXPECT_NE(root_slug("/other/runs/job7/e2-cnn-level1"), a);  // same tail, different root
-  const std::string weird = root_slug("/x/My Run (1)/\xC3\x9C" "ber:*?");
-  for (char c : weird) EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.') << weird;
-  EXPECT_EQ(weird.rfind("x_my_run_1_ber-", 0), 0u) << weird;
-  EXPECT_EQ(root_slug("/").rfind("root-", 0), 0u);
-  EXPECT_LE(root_slug("/" + std::string(300, 'a')).size(), 80u + 9u);
-}
-
 TEST(SweepDiscovery, CaseRootsFromKernelDetailsHits) {
   ScratchDir dir("sweep");
   make_rank(dir / "caseA/r0_ascend_pt", 0);

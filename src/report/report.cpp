@@ -13,6 +13,7 @@
 #include "ascprof/report/html_report.hpp"
 #include "ascprof/report/xlsx_report.hpp"
 #include "ascprof/layout/out_layout.hpp"
+#include "ascprof/report/tables.hpp"
 
 namespace ascprof::report {
 
@@ -50,7 +51,9 @@ std::vector<ReportPart> report_parts(const ReportOptions& options) {
   return parts;
 }
 
-Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart part, const ReportOptions& options) {
+namespace {
+
+Result<ReportPartResult> write_part(const fs::path& root_out, ReportPart part, const ReportOptions& options) {
   const auto t0 = Clock::now();
   ReportPartResult r;
   r.part = part;
@@ -93,6 +96,17 @@ Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart 
   }
   r.seconds = seconds_since(t0);
   return r;
+}
+
+}  // namespace
+
+Result<ReportPartResult> write_report_part(const fs::path& root_out, ReportPart part, const ReportOptions& options) {
+  try {
+    return write_part(root_out, part, options);
+  } catch (const UnknownColumn& e) {  // a bug in the report (or a table of another version): say which
+    return file_error(ErrorCode::kInternal, (root_out / layout::kReportDir).string(), report_part_name(part),
+                      std::string("the report reads a column its table lacks: ") + e.what());
+  }
 }
 
 Status evidence_chain_error(const fs::path& root_out, const EvidenceChain& chain) {

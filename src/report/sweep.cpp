@@ -56,7 +56,7 @@ uint64_t json_u64(simdjson::dom::element doc, std::initializer_list<const char*>
   return e.get(v) == simdjson::SUCCESS ? v : 0;
 }
 
-Result<RootFacts> read_root(const fs::path& dir) {
+Result<RootFacts> read_root_tables(const fs::path& dir) {
   RootFacts f;
   simdjson::dom::parser parser;
   auto manifest = [&](const char* name) -> Result<simdjson::dom::element> {
@@ -141,6 +141,16 @@ Result<RootFacts> read_root(const fs::path& dir) {
     f.hccl_top_rank_skew_ratio = skew;
   }
   return f;
+}
+
+// A root's facts, or why not (a column the sweep reads that the root's table lacks is a bug or a
+// table of another version: the root's error says which).
+Result<RootFacts> read_root(const fs::path& dir) {
+  try {
+    return read_root_tables(dir);
+  } catch (const UnknownColumn& e) {
+    return file_error(ErrorCode::kInternal, dir.string(), "sweep", std::string("a column the sweep reads is missing: ") + e.what());
+  }
 }
 
 std::string counts_json(const std::map<std::string, uint64_t>& m) {

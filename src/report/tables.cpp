@@ -20,6 +20,7 @@ int TextTable::column(std::string_view name) const {
 const std::string& TextTable::cell(size_t row, std::string_view name) const {
   static const std::string kEmpty;
   const int c = column(name);
+  if (c < 0 && !header.empty()) throw UnknownColumn(source + ": no column '" + std::string(name) + "'");
   if (c < 0 || row >= rows.size() || static_cast<size_t>(c) >= rows[row].size()) return kEmpty;
   return rows[row][static_cast<size_t>(c)];
 }
@@ -56,6 +57,7 @@ Status for_each_row(const fs::path& path,
 
 Result<TextTable> read_table(const fs::path& path, uint64_t max_rows) {
   TextTable t;
+  t.source = path.string();
   const Status st = for_each_row(path, [&t, max_rows](const std::vector<std::string_view>& f, bool is_header) {
     if (is_header) {
       t.header.assign(f.begin(), f.end());

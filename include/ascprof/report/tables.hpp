@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,18 +15,28 @@
 
 namespace ascprof::report {
 
+/// A report asked a table for a column it does not have: a misspelt name or a table written by
+/// another version. Thrown by TextTable::cell / number and turned into the report part's error
+/// (write_report_part) naming the file and the column, so a typo fails loudly instead of leaving
+/// a report of empty cells.
+struct UnknownColumn : std::logic_error {
+  using std::logic_error::logic_error;
+};
+
 /// A CSV table as text cells. An absent or empty file is a table without header and rows (the
 /// summarize stage writes a table without rows as an empty file).
 struct TextTable {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   uint64_t total_rows = 0;  ///< rows in the file (more than rows.size() when capped)
+  std::string source;       ///< the file it was read from, for errors
 
-  /// Column index of `name`, or -1.
+  /// Column index of `name`, or -1 (to probe a column that may be absent).
   int column(std::string_view name) const;
-  /// The cell of `row` in column `name` ("" when the column is absent).
+  /// The cell of `row` in column `name`; UnknownColumn when the table has a header without it
+  /// ("" for a table without header: an absent or empty file has no rows to ask about).
   const std::string& cell(size_t row, std::string_view name) const;
-  /// The cell as a number (NaN when absent, empty or not a number).
+  /// The cell as a number (NaN when empty or not a number); UnknownColumn as cell().
   double number(size_t row, std::string_view name) const;
   bool empty() const { return rows.empty(); }
 };

@@ -38,6 +38,24 @@ fs::path analysed_root(const fs::path& dir) {
   return plan.out_dir;
 }
 
+// A table without a column the report reads (written by another version, or a misspelt name in
+// the report): the part fails naming the file and the column, instead of writing empty cells.
+TEST(ReportMd, ATableLackingAColumnTheReportReadsFailsThePart) {
+  ascprof::testing::ScratchDir dir("report-md-column");
+  const fs::path root = analysed_root(dir.path());
+  auto text = read_file(root / "rank_summary.csv");
+  ASSERT_TRUE(text.ok());
+  const size_t at = text->find("wall_ms");
+  ASSERT_NE(at, std::string::npos);
+  text->replace(at, 7, "wall_mz");
+  ascprof::testing::write_text(root / "rank_summary.csv", *text);
+  auto part = write_report_part(root, ReportPart::kMarkdown, {});
+  ASSERT_FALSE(part.ok());
+  EXPECT_EQ(part.status().code(), ErrorCode::kInternal) << part.status().to_string();
+  EXPECT_NE(part.status().message().find((root / "rank_summary.csv").string() + ": no column 'wall_ms'"), std::string::npos)
+      << part.status().to_string();
+}
+
 TEST(ReportMd, SectionsInOrderAndNumbersFromTheTables) {
   ascprof::testing::ScratchDir dir("report-md");
   const fs::path root = analysed_root(dir.path());

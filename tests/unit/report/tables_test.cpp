@@ -20,8 +20,22 @@ TEST(ReportTables, CellsByNameNumbersAndCaps) {
   EXPECT_EQ(t->cell(0, "name"), "x,y");
   EXPECT_DOUBLE_EQ(t->number(0, "b"), 2.5);
   EXPECT_TRUE(std::isnan(t->number(1, "b")));
-  EXPECT_TRUE(std::isnan(t->number(0, "missing")));
   EXPECT_EQ(t->cell(5, "a"), "");
+  EXPECT_EQ(t->column("missing"), -1);  // probing a column that may be absent
+}
+
+TEST(ReportTables, AnUnknownColumnFailsLoudlyNamingFileAndColumn) {
+  ascprof::testing::ScratchDir dir("report-tables-unknown");
+  ascprof::testing::write_text(dir.path() / "t.csv", "wall_ms,rank_id\n1.5,rank0\n");
+  auto t = read_table(dir.path() / "t.csv");
+  ASSERT_TRUE(t.ok());
+  try {
+    (void)t->number(0, "wal_ms");  // misspelt
+    ADD_FAILURE() << "no error for a misspelt column";
+  } catch (const UnknownColumn& e) {
+    EXPECT_NE(std::string(e.what()).find((dir.path() / "t.csv").string() + ": no column 'wal_ms'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)t->cell(0, "rank"), UnknownColumn);
 }
 
 TEST(ReportTables, EmptyAndAbsentFilesAreEmptyTables) {

@@ -4,21 +4,13 @@
 #include <cstdio>
 #include <map>
 
+#include "ascprof/common/join.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 
 namespace ascprof::analysis {
 
 namespace {
-
-std::string join(const std::vector<std::string>& v, char sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
-}
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 

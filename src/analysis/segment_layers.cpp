@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <numeric>
 
+#include "ascprof/common/join.hpp"
 #include "segment_internal.hpp"
 
 namespace ascprof::analysis::seg {
@@ -217,15 +218,6 @@ void choose_anchors(Ctx& c) {
     }
   }
   c.anchor_family = "none";
-}
-
-std::string join(const std::vector<std::string>& v, char sep) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) s += sep;
-    s += v[i];
-  }
-  return s;
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ascprof/common/join.hpp"
 #include "ascprof/analysis/summarize.hpp"
 
 namespace ascprof::analysis {
@@ -115,15 +116,6 @@ std::string upper(std::string_view s) {
 }
 
 bool contains(std::string_view hay, std::string_view needle) { return hay.find(needle) != std::string_view::npos; }
-
-std::string join(const std::vector<std::string>& parts) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i) out += ',';
-    out += parts[i];
-  }
-  return out;
-}
 
 void add_row(std::vector<std::pair<uint32_t, uint32_t>>& ranges, uint32_t row) {
   if (!ranges.empty() && ranges.back().second + 1 == row) ranges.back().second = row;
@@ -381,8 +373,8 @@ void summarize_operators(const SummarizeInput& in, model::RankSummary& out) {
     model::OperatorRow row;
     row.name = std::string(name_of(g));
     row.task_type = type_names[g.type];
-    row.roles = g.roles.none() ? std::string("unknown") : join(role_names(g.roles, vocab));
-    row.categories = join(category_names(g.categories, vocab));
+    row.roles = g.roles.none() ? std::string("unknown") : join(role_names(g.roles, vocab), ',');
+    row.categories = join(category_names(g.categories, vocab), ',');
     row.call_count = g.calls;
     row.duration_sum_ns = g.dur;
     row.wait_sum_ns = g.wait;

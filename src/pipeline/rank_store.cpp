@@ -26,6 +26,7 @@
 #include <cmath>
 #include <string>
 
+#include "ascprof/common/join.hpp"
 #include "ascprof/schema/column_table.hpp"
 #include "ascprof/schema/model_tables.hpp"
 #include "ascprof/store/h5_writer.hpp"
@@ -36,14 +37,6 @@ namespace ascprof::pipeline {
 
 namespace {
 
-std::string join(const std::vector<std::string>& v, char sep) {
-  std::string out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += sep;
-    out += v[i];
-  }
-  return out;
-}
 
 std::string dataset_name(std::string_view header) {
   std::string out;

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "ascprof/common/join.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/report/moe_tables.hpp"
@@ -141,11 +142,6 @@ struct Json {
   std::string text_;
 };
 
-std::string join(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
-  return out;
-}
 
 // Rows of a table, ordered by a numeric key (descending), at most n.
 std::vector<size_t> top_rows(const TextTable& t, const std::function<double(size_t)>& key, size_t n,
@@ -380,7 +376,7 @@ void moe_trace_section(Doc& d, const fs::path& root_out, const std::vector<model
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : findings)
-    if (f.finding_type.rfind("moe_", 0) == 0) rows.push_back({md(f.finding_type), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
+    if (f.finding_type.rfind("moe_", 0) == 0) rows.push_back({md(f.finding_type), md(join(f.suspected_ranks, ", ")), num(f.magnitude_ms), md(f.summary)});
   d.h3("In-Kernel Findings");
   d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
 }
@@ -502,7 +498,7 @@ void critical_path_section(Doc& d, const fs::path& root_out, int number, const s
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto& f : findings)
-    if (f.finding_type == "critical_path_rank_bound") rows.push_back({md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
+    if (f.finding_type == "critical_path_rank_bound") rows.push_back({md(join(f.suspected_ranks, ", ")), num(f.magnitude_ms), md(f.summary)});
   d.h3("Critical-Path Findings");
   d.table({"suspected rank", "ms others waited", "summary"}, rows);
 }
@@ -775,7 +771,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
     std::vector<std::vector<std::string>> rows;
     for (size_t i = 0; i < findings.size() && i < 24; ++i) {
       const auto& f = findings[i];
-      rows.push_back({md(f.severity), md(f.finding_type), md(f.confidence), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
+      rows.push_back({md(f.severity), md(f.finding_type), md(f.confidence), md(join(f.suspected_ranks, ", ")), num(f.magnitude_ms), md(f.summary)});
     }
     d.table({"severity", "type", "confidence", "suspected ranks", "ms at stake", "summary"}, rows);
     if (findings.size() > 24) d.p("Showing 24 of " + std::to_string(findings.size()) + " findings (all in diagnosis_findings.json).");
@@ -834,7 +830,7 @@ Result<fs::path> write_report_md(const fs::path& root_out) {
       if (f.finding_type == "slow_rank_suspected" || f.finding_type == "slow_link_suspected" || f.finding_type == "host_dispatch_bound" ||
           f.finding_type == "host_bound_untested" ||
           f.finding_type == "communication_collective_slow" || f.finding_type == "ep_load_imbalance_suspected")
-        rows.push_back({md(f.finding_type), md(join(f.suspected_ranks)), num(f.magnitude_ms), md(f.summary)});
+        rows.push_back({md(f.finding_type), md(join(f.suspected_ranks, ", ")), num(f.magnitude_ms), md(f.summary)});
     d.table({"type", "suspected ranks", "ms at stake", "summary"}, rows);
   }
   d.h2("16. Training Phases");

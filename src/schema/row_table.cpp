@@ -125,66 +125,58 @@ Result<std::vector<T>> read_numbers(const store::H5Reader& r, const std::optiona
   return data ? data->column<T>(column) : r.read_column<T>(table + "/" + column);
 }
 
+// The column read, if it has the table's row count.
 template <class T>
-Status copy_numbers(Result<std::vector<T>> v, uint64_t rows, void* out, const std::string& file,
-                    const std::string& place) {
+Status check_rows(const Result<std::vector<T>>& v, uint64_t rows, const std::string& file, const std::string& place) {
   if (!v.ok()) return v.status();
   if (v->size() != rows)
-    return file_error(ErrorCode::kSchema, file, place,
-                      std::to_string(v->size()) + " rows, the table has " + std::to_string(rows));
-  std::memcpy(out, v->data(), v->size() * sizeof(T));
+    return file_error(ErrorCode::kSchema, file, place, std::to_string(v->size()) + " rows, the table has " + std::to_string(rows));
   return {};
 }
 
 }  // namespace
 
-bool ColumnSource::number(std::string_view name, ColumnType type, void* out) {
+bool ColumnSource::locate(std::string_view name, std::string* column, std::string* place) {
   if (!st_.ok()) return false;
-  const std::string column = prefix_ + std::string(name);
-  const std::string file = impl_->reader.path().string(), place = impl_->table + "/" + column;
-  const bool present =
-      impl_->data ? impl_->data->has(column) : impl_->reader.kind(place) == store::ObjectKind::kDataset;
-  if (!present) {
-    st_ = file_error(ErrorCode::kSchema, file, place, "missing column");
-    return false;
-  }
-  const auto& r = impl_->reader;
-  const auto& d = impl_->data;
+  *column = prefix_ + std::string(name);
+  *place = impl_->table + "/" + *column;
+  const bool present = impl_->data ? impl_->data->has(*column) : impl_->reader.kind(*place) == store::ObjectKind::kDataset;
+  if (!present) st_ = file_error(ErrorCode::kSchema, impl_->reader.path().string(), *place, "missing column");
+  return st_.ok();
+}
+
+template <class T>
+void ColumnSource::copy_column(const std::string& column, const std::string& place, void* out) {
+  auto v = read_numbers<T>(impl_->reader, impl_->data, impl_->table, column);
+  st_ = check_rows(v, rows_, impl_->reader.path().string(), place);
+  if (st_.ok()) std::memcpy(out, v->data(), v->size() * sizeof(T));
+}
+
+bool ColumnSource::number(std::string_view name, ColumnType type, void* out) {
+  std::string column, place;
+  if (!locate(name, &column, &place)) return false;
   switch (type) {
-    case ColumnType::kUInt8: st_ = copy_numbers(read_numbers<uint8_t>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kInt32: st_ = copy_numbers(read_numbers<int32_t>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kUInt32: st_ = copy_numbers(read_numbers<uint32_t>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kInt64: st_ = copy_numbers(read_numbers<int64_t>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kUInt64: st_ = copy_numbers(read_numbers<uint64_t>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kFloat: st_ = copy_numbers(read_numbers<float>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kDouble: st_ = copy_numbers(read_numbers<double>(r, d, impl_->table, column), rows_, out, file, place); break;
-    case ColumnType::kString: st_ = file_error(ErrorCode::kInternal, file, place, "a text column read as a number"); break;
+    case ColumnType::kUInt8: copy_column<uint8_t>(column, place, out); break;
+    case ColumnType::kInt32: copy_column<int32_t>(column, place, out); break;
+    case ColumnType::kUInt32: copy_column<uint32_t>(column, place, out); break;
+    case ColumnType::kInt64: copy_column<int64_t>(column, place, out); break;
+    case ColumnType::kUInt64: copy_column<uint64_t>(column, place, out); break;
+    case ColumnType::kFloat: copy_column<float>(column, place, out); break;
+    case ColumnType::kDouble: copy_column<double>(column, place, out); break;
+    case ColumnType::kString:
+      st_ = file_error(ErrorCode::kInternal, impl_->reader.path().string(), place, "a text column read as a number");
+      break;
   }
   return st_.ok();
 }
 
 bool ColumnSource::text(std::string_view name, std::vector<std::string>* out) {
-  if (!st_.ok()) return false;
-  const std::string column = prefix_ + std::string(name);
-  const std::string file = impl_->reader.path().string(), place = impl_->table + "/" + column;
-  const bool present =
-      impl_->data ? impl_->data->has(column) : impl_->reader.kind(place) == store::ObjectKind::kDataset;
-  if (!present) {
-    st_ = file_error(ErrorCode::kSchema, file, place, "missing column");
-    return false;
-  }
+  std::string column, place;
+  if (!locate(name, &column, &place)) return false;
   auto v = impl_->data ? impl_->data->strings(column) : impl_->reader.read_strings(place);
-  if (!v.ok()) {
-    st_ = v.status();
-    return false;
-  }
-  if (v->size() != rows_) {
-    st_ = file_error(ErrorCode::kSchema, file, place,
-                     std::to_string(v->size()) + " rows, the table has " + std::to_string(rows_));
-    return false;
-  }
-  *out = std::move(v).value();
-  return true;
+  st_ = check_rows(v, rows_, impl_->reader.path().string(), place);
+  if (st_.ok()) *out = std::move(v).value();
+  return st_.ok();
 }
 
 }  // namespace ascprof::schema::detail

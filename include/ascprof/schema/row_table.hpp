@@ -129,6 +129,9 @@ class ColumnSource {
 
  private:
   struct Impl;
+  bool locate(std::string_view name, std::string* column, std::string* place);
+  template <class T>
+  void copy_column(const std::string& column, const std::string& place, void* out);
   std::unique_ptr<Impl> impl_;
   Status st_;
   uint64_t rows_ = 0;

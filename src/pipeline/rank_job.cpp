@@ -331,10 +331,7 @@ class RankJob {
     for (const auto& o : sum.operators)
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.categories, o.call_count, o.duration_sum_ns,
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
-    for (const auto& h : sum.hccl)
-      out_.hccl.push_back({h.hccl_op_kind, h.comm_aiv_fused, h.name_count, h.call_count, h.duration_sum_ns, h.wait_sum_ns,
-                           h.duration_avg_us, h.duration_min_us, h.duration_p50_us, h.duration_p90_us, h.duration_max_us,
-                           h.wait_ratio});
+    out_.hccl = sum.hccl;
     Timer t(&out_.write_seconds);
     ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
                                                      sum, kb_, bubble_events, &out_.findings));

@@ -130,6 +130,12 @@ struct HcclOpRow {
   int64_t duration_sum_ns = 0, wait_sum_ns = 0;
   double duration_avg_us = 0, duration_min_us = 0, duration_p50_us = 0, duration_p90_us = 0, duration_max_us = 0;
   double wait_ratio = 0;
+
+  template <class Ar>  // gathered whole to the coordinator for hccl_class_summary (RankOutcome::hccl)
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & hccl_op_kind & comm_aiv_fused & name_count & call_count & duration_sum_ns & wait_sum_ns & duration_avg_us &
+        duration_min_us & duration_p50_us & duration_p90_us & duration_max_us & wait_ratio;
+  }
 };
 
 /// §2.5.6 wait anchor.

@@ -128,22 +128,6 @@ struct OperatorBrief {
   }
 };
 
-/// One HCCL row of a rank (hccl_op_summary), for hccl_class_summary.
-struct HcclBrief {
-  std::string hccl_op_kind;
-  bool comm_aiv_fused = false;
-  uint64_t name_count = 0, call_count = 0;
-  int64_t duration_sum_ns = 0, wait_sum_ns = 0;
-  double duration_avg_us = 0, duration_min_us = 0, duration_p50_us = 0, duration_p90_us = 0, duration_max_us = 0;
-  double wait_ratio = 0;
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & hccl_op_kind & comm_aiv_fused & name_count & call_count & duration_sum_ns & wait_sum_ns & duration_avg_us &
-        duration_min_us & duration_p50_us & duration_p90_us & duration_max_us & wait_ratio;
-  }
-};
-
 /// Compact per-rank result gathered to the coordinator (kilobytes, never event tables).
 struct RankOutcome {
   std::string rank_id, rank_dir, rank_path, rank_id_source;
@@ -185,7 +169,7 @@ struct RankOutcome {
   double segment_seconds = 0, classify_seconds = 0, summarize_seconds = 0;
   std::string summary_dir;  ///< relative to root_out: the rank's summary table fragments ("" if not run)
   std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each)
-  std::vector<HcclBrief> hccl;
+  std::vector<model::HcclOpRow> hccl;  ///< the rank's HCCL rows, for hccl_class_summary
   std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
   std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
   analysis::RankFacts facts;                          ///< what the cross-rank findings need

@@ -913,10 +913,10 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     counts.emplace_back(t, rows);
   }
   {
-    auto merged = merge_bubbles(root_out / "evidence" / layout::kBubbleWindowsJsonl, ranks);
+    auto merged = merge_bubbles(root_out / layout::kBubbleWindowsJsonl, ranks);
     if (!merged.ok()) return merged.status();
-    written.push_back(root_out / "evidence" / layout::kBubbleWindowsJsonl);
-    counts.emplace_back("evidence/bubble_windows.jsonl", *merged);
+    written.push_back(root_out / layout::kBubbleWindowsJsonl);
+    counts.emplace_back(layout::kBubbleWindowsJsonl, *merged);
   }
   std::vector<std::pair<std::string, uint64_t>> class_counts;  // data rows of the cross-rank class tables
   for (const auto& t : class_tables) {

@@ -624,7 +624,7 @@ Status HtmlBuilder::read_layers_blocks(const char* file, uint64_t cap, KeptTable
 }
 
 Status HtmlBuilder::read_bubbles() {
-  const fs::path path = root_ / "evidence" / layout::kBubbleWindowsJsonl;
+  const fs::path path = root_ / layout::kBubbleWindowsJsonl;
   std::error_code ec;
   if (!fs::exists(path, ec)) return {};
   auto file = MappedFile::open(path);

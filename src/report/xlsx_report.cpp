@@ -76,7 +76,7 @@ constexpr SheetSpec kSheets[] = {
      "deep_dive_id,rank_id,evidence_ids,classifications,shape_class,input_shapes,input_dtypes,slowest_rank_id,gaps", "total_us"},
     {"hccl_op_summary", layout::kHcclOpSummaryCsv, "per HCCL operation kind and rank: calls, duration, wait", "", "duration_sum_us"},
     {"hccl_class_summary", layout::kHcclClassSummaryCsv, "per HCCL operation kind across ranks, with rank skew", "", "duration_sum_us"},
-    {"bubble_windows", "evidence/bubble_windows.jsonl", "the largest device-idle bubbles of each step, with evidence ids"},
+    {"bubble_windows", layout::kBubbleWindowsJsonl, "the largest device-idle bubbles of each step, with evidence ids"},
     {"wait_anchor_ops", layout::kWaitAnchorOpsCsv, "operators whose cost is mostly waiting (false hotspot risk)", "", "total_cost_avg_us"},
     {"aicpu_summary", layout::kAicpuSummaryCsv, "AI_CPU kernels and how much of them is exposed"},
     {"cross_rank_alignment", layout::kCrossRankAlignmentCsv, "step and operator alignments across ranks", "", "duration_skew_us,wall_skew_us"},

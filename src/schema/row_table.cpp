@@ -37,7 +37,13 @@ ColumnSink::Column& ColumnSink::next(std::string_view name, ColumnType type, boo
     columns_.push_back(std::move(c));
     return columns_.back();
   }
-  return columns_[field_++];
+  if (field_ < columns_.size()) return columns_[field_++];
+  overflow_ = true;  // a describe() that varies its columns by row: write() refuses the table
+  static thread_local Column scratch;
+  scratch.bytes.clear();
+  scratch.text.clear();
+  scratch.starts.clear();
+  return scratch;
 }
 
 void ColumnSink::number(std::string_view name, ColumnType type, const void* value, bool id) {
@@ -54,6 +60,9 @@ std::string& ColumnSink::text(std::string_view name) {
 }
 
 Status ColumnSink::write(store::H5Writer& w, std::string_view table) {
+  if (overflow_)
+    return file_error(ErrorCode::kInternal, w.path().string(), "table " + std::string(table),
+                      "a row has more columns than the table declares");
   store::TableWriter t(w, table, rows_, store::TableWriter::Values::kBorrow);
   std::vector<std::string_view> cells;
   for (Column& c : columns_) {

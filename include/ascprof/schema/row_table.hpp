@@ -6,7 +6,7 @@
 ///     v("row_start", r.row_start);
 ///     ...
 ///   }
-/// which calls v(name, field) per column in column order, v(name, field, codec) for a field kept
+/// which calls v(name, field) per column in column order (the same columns for every row), v(name, field, codec) for a field kept
 /// as a text cell (a TextCodec, or an enum's EnumNames), and v.part("head_", r.head) for a nested
 /// struct whose columns get a prefix. write_rows() and read_rows() drive the store's TableWriter
 /// and a table reader from that list, so a column is added, renamed or retyped in one place and
@@ -72,12 +72,10 @@ bool parse_name(EnumNames<E> names, std::string_view text, E* out) {
 
 namespace detail {
 
-template <class T>
-inline constexpr bool kIsStoredNumber = store::kIsColumnElement<T> || std::is_same_v<T, bool>;
-
 /// Columns being filled row by row (the non-template half of write_rows, in row_table.cpp): a
-/// numeric column is packed bytes, a text column one buffer with end offsets (no allocation per
-/// cell). Declared once from a default row, so a table of no rows still has its columns.
+/// numeric column is packed bytes, a text column one buffer with each cell's start (no allocation
+/// per cell). Declared once from a default row, so a table of no rows still has its columns; a row
+/// whose describe() calls more columns than that is an internal error of write().
 class ColumnSink {
  public:
   explicit ColumnSink(size_t rows);
@@ -98,6 +96,7 @@ class ColumnSink {
   size_t rows_ = 0;
   size_t field_ = 0;
   bool declaring_ = true;
+  bool overflow_ = false;  ///< a row called more columns than were declared
   std::string prefix_;
 };
 

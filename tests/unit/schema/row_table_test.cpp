@@ -60,6 +60,17 @@ void describe(Span& r, V& v) {
   v("last_ns", r.last_ns);
 }
 
+// A declaration that wrongly varies its columns by row.
+struct Varying {
+  bool more = false;
+  uint32_t a = 0, b = 0;
+};
+template <class V>
+void describe(Varying& r, V& v) {
+  v("a", r.a);
+  if (r.more) v("b", r.b);
+}
+
 template <class V>
 void describe(Probe& r, V& v) {
   v("name", r.name);
@@ -241,6 +252,16 @@ TEST(RowTable, DamageIsASchemaErrorNamingFileColumnAndRow) {
   EXPECT_NE(missing.message().find("/nowhere: missing table"), std::string::npos) << missing.message();
   const Status count = read_rows(*r, Table<Probe>{"/probes", 1}, &out);
   EXPECT_NE(count.message().find("/probes: 2 rows, expected exactly 1"), std::string::npos) << count.message();
+}
+
+TEST(RowTable, ADeclarationThatVariesByRowIsRefused) {
+  ascprof::testing::ScratchDir dir("row-table");
+  auto w = store::H5Writer::create(dir / "v.h5");
+  ASCPROF_ASSERT_OK(w);
+  const std::vector<Varying> more = {{false, 1, 0}, {true, 2, 3}};  // the second row calls an undeclared column
+  const Status st = write_rows(*w, Table<Varying>{"/varying"}, more);
+  EXPECT_EQ(st.code(), ErrorCode::kInternal) << st.to_string();
+  EXPECT_NE(st.message().find("more columns than the table declares"), std::string::npos) << st.to_string();
 }
 
 }  // namespace

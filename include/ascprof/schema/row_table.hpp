@@ -205,27 +205,27 @@ struct RowLoader {
   }
   template <class T>
   void operator()(std::string_view name, T&, TextCodec<T> codec) {
-    auto col = std::make_unique<detail::Loaded<T>>();
-    std::vector<std::string> cells;
-    if (src.text(name, &cells)) {
-      col->values.resize(cells.size());
-      for (size_t i = 0; i < cells.size(); ++i)
-        if (const char* why = codec.parse(cells[i], &col->values[i])) {
-          src.fail(name, i, why);
-          break;
-        }
-    }
-    src.columns().push_back(std::move(col));
+    cells<T>(name, [&codec](const std::string& cell, T* out) -> std::string {
+      const char* why = codec.parse(cell, out);
+      return why != nullptr ? why : "";
+    });
   }
   template <class E>
   void operator()(std::string_view name, E&, EnumNames<E> names) {
-    auto col = std::make_unique<detail::Loaded<E>>();
-    std::vector<std::string> cells;
-    if (src.text(name, &cells)) {
-      col->values.resize(cells.size());
-      for (size_t i = 0; i < cells.size(); ++i)
-        if (!parse_name(names, cells[i], &col->values[i])) {
-          src.fail(name, i, "unknown value '" + cells[i] + "'");
+    cells<E>(name, [&names](const std::string& cell, E* out) -> std::string {
+      return parse_name(names, cell, out) ? "" : "unknown value '" + cell + "'";
+    });
+  }
+  // A text column whose cells `parse` decodes (returning "" or the reason a cell is damaged).
+  template <class T, class Parse>
+  void cells(std::string_view name, Parse parse) {
+    auto col = std::make_unique<detail::Loaded<T>>();
+    std::vector<std::string> text;
+    if (src.text(name, &text)) {
+      col->values.resize(text.size());
+      for (size_t i = 0; i < text.size(); ++i)
+        if (const std::string why = parse(text[i], &col->values[i]); !why.empty()) {
+          src.fail(name, i, why);
           break;
         }
     }

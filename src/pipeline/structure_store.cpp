@@ -79,13 +79,7 @@ Status write_segment_tables(store::H5Writer& w, const model::RankStructure& s) {
   ASCPROF_RETURN_IF_ERROR(w.set_uint_attr("/structure", "event_count", s.event_count));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/structure", "step_source", model::step_source_name(s.step_source)));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/structure", "anchor_family", s.anchor_family));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kSegmentsTable, s.segments));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kLayerSignaturesTable, s.layer_signatures));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kLayersTable, s.layers));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kHardErrorsTable, s.hard_errors));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kBoundaryChecksTable, s.boundary_checks));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kObservationsTable, s.observations));
-  return schema::write_rows(w, schema::kRoleObservationsTable, s.role_observations);
+  return schema::write_tables(w, s, schema::kStructureTables);
 }
 
 Status write_class_tables(store::H5Writer& w, const model::RankStructure& s, const model::RankClasses& c) {
@@ -93,10 +87,7 @@ Status write_class_tables(store::H5Writer& w, const model::RankStructure& s, con
     return file_error(ErrorCode::kInternal, w.path().string(), "/classes", "inconsistent classes: " + e);
   ASCPROF_RETURN_IF_ERROR(w.create_group("/classes"));
   ASCPROF_RETURN_IF_ERROR(w.set_string_attr("/classes", "rank_id", s.rank_id));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kBlocksTable, c.blocks));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kBlockClassesTable, c.block_classes));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kLayerClassesTable, c.layer_classes));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kStepClassesTable, c.step_classes));
+  ASCPROF_RETURN_IF_ERROR(schema::write_tables(w, c, schema::kClassTables));
   ASCPROF_RETURN_IF_ERROR(w.write_column("/classes/layer_class", c.layer_class));
   return w.write_column("/classes/step_class", c.step_class);
 }
@@ -120,23 +111,14 @@ Result<StoredStructure> read_structure_tables(const std::string& h5_path) {
       return file_error(ErrorCode::kSchema, h5_path, "/structure@step_source", "unknown value '" + src + "'");
     ASCPROF_ASSIGN_OR_RETURN(s.anchor_family, r.string_attr("/structure", "anchor_family"));
   }
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kSegmentsTable, &s.segments));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kLayerSignaturesTable, &s.layer_signatures));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kLayersTable, &s.layers));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kHardErrorsTable, &s.hard_errors));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kBoundaryChecksTable, &s.boundary_checks));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kObservationsTable, &s.observations));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kRoleObservationsTable, &s.role_observations));
+  ASCPROF_RETURN_IF_ERROR(schema::read_tables(r, s, schema::kStructureTables));
   if (auto e = structure_inconsistency(s, model::RankClasses{}); !e.empty())
     return file_error(ErrorCode::kSchema, h5_path, "/structure", "inconsistent tables: " + e);
 
   if (r.kind("/classes") != store::ObjectKind::kGroup) return out;
   out.has_classes = true;
   model::RankClasses& c = out.classes;
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kBlocksTable, &c.blocks));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kBlockClassesTable, &c.block_classes));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kLayerClassesTable, &c.layer_classes));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kStepClassesTable, &c.step_classes));
+  ASCPROF_RETURN_IF_ERROR(schema::read_tables(r, c, schema::kClassTables));
   ASCPROF_ASSIGN_OR_RETURN(c.layer_class, read_class_index(r, "/classes/layer_class"));
   ASCPROF_ASSIGN_OR_RETURN(c.step_class, read_class_index(r, "/classes/step_class"));
   if (auto e = structure_inconsistency(s, c); !e.empty())

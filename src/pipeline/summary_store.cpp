@@ -27,14 +27,8 @@ Status write_summary_tables(store::H5Writer& w, const model::RankSummary& s) {
   if (auto e = summary_inconsistency(s); !e.empty())
     return file_error(ErrorCode::kInternal, w.path().string(), "/summary", "inconsistent summary: " + e);
   ASCPROF_RETURN_IF_ERROR(w.create_group("/summary"));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kSegmentSummaryTable, s.segments));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kLayerSummaryTable, s.layers));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kBlockSummaryTable, s.blocks));
   ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kRankSummaryTable, std::span<const model::WindowMetrics>(&s.rank, 1)));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kOperatorsTable, s.operators));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kHcclTable, s.hccl));
-  ASCPROF_RETURN_IF_ERROR(schema::write_rows(w, schema::kWaitAnchorsTable, s.wait_anchors));
-  return schema::write_rows(w, schema::kAicpuTable, s.aicpu);
+  return schema::write_tables(w, s, schema::kSummaryTables);
 }
 
 Result<model::RankSummary> read_summary_tables(const std::string& h5_path) {
@@ -45,13 +39,7 @@ Result<model::RankSummary> read_summary_tables(const std::string& h5_path) {
   std::vector<model::WindowMetrics> rank;  // exactly one row (the table says so)
   ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kRankSummaryTable, &rank));
   s.rank = std::move(rank[0]);
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kSegmentSummaryTable, &s.segments));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kLayerSummaryTable, &s.layers));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kBlockSummaryTable, &s.blocks));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kOperatorsTable, &s.operators));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kHcclTable, &s.hccl));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kWaitAnchorsTable, &s.wait_anchors));
-  ASCPROF_RETURN_IF_ERROR(schema::read_rows(r, schema::kAicpuTable, &s.aicpu));
+  ASCPROF_RETURN_IF_ERROR(schema::read_tables(r, s, schema::kSummaryTables));
   if (auto e = summary_inconsistency(s); !e.empty())
     return file_error(ErrorCode::kSchema, h5_path, "/summary/wait_anchors", "inconsistent tables: " + e);
   return s;

@@ -323,4 +323,57 @@ void describe(model::AicpuRow& r, V& v) {
   v("sample_rows", r.sample_rows, kIndexList);
 }
 
+// ---- the tables of each group, in stored order: f(table, rows) for each (writers and readers
+// walk the same list) ----------------------------------------------------------------------------
+
+/// (const) model::RankStructure
+inline constexpr auto kStructureTables = [](auto& s, auto&& f) {
+  f(kSegmentsTable, s.segments);
+  f(kLayerSignaturesTable, s.layer_signatures);
+  f(kLayersTable, s.layers);
+  f(kHardErrorsTable, s.hard_errors);
+  f(kBoundaryChecksTable, s.boundary_checks);
+  f(kObservationsTable, s.observations);
+  f(kRoleObservationsTable, s.role_observations);
+};
+
+/// (const) model::RankClasses
+inline constexpr auto kClassTables = [](auto& c, auto&& f) {
+  f(kBlocksTable, c.blocks);
+  f(kBlockClassesTable, c.block_classes);
+  f(kLayerClassesTable, c.layer_classes);
+  f(kStepClassesTable, c.step_classes);
+};
+
+/// (const) model::RankSummary; /summary/rank apart (one row)
+inline constexpr auto kSummaryTables = [](auto& s, auto&& f) {
+  f(kSegmentSummaryTable, s.segments);
+  f(kLayerSummaryTable, s.layers);
+  f(kBlockSummaryTable, s.blocks);
+  f(kOperatorsTable, s.operators);
+  f(kHcclTable, s.hccl);
+  f(kWaitAnchorsTable, s.wait_anchors);
+  f(kAicpuTable, s.aicpu);
+};
+
+/// Writes every table `tables` lists for `group` (stopping at the first error).
+template <class Group, class Tables>
+Status write_tables(store::H5Writer& w, const Group& group, Tables tables) {
+  Status st;
+  tables(group, [&](auto table, const auto& rows) {
+    if (st.ok()) st = write_rows(w, table, rows);
+  });
+  return st;
+}
+
+/// Reads every table `tables` lists into `group` (stopping at the first error).
+template <class Group, class Tables>
+Status read_tables(const store::H5Reader& r, Group& group, Tables tables) {
+  Status st;
+  tables(group, [&](auto table, auto& rows) {
+    if (st.ok()) st = read_rows(r, table, &rows);
+  });
+  return st;
+}
+
 }  // namespace ascprof::schema

@@ -158,7 +158,7 @@ template <class T>
 void ColumnSource::copy_column(const std::string& column, const std::string& place, void* out) {
   auto v = read_numbers<T>(impl_->reader, impl_->data, impl_->table, column);
   st_ = check_rows(v, rows_, impl_->reader.path().string(), place);
-  if (st_.ok()) std::memcpy(out, v->data(), v->size() * sizeof(T));
+  if (st_.ok() && !v->empty()) std::memcpy(out, v->data(), v->size() * sizeof(T));  // (no rows: `out` may be null)
 }
 
 bool ColumnSource::number(std::string_view name, ColumnType type, void* out) {

@@ -2,6 +2,7 @@
 // rank job writes them, the root and --from-stage read them): 2,000 segments, 38,000 layers and
 // 76,000 blocks with their metric, anatomy and JSON cells, as a GB-class decode rank has.
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
 #include <filesystem>
 

@@ -25,6 +25,11 @@ struct ColumnSink::Column {
 ColumnSink::ColumnSink(size_t rows) : rows_(rows) {}
 ColumnSink::~ColumnSink() = default;
 
+void ColumnSink::end_declaring() {
+  declaring_ = false;
+  for (Column& c : columns_) c.text.clear();  // what the default row's codecs rendered
+}
+
 ColumnSink::Column& ColumnSink::next(std::string_view name, ColumnType type, bool id) {
   if (declaring_) {
     Column c;

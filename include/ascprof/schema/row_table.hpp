@@ -81,7 +81,8 @@ class ColumnSink {
   explicit ColumnSink(size_t rows);
   ~ColumnSink();
   void begin_row() { field_ = 0; }
-  void end_declaring() { declaring_ = false; }
+  /// After the declaring pass over a default row: its cells are not rows of the table.
+  void end_declaring();
   void push_prefix(std::string_view p) { prefix_.append(p); }
   void pop_prefix(std::string_view p) { prefix_.resize(prefix_.size() - p.size()); }
   void number(std::string_view name, store::ColumnType type, const void* value, bool id = false);

@@ -477,16 +477,24 @@ Status H5Writer::write_id_column(std::string_view dataset, std::span<const StrId
 Status H5Writer::write_attr(std::string_view object, std::string_view name, ColumnType type, const void* data,
                             size_t n, bool scalar) {
   const std::string obj_name = detail::object_path(object);
-  const std::string attr_name(name);
   const std::string op = "write attribute " + detail::attr_label(obj_name, name);
   ASCPROF_RETURN_IF_ERROR(check_open(op));
-  const std::string p = path_.string();
   H5Handle obj(H5Oopen(file_.get(), obj_name.c_str(), H5P_DEFAULT), H5Kind::kObject);
-  if (!obj.valid()) return note(h5_error(p, op));
-  const htri_t exists = H5Aexists(obj.get(), attr_name.c_str());
-  if (exists < 0) return note(h5_error(p, op));
-  if (exists > 0 && H5Adelete(obj.get(), attr_name.c_str()) < 0) return note(h5_error(p, op));
+  if (!obj.valid()) return note(h5_error(path_.string(), op));
+  ASCPROF_RETURN_IF_ERROR(write_attr_on(obj.get(), obj_name, name, type, data, n, scalar, /*fresh=*/false));
+  return note(obj.close(path_.string(), op));
+}
 
+Status H5Writer::write_attr_on(Hid obj, std::string_view object, std::string_view name, ColumnType type,
+                               const void* data, size_t n, bool scalar, bool fresh) {
+  const std::string attr_name(name);
+  const std::string p = path_.string();
+  const auto op = [&] { return "write attribute " + detail::attr_label(std::string(object), name); };
+  if (!fresh) {
+    const htri_t exists = H5Aexists(obj, attr_name.c_str());
+    if (exists < 0) return note(h5_error(p, op()));
+    if (exists > 0 && H5Adelete(obj, attr_name.c_str()) < 0) return note(h5_error(p, op()));
+  }
   const hsize_t dims = n;
   H5Handle space(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
   H5Handle str_type;
@@ -495,13 +503,17 @@ Status H5Writer::write_attr(std::string_view object, std::string_view name, Colu
   const hid_t mtype = type == ColumnType::kString ? str_type.get() : detail::native_type(type);
   H5Handle acpl(H5Pcreate(H5P_ATTRIBUTE_CREATE), H5Kind::kPropList);
   if (!space.valid() || ftype < 0 || !acpl.valid() || H5Pset_char_encoding(acpl.get(), H5T_CSET_UTF8) < 0)
-    return note(h5_error(p, op));
-  H5Handle attr(H5Acreate2(obj.get(), attr_name.c_str(), ftype, space.get(), acpl.get(), H5P_DEFAULT),
-                H5Kind::kAttribute);
-  if (!attr.valid()) return note(h5_error(p, op));
-  if ((scalar || n > 0) && H5Awrite(attr.get(), mtype, data) < 0) return note(h5_error(p, op));
-  ASCPROF_RETURN_IF_ERROR(note(attr.close(p, op)));
-  return note(obj.close(p, op));
+    return note(h5_error(p, op()));
+  H5Handle attr(H5Acreate2(obj, attr_name.c_str(), ftype, space.get(), acpl.get(), H5P_DEFAULT), H5Kind::kAttribute);
+  if (!attr.valid()) return note(h5_error(p, op()));
+  if ((scalar || n > 0) && H5Awrite(attr.get(), mtype, data) < 0) return note(h5_error(p, op()));
+  return note(attr.close(p, op()));
+}
+
+Status H5Writer::set_string_array_attr_on(Hid obj, std::string_view object, std::string_view name,
+                                          std::span<const std::string> values) {
+  const CStrings s(values);
+  return write_attr_on(obj, object, name, ColumnType::kString, s.ptrs.data(), values.size(), false, /*fresh=*/true);
 }
 
 Status H5Writer::set_string_attr(std::string_view object, std::string_view name, std::string_view value) {

@@ -55,6 +55,7 @@
 #include <set>
 #include <simdjson.h>
 #include <sstream>
+#include <stdexcept>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -75,6 +76,8 @@
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/pipeline/stage.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
+#include "ascprof/store/part_pack.hpp"
 // Internal to the pipeline module (src/pipeline): the detector list write_root_outputs runs, used by
 // --detail to time the diagnostics on their own (benchmarks/CMakeLists.txt adds the folder).
 #include "detectors.hpp"
@@ -236,7 +239,7 @@ class PhaseClock {
 struct Template {
   pipeline::RankOutcome outcome;  // real, as the rank job returned it (candidates included)
   std::string h5_path;            // absolute
-  std::string summary_dir;        // absolute: the light copy the fabricated ranks concatenate
+  std::string summary_dir;        // absolute: the light copy of the part pack the fabricated ranks concatenate
 };
 
 pipeline::RootPlan template_plan(const Args& a, const knowledge::Knowledge& kb) {
@@ -251,29 +254,28 @@ pipeline::RootPlan template_plan(const Args& a, const knowledge::Knowledge& kb) 
 // root CSV here); the per-rank tables (rank, operator, HCCL, wait anchors, AICPU) stay real. What
 // the emptied ones cost per rank is measured with --tables full on a few ranks and scaled.
 const std::set<std::string>& per_entity_fragments() {
-  static const std::set<std::string> names = {"raw_kernel_index.csv.part", "block_summary.csv.part",
-                                              "layer_summary.csv.part",    "step_summary.csv.part",
-                                              "step_anatomy.csv.part",     "evidence_index.csv.part",
-                                              "bubble_windows.jsonl.part"};
+  static const std::set<std::string> names = {"raw_kernel_index.csv", "normalized_event_index.csv", "block_summary.csv",
+                                              "layer_summary.csv",    "step_summary.csv",           "step_anatomy.csv",
+                                              "evidence_index.csv",   "bubble_windows.jsonl"};
   return names;
 }
 
 std::string light_summary_dir(const Args& a, const pipeline::RootPlan& plan, const pipeline::RankOutcome& o) {
-  const fs::path src = fs::path(plan.tasks.front().root_out) / o.summary_dir;
+  const fs::path src = fs::path(plan.tasks.front().root_out) / o.parts_file;
   if (a.full_tables) return fs::absolute(src).string();
-  const fs::path dst = fs::absolute(fs::path(a.work) / "light_summary" / (o.rank_id + ".summary"));
-  const fs::path marker = dst / ".complete-light-v2";  // which fragments were emptied (a rule change redoes it)
-  if (!fs::exists(marker)) {
-    fs::remove_all(dst);
-    fs::create_directories(dst);
-    for (const auto& e : fs::recursive_directory_iterator(src)) {
-      const fs::path rel = fs::relative(e.path(), src);
-      if (e.is_directory()) fs::create_directories(dst / rel);
-      else if (per_entity_fragments().count(rel.filename().string()))
-        std::ofstream(dst / rel, std::ios::binary | std::ios::trunc);
-      else fs::copy_file(e.path(), dst / rel, fs::copy_options::overwrite_existing);
+  const fs::path dst = fs::absolute(fs::path(a.work) / "light_summary" / (o.rank_id + ".light-v3.parts"));
+  if (!fs::exists(dst)) {  // the name says which sections are emptied (a rule change renames it)
+    auto in = store::PartPackReader::open(src);
+    if (!in.ok()) throw std::runtime_error(in.status().to_string());
+    store::PartPackWriter out;
+    fs::create_directories(dst.parent_path());
+    if (const Status st = out.open(dst); !st.ok()) throw std::runtime_error(st.to_string());
+    for (const auto& section : pipeline::summary_part_sections()) {
+      auto text = in->read(section);
+      if (!text.ok()) throw std::runtime_error(text.status().to_string());
+      out.add(section, per_entity_fragments().count(section) ? std::string_view() : std::string_view(*text));
     }
-    std::ofstream(marker) << "light copy of " << src.string() << "\n";
+    if (const Status st = out.commit(); !st.ok()) throw std::runtime_error(st.to_string());
   }
   return dst.string();
 }
@@ -327,7 +329,7 @@ pipeline::RankOutcome fabricate(const World& w, uint64_t f, int process) {
   o.rank_index = static_cast<int32_t>(f);
   o.device_id = static_cast<int32_t>(f % 16);
   o.h5_file = t.h5_path;          // absolute: fs::path(out_dir) / h5_file is this file
-  o.summary_dir = t.summary_dir;  // absolute, likewise
+  o.parts_file = t.summary_dir;  // absolute, likewise
   o.process = process;
   o.reused = false;
   const int64_t shift = w.clock_shift(f);
@@ -839,7 +841,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
       pipeline::CrossRank cr;
       std::vector<int64_t> window_offset;
       for (const auto& o : outcomes)
-        if (o.ok && !o.summary_dir.empty())
+        if (o.ok && !o.parts_file.empty())
           for (const auto& sw : o.step_windows) {
             cr.windows.push_back(sw);
             const auto it = offset_by_id.find(sw.rank_id);

@@ -77,6 +77,6 @@ fs::path root_dir(const fs::path& out, const fs::path& root) { return out / root
 
 std::string rank_h5(std::string_view rank_id) { return in_ranks(rank_id, ".h5"); }
 std::string rank_checkpoint(std::string_view rank_id) { return in_ranks(rank_id, ".outcome"); }
-std::string rank_summary_dir(std::string_view rank_id) { return in_ranks(rank_id, ".summary"); }
+std::string rank_parts(std::string_view rank_id) { return in_ranks(rank_id, ".parts"); }
 
 }  // namespace ascprof::layout

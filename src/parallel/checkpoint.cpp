@@ -13,6 +13,7 @@
 #include "ascprof/common/blake2b.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "ascprof/store/part_pack.hpp"
 #include "ascprof/store/fingerprint.hpp"
 #include "ascprof/layout/out_layout.hpp"
 
@@ -116,9 +117,12 @@ std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& t
   // and the rank's outputs all there (they are renamed into place only when complete)
   std::error_code ec;
   if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;
-  if (!o.summary_dir.empty())
-    for (const auto& file : pipeline::summary_part_files())
-      if (!fs::exists(fs::path(task.root_out) / o.summary_dir / file, ec)) return std::nullopt;
+  if (!o.parts_file.empty()) {
+    auto pack = store::PartPackReader::open(fs::path(task.root_out) / o.parts_file);
+    if (!pack.ok()) return std::nullopt;  // gone, damaged, or an old layout's folder
+    for (const auto& section : pipeline::summary_part_sections())
+      if (!pack->has(section)) return std::nullopt;
+  }
   o.candidates = std::move(candidates);
   o.operator_buckets = {};
   o.reused = true;

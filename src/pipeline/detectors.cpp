@@ -18,7 +18,7 @@ void append(Findings& out, Findings found) {
 // Each rank's own findings (device idle bubbles, exposed AICPU, ... found by its rank job), rank order.
 void rank_local(const DiagnosticsFacts& d, Findings& out) {
   for (const auto& o : d.outcomes)
-    if (o.ok && !o.summary_dir.empty()) out.insert(out.end(), o.findings.begin(), o.findings.end());
+    if (o.ok && !o.parts_file.empty()) out.insert(out.end(), o.findings.begin(), o.findings.end());
 }
 
 // reduced_work_or_dummy_rank and dp_workload_imbalance.
@@ -63,7 +63,7 @@ void ep_imbalance(const DiagnosticsFacts& d, Findings& out) {
   std::vector<std::string> ids;
   std::vector<int64_t> expert;
   for (const auto& o : d.outcomes)
-    if (o.ok && !o.summary_dir.empty()) {
+    if (o.ok && !o.parts_file.empty()) {
       ids.push_back(o.rank_id);
       int64_t ns = 0;
       for (const auto& op : o.operators)
@@ -157,7 +157,7 @@ std::vector<model::Finding> run_detectors(const std::vector<RankOutcome>& outcom
                                           const CrossRank& cross_rank) {
   DiagnosticsFacts d{outcomes, kb, cross_rank, {}};
   for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty()) d.facts.push_back(o.facts);
+    if (o.ok && !o.parts_file.empty()) d.facts.push_back(o.facts);
   std::vector<model::Finding> findings;
   for (const Detector& detector : detectors()) detector.run(d, findings);
   return findings;

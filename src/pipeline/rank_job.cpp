@@ -290,11 +290,12 @@ class RankJob {
       comm_ops_ = {};
     }
     memory_probe("class partials + candidates");
-    out_.summary_dir = layout::rank_summary_dir(task_.rank_id);
-    const fs::path dir = fs::path(task_.root_out) / out_.summary_dir;
+    out_.parts_file = layout::rank_parts(task_.rank_id);
+    store::PartPackWriter pack;  // removed unless committed below
     {
       Timer t(&out_.write_seconds);
-      ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
+      ASCPROF_RETURN_IF_ERROR(pack.open(fs::path(task_.root_out) / out_.parts_file));
+      ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(pack, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
                                                           input_kind_name(kernel_source()), task_.*kernel_source(),
                                                           root_profile_id(task_.root), k,
                                                           norm, pool_, kb_));
@@ -333,8 +334,9 @@ class RankJob {
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
     out_.hccl = sum.hccl;
     Timer t(&out_.write_seconds);
-    ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(dir, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
+    ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(pack, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
                                                      sum, kb_, bubble_events, &out_.findings));
+    ASCPROF_RETURN_IF_ERROR(pack.commit());
     memory_probe("summary parts written");
     return {};
   }

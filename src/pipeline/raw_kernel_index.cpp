@@ -18,6 +18,7 @@
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
+#include "ascprof/layout/out_layout.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "pipeline_columns.hpp"
 
@@ -93,50 +94,6 @@ std::string json_list_cell(const std::vector<std::string>& names) {
   return r.str();
 }
 
-// The .part file under its temporary name until commit(); removed if not committed.
-class PartFile {
- public:
-  explicit PartFile(fs::path path) : path_(std::move(path)), tmp_(temp_sibling(path_)) {}
-  ~PartFile() {
-    if (f_ != nullptr) std::fclose(f_);
-    if (!committed_) {
-      std::error_code ec;
-      fs::remove(tmp_, ec);
-    }
-  }
-  PartFile(const PartFile&) = delete;
-  PartFile& operator=(const PartFile&) = delete;
-
-  Status open() {
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (f_ == nullptr) return file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
-    return {};
-  }
-  Status write(std::string& text) {
-    if (!text.empty() && std::fwrite(text.data(), 1, text.size(), f_) != text.size())
-      return file_error(ErrorCode::kIo, tmp_.string(), "byte " + std::to_string(written_), std::strerror(errno));
-    written_ += text.size();
-    text.clear();
-    return {};
-  }
-  Status commit() {
-    const int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0) return file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
-    std::error_code ec;
-    fs::rename(tmp_, path_, ec);
-    if (ec) return file_error(ErrorCode::kIo, path_.string(), "", "cannot rename: " + ec.message());
-    committed_ = true;
-    return {};
-  }
-
- private:
-  fs::path path_, tmp_;
-  std::FILE* f_ = nullptr;
-  uint64_t written_ = 0;
-  bool committed_ = false;
-};
-
 }  // namespace
 
 std::string root_profile_id(const std::string& root) { return stable_id("profile", {root}); }
@@ -189,21 +146,17 @@ EventRecords bubble_event_records(uint32_t ord, const std::string& rank_id, cons
   return out;
 }
 
-Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std::string& rank_id,
+Status write_raw_kernel_index_part(store::PartPackWriter& pack, uint32_t ord, const std::string& rank_id,
                                    const char* source_kind, const std::string& source_path,
                                    const std::string& profile_id, const model::KernelTable& k,
                                    const analysis::NormalizedKernels& norm, const StringPool& pool,
                                    const knowledge::Knowledge& kb) {
-  const fs::path out = dir / "raw_kernel_index.csv.part";
+  const fs::path& out = pack.path();
   const size_t n = k.size();
   if (norm.taxon.size() != n || norm.shape_signature.size() != n || k.name.size() != n || k.type.size() != n ||
       k.dur_ns.size() != n || k.wait_ns.size() != n)
     return file_error(ErrorCode::kInternal, out.string(), "",
                       "normalized columns are not parallel to the " + std::to_string(n) + " kernel rows");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
-
   // Per distinct (name, type, core): its roles and categories cells, rendered once (in the order of
   // each file: raw_kernel_index has roles first, normalized_event_index categories first).
   std::vector<std::string> taxon_cells(norm.taxa.size()), taxon_cells_categories_first(norm.taxa.size());
@@ -279,9 +232,15 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     if (norm.shape_signature[row] != 0) append_text(line, pool.view(norm.shape_signature[row]));
   };
 
-  PartFile file(out), events(dir / "normalized_event_index.csv.part");
-  ASCPROF_RETURN_IF_ERROR(file.open());
-  ASCPROF_RETURN_IF_ERROR(events.open());
+  // rows go to the pack's sections in ~4 MB pieces (each becomes a segment of the pack)
+  const char* file = layout::kRawKernelIndexCsv;
+  const char* events = layout::kNormalizedEventIndexCsv;
+  pack.add(file, "");
+  pack.add(events, "");
+  const auto spill = [&pack](const char* section, std::string& text) {
+    pack.add(section, text);
+    text.clear();
+  };
   std::string buf, ev;
   buf.reserve(kFlushBytes + (64u << 10));
   ev.reserve(kFlushBytes + (64u << 10));
@@ -310,17 +269,16 @@ Status write_raw_kernel_index_part(const fs::path& dir, uint32_t ord, const std:
     ev += ',';
     if (row < norm.op_type.size() && norm.op_type[row] < op_type_cells.size()) ev += op_type_cells[norm.op_type[row]];
     ev += '\n';
-    if (ev.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(events.write(ev));
+    if (ev.size() >= kFlushBytes) spill(events, ev);
 
     identity(buf, row, rank_source);
     times_taxon_shape(buf, row, false, taxon_cells);
     buf += '\n';
-    if (buf.size() >= kFlushBytes) ASCPROF_RETURN_IF_ERROR(file.write(buf));
+    if (buf.size() >= kFlushBytes) spill(file, buf);
   }
-  ASCPROF_RETURN_IF_ERROR(file.write(buf));
-  ASCPROF_RETURN_IF_ERROR(events.write(ev));
-  ASCPROF_RETURN_IF_ERROR(events.commit());
-  return file.commit();
+  spill(file, buf);
+  spill(events, ev);
+  return {};
 }
 
 }  // namespace ascprof::pipeline

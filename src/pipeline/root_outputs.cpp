@@ -286,8 +286,10 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
     if (!stored.ok()) return fail(stored.status());
     // the windows' metrics the rank's summarize stage wrote (none when it stopped before summarize)
     std::unordered_map<std::string, std::string> metrics;
-    if (!o.summary_dir.empty()) {
-      auto text = read_file(fs::path(plan.out_dir) / o.summary_dir / kEvidenceMetricsPart);
+    if (!o.parts_file.empty()) {
+      auto pack = store::PartPackReader::open(fs::path(plan.out_dir) / o.parts_file);
+      if (!pack.ok()) return fail(pack.status());
+      auto text = pack->read(kEvidenceMetricsPart);
       if (!text.ok()) return fail(text.status());
       for (size_t at = 0; at < text->size();) {
         const size_t end = std::min(text->find('\n', at), text->size());
@@ -298,7 +300,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
       }
     }
     const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure,
-                                       stored->classes, o.summary_dir.empty() ? nullptr : &metrics);
+                                       stored->classes, o.parts_file.empty() ? nullptr : &metrics);
     if (!st.ok()) return fail(st);
   }
   const Status st = writer->finish();
@@ -319,7 +321,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
     if (c.estimated) offset_of[c.rank_id] = static_cast<int64_t>(c.offset_us * 1000.0);
   std::vector<int64_t> window_offset;
   for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty())
+    if (o.ok && !o.parts_file.empty())
       for (const auto& sw : o.step_windows) {
         cr.windows.push_back(sw);
         window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
@@ -519,8 +521,8 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
                             RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty()) {
-      SummaryPart p{fs::path(plan.out_dir) / o.summary_dir, o.rank_id, o.kernel_rows, o.pipeline_event_count, 0, 0};
+    if (o.ok && !o.parts_file.empty()) {
+      SummaryPart p{fs::path(plan.out_dir) / o.parts_file, o.rank_id, o.kernel_rows, o.pipeline_event_count, 0, 0};
       p.operators_total = o.operators.size();
       for (const auto& op : o.operators) p.operators_with_pipeline_signal += op.pipeline_signal ? 1 : 0;
       parts.push_back(std::move(p));
@@ -537,7 +539,7 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
     std::vector<std::vector<model::HcclOpRow>> hccl;
     std::vector<analysis::ClassPartials> partials;
     for (const auto& o : outcomes) {
-      if (!o.ok || o.summary_dir.empty()) continue;
+      if (!o.ok || o.parts_file.empty()) continue;
       auto& rank_ops = ops.emplace_back();
       for (const auto& b : o.operators) {
         model::OperatorRow r;
@@ -580,7 +582,7 @@ void record_deep_dive(const RootPlan& plan, const std::vector<RankOutcome>& outc
                       RootSummary& s) {
   std::vector<analysis::RankProfilesRef> refs;
   for (const auto& o : outcomes)
-    if (o.ok && !o.summary_dir.empty())
+    if (o.ok && !o.parts_file.empty())
       refs.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.deep_dive});
   if (refs.empty()) return;
   const analysis::DeepDive dd = analysis::build_deep_dive(refs, kb);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 
@@ -17,6 +18,7 @@
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
+#include "ascprof/store/part_pack.hpp"
 #include "ascprof/pipeline/stage.hpp"
 #include "ascprof/layout/out_layout.hpp"
 #include "pipeline_columns.hpp"
@@ -29,44 +31,6 @@ namespace {
 
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 using model::event_id;
-
-// One table's .part file, written in chunks of kPartChunk bytes and renamed into place by commit()
-// (removed if never committed), so a table's whole text is never held.
-class PartStream {
- public:
-  explicit PartStream(fs::path path) : path_(std::move(path)) {}
-
-  void add(std::string_view line) {
-    buf_ += line;
-    if (buf_.size() >= kPartChunk) spill();
-  }
-
-  // Writes what is left and renames the file into place (an empty table is an empty file).
-  Status commit() {
-    spill();
-    std::string().swap(buf_);
-    ASCPROF_RETURN_IF_ERROR(open_);
-    return file_.commit();
-  }
-
- private:
-  static constexpr size_t kPartChunk = 4u << 20;
-
-  void spill() {
-    if (!opened_) {
-      opened_ = true;
-      open_ = file_.open(path_);
-    }
-    if (open_.ok()) file_.write(buf_);
-    buf_.clear();
-  }
-
-  fs::path path_;
-  AtomicFileWriter file_;
-  Status open_;
-  bool opened_ = false;
-  std::string buf_;
-};
 
 std::string counts_json(const model::NameCounts& c) {
   std::string out = "{";
@@ -378,13 +342,12 @@ const std::vector<std::string>& summary_tables() {
   return t;
 }
 
-const std::vector<std::string>& summary_part_files() {
+const std::vector<std::string>& summary_part_sections() {
   static const std::vector<std::string> f = [] {
-    std::vector<std::string> v;
-    for (const auto& t : summary_tables()) v.push_back(t + ".part");
-    v.push_back(std::string(kEvidenceLayerRows) + ".part");
-    v.push_back(std::string(kEvidenceBubbleRows) + ".part");
-    v.push_back("bubble_windows.jsonl.part");
+    std::vector<std::string> v = summary_tables();
+    v.push_back(kEvidenceLayerRows);
+    v.push_back(kEvidenceBubbleRows);
+    v.push_back(kBubbleWindowsPart);
     v.push_back(kEvidenceMetricsPart);
     return v;
   }();
@@ -434,7 +397,7 @@ void add_row_metrics(model::Finding& f, const std::vector<std::string>& columns,
 
 }  // namespace
 
-Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::string& rank_id,
+Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const std::string& rank_id,
                                 const model::RankStructure& s, const model::RankClasses& c,
                                 const model::RankSummary& sum, const knowledge::Knowledge& kb,
                                 const EventRecords& events, std::vector<model::Finding>* findings) {
@@ -443,15 +406,14 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
   if (findings != nullptr)
     for (auto& f : *findings)
       if (!f.row_table.empty()) about[{f.row_table, f.row_index}].push_back(&f);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return file_error(ErrorCode::kIo, dir.string(), "", "cannot create folder: " + ec.message());
-  // Each table's rows go to its .part file in chunks as they are rendered (a big rank's block table
-  // alone is over 100 MB of text); flush() commits the file.
-  std::map<std::string, PartStream> parts;
-  auto part = [&parts, &dir](const char* table) -> PartStream& {
-    return parts.try_emplace(table, dir / (std::string(table) + ".part")).first->second;
+  // Each table's rows go to its section of the rank's part pack as they are rendered (the pack
+  // spills a section in segments: a big rank's block table alone is over 100 MB of text).
+  struct Section {
+    store::PartPackWriter* pack;
+    const char* name;
+    void add(std::string_view text) const { pack->add(name, text); }
   };
+  auto part = [&pack](const char* table) { return Section{&pack, table}; };
   const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
   const size_t n_pipe = kb.pipeline.fields().size();
   // the row's cells (writer order) as a line of `table` (file order)
@@ -463,10 +425,10 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
       for (model::Finding* f : it->second) add_row_metrics(*f, layouts.at(table).file_columns(), text);
     return text;
   };
-  auto flush = [&parts, &part](const char* table) {
-    const Status st = part(table).commit();
-    parts.erase(table);
-    return st;
+  // a table's section is declared even without rows (an empty table is an empty section)
+  auto flush = [&pack](const char* table) {
+    pack.add(table, "");
+    return Status{};
   };
   CsvRow r;
 
@@ -722,7 +684,7 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
     for (const auto& ls : sum.layers)
       lines += stable_id("evd", {s.layers[ls.layer].layer_id, "layer_window"}) + "\t" +
                metrics_members(ord, ls.metrics, &events) + "\n";
-    ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / kEvidenceMetricsPart, lines));
+    pack.add(kEvidenceMetricsPart, lines);
   }
   ASCPROF_RETURN_IF_ERROR(flush(layout::kEvidenceIndexCsv));
   ASCPROF_RETURN_IF_ERROR(flush(kEvidenceLayerRows));
@@ -730,68 +692,57 @@ Status write_rank_summary_parts(const fs::path& dir, uint32_t ord, const std::st
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string keyed;
   for (const auto& [ns, row] : evidence_bubbles) keyed += std::to_string(ns) + "\t" + row;  // row ends in \n
-  ASCPROF_RETURN_IF_ERROR(write_file_atomic(dir / (std::string(kEvidenceBubbleRows) + ".part"), keyed));
-  return write_file_atomic(dir / "bubble_windows.jsonl.part", bubble_part);
+  pack.add(kEvidenceBubbleRows, keyed);
+  pack.add(kBubbleWindowsPart, bubble_part);
+  return {};
 }
 
 namespace {
 
-// k-way merge of files of "<key>\t<line>" lines (each file largest key first) into `o`, largest
-// first; ties keep the files' order. `before_first` goes before the first line, if there is one.
-// Streams: one line per file in memory. Returns the lines written.
-Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FILE* o, std::string_view before_first,
-                                   const fs::path& out_name) {
+// k-way merge of part-pack sections of "<key>\t<line>" lines (each largest key first) into `o`,
+// largest first; ties keep the ranks' order. `before_first` goes before the first line, if there
+// is one. Streams: one line and a small read buffer per rank in memory. Returns the lines written.
+Result<uint64_t> merge_keyed_lines(const std::vector<store::PartPackReader>& packs, const char* section, std::FILE* o,
+                                   std::string_view before_first, const fs::path& out_name) {
   struct Source {
-    std::FILE* f = nullptr;
+    std::optional<store::PartLineCursor> cursor;
     int64_t key = 0;
     std::string text;
   };
-  std::vector<Source> src(inputs.size());
-  auto close_all = [&src] {
-    for (auto& s : src)
-      if (s.f != nullptr) std::fclose(s.f);
-  };
-  // the next line of a file: false at its end; a line that is not "<integer>\t<text>" (a damaged
-  // part) is an error naming the file and the line
-  size_t bad = inputs.size();
-  std::string bad_line;
+  std::vector<Source> src(packs.size());
+  // the next line of a section: false at its end; a line that is not "<integer>\t<text>" (a
+  // damaged part) is an error naming the pack, the section and the line
+  Status bad;
+  std::string line;
   auto next = [&](size_t i) {
     Source& s = src[i];
     s.text.clear();
-    int ch;
-    std::string line;
-    while ((ch = std::fgetc(s.f)) != EOF && ch != '\n') line += static_cast<char>(ch);
-    if (line.empty()) return false;
+    if (!s.cursor->next(line) || line.empty()) {
+      if (!s.cursor->status().ok()) bad = s.cursor->status();
+      return false;
+    }
     const size_t tab = line.find('\t');
     const auto key = tab == std::string::npos ? std::nullopt : parse_int64(std::string_view(line).substr(0, tab));
     if (!key) {
-      bad = i;
-      bad_line = line.substr(0, 80);
+      bad = file_error(ErrorCode::kParse, packs[i].path().string(),
+                       std::string("section ") + section + " line \"" + line.substr(0, 80) + "\"",
+                       "not a \"<duration ns>\\t<row>\" line (damaged part)");
       return false;
     }
     s.key = *key;
     s.text = line.substr(tab + 1);
     return true;
   };
-  auto damaged = [&]() {
-    close_all();
-    return file_error(ErrorCode::kParse, inputs[bad].string(), "line \"" + bad_line + "\"",
-                      "not a \"<duration ns>\\t<row>\" line (damaged part file)");
-  };
   std::vector<size_t> live;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    src[i].f = std::fopen(inputs[i].c_str(), "rb");
-    if (src[i].f == nullptr) {
-      close_all();
-      return file_error(ErrorCode::kIo, inputs[i].string(), "", std::strerror(errno));
-    }
+  for (size_t i = 0; i < packs.size(); ++i) {
+    src[i].cursor.emplace(packs[i], section);
     if (next(i)) live.push_back(i);
-    if (bad < inputs.size()) return damaged();
+    if (!bad.ok()) return bad;
   }
   uint64_t n = 0;
   bool ok = live.empty() || std::fwrite(before_first.data(), 1, before_first.size(), o) == before_first.size();
   int err = ok ? 0 : errno;  // the first failed write's errno: the reason users need ("No space left on device")
-  // max-heap on (key, then earlier file first)
+  // max-heap on (key, then earlier rank first)
   auto later = [&src](size_t a, size_t b) { return src[a].key != src[b].key ? src[a].key < src[b].key : a > b; };
   std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later, live);
   while (!heap.empty() && ok) {
@@ -802,24 +753,21 @@ Result<uint64_t> merge_keyed_lines(const std::vector<fs::path>& inputs, std::FIL
     if (!ok) err = errno;
     ++n;
     if (next(i)) heap.push(i);
-    if (bad < inputs.size()) return damaged();
+    if (!bad.ok()) return bad;
   }
-  close_all();
   if (!ok) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(err));
   return n;
 }
 
 // bubble_windows.jsonl: the ranks' bubble records, largest first over the root.
-Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<SummaryPart>& ranks) {
+Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<store::PartPackReader>& packs) {
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   if (ec) return file_error(ErrorCode::kIo, out.parent_path().string(), "", "cannot create folder: " + ec.message());
-  std::vector<fs::path> inputs;
-  for (const auto& r : ranks) inputs.push_back(r.dir / "bubble_windows.jsonl.part");
   const fs::path tmp = temp_sibling(out);
   std::FILE* o = std::fopen(tmp.c_str(), "wb");
   if (o == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
-  auto n = merge_keyed_lines(inputs, o, "", out);
+  auto n = merge_keyed_lines(packs, kBubbleWindowsPart, o, "", out);
   const int close_err = std::fclose(o) != 0 ? errno : 0;
   if (n.ok() && close_err != 0)
     n = file_error(ErrorCode::kIo, out.string(), "", std::string("write failed: ") + std::strerror(close_err));
@@ -840,6 +788,13 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   std::vector<fs::path> written;
   const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
   std::vector<std::pair<std::string, uint64_t>> counts;  // (table file, data rows)
+  std::vector<store::PartPackReader> packs;
+  packs.reserve(ranks.size());
+  for (const auto& r : ranks) {
+    auto pack = store::PartPackReader::open(r.pack);
+    if (!pack.ok()) return pack.status();
+    packs.push_back(std::move(pack).value());
+  }
   for (const auto& t : summary_tables()) {
     const fs::path out = root_out / t;
     const fs::path tmp = temp_sibling(out);
@@ -848,49 +803,35 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     uint64_t rows = 0;
     bool ok = true, header_written = false;
     int err = 0;  // the first failed write's errno
-    // Fragments are copied in chunks: a rank's raw_kernel_index fragment alone is ~150 MB.
-    std::vector<char> chunk(1u << 20);
     // evidence_index.csv: its window sections copied section by section, each over the ranks in
     // order, then its bubble rows merged over the ranks, largest first
     const bool evidence = t == layout::kEvidenceIndexCsv;
-    std::vector<fs::path> inputs, keyed;
-    for (const auto& part : ranks) inputs.push_back(part.dir / (t + ".part"));
-    if (evidence)
-      for (const auto& part : ranks) {
-        inputs.push_back(part.dir / (std::string(kEvidenceLayerRows) + ".part"));
-        keyed.push_back(part.dir / (std::string(kEvidenceBubbleRows) + ".part"));
-      }
-    for (const fs::path& in_path : inputs) {
-      std::FILE* in = std::fopen(in_path.c_str(), "rb");
-      if (in == nullptr) {
-        const Status st = file_error(ErrorCode::kIo, in_path.string(), "", std::strerror(errno));
-        std::fclose(f);
-        { std::error_code rm; fs::remove(tmp, rm); }
-        return st;
-      }
-      bool quoted = false;
-      size_t got = 0;
-      while (ok && (got = std::fread(chunk.data(), 1, chunk.size(), in)) > 0) {
-        if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
-          const std::string& h = layouts.at(t).header();
-          ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
-          if (!ok) err = errno;
-          header_written = true;
+    std::vector<const char*> sections = {t.c_str()};
+    if (evidence) sections.push_back(kEvidenceLayerRows);
+    for (const char* section : sections)
+      for (const auto& pack : packs) {
+        bool quoted = false;
+        // Sections are copied in chunks: a rank's raw_kernel_index alone is ~150 MB.
+        const Status st = pack.stream(section, 1u << 20, [&](std::string_view chunk) {
+          if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
+            const std::string& h = layouts.at(t).header();
+            ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
+            if (!ok) err = errno;
+            header_written = true;
+          }
+          rows += csv_rows(chunk, quoted);
+          ok = ok && std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size();
+          if (!ok && err == 0) err = errno;
+          return ok;
+        });
+        if (!st.ok()) {
+          std::fclose(f);
+          { std::error_code rm; fs::remove(tmp, rm); }
+          return st;
         }
-        rows += csv_rows({chunk.data(), got}, quoted);
-        ok = ok && std::fwrite(chunk.data(), 1, got, f) == got;
-        if (!ok && err == 0) err = errno;
       }
-      const bool read_failed = std::ferror(in) != 0;
-      std::fclose(in);
-      if (read_failed) {
-        std::fclose(f);
-        { std::error_code rm; fs::remove(tmp, rm); }
-        return file_error(ErrorCode::kIo, in_path.string(), "", "read failed");
-      }
-    }
-    if (ok && !keyed.empty()) {
-      auto merged = merge_keyed_lines(keyed, f, header_written ? "" : layouts.at(t).header(), out);
+    if (ok && evidence) {
+      auto merged = merge_keyed_lines(packs, kEvidenceBubbleRows, f, header_written ? "" : layouts.at(t).header(), out);
       if (!merged.ok()) {
         std::fclose(f);
         { std::error_code rm; fs::remove(tmp, rm); }
@@ -913,7 +854,7 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     counts.emplace_back(t, rows);
   }
   {
-    auto merged = merge_bubbles(root_out / layout::kBubbleWindowsJsonl, ranks);
+    auto merged = merge_bubbles(root_out / layout::kBubbleWindowsJsonl, packs);
     if (!merged.ok()) return merged.status();
     written.push_back(root_out / layout::kBubbleWindowsJsonl);
     counts.emplace_back(layout::kBubbleWindowsJsonl, *merged);

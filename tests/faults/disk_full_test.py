@@ -4,7 +4,7 @@ and the OUT lock, through the real CLI.
 
 Cases (one summary line each on stdout, details on stderr):
   1  disk full (ENOSPC) on a real small tmpfs the test mounts, sized from a reference run's bytes so
-     that it fills (a) while the rank files are written (ranks/<id>.h5, ranks/<id>.summary/), (b) while
+     that it fills (a) while the rank files are written (ranks/<id>.h5, ranks/<id>.parts), (b) while
      the root-level tables are written after every rank finished, (c) while report/ is written; each
      with 1 process, (a) also under `mpirun -np 2`. Each run: no signal death, exit 1 or 3, one valid
      JSON object on stdout, an error naming a file at the intended place and "No space left on
@@ -351,10 +351,10 @@ def check_failed_run(c, r, out, where, reason):
     texts = error_texts(j)
     located = [(t, place_of(t, E.slug)) for t in texts]
     # (a) is sized so that a rank's own files no longer fit: a failed rank naming ranks/<id>.h5 or
-    # one of its ranks/<id>.summary/ parts (since the HDF5 tables became compound datasets the
-    # parts are the larger share; the fsize case (b) still fails the HDF5 file itself)
+    # its part pack ranks/<id>.parts (since the HDF5 tables became compound datasets the parts are
+    # the larger share; the fsize case (b) still fails the HDF5 file itself)
     hits = [t for t, (pl, rel) in located if pl == where and reason in t
-            and (where != "ranks" or re.fullmatch(r"ranks/[^/]+\.(h5|summary/[^/]+)", rel))]
+            and (where != "ranks" or re.fullmatch(r"ranks/[^/]+\.(h5|parts)", rel))]
     if j is None:
         pass  # no JSON: nothing to locate (reported above)
     elif not hits:

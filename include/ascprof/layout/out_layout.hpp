@@ -6,7 +6,7 @@
 ///     <file>                               the root's tables and manifests (below)
 ///     ranks/<rank_id>.h5                   a rank's HDF5 tables (schema/model_tables.hpp, rank_tables.hpp)
 ///     ranks/<rank_id>.outcome              its checkpoint record
-///     ranks/<rank_id>.summary/             its summary parts, merged by the root
+///     ranks/<rank_id>.parts                its rows of the root's tables (a part pack), merged by the root
 ///     report/                              report.md, report.xlsx, report.html, timeline.json, manifest.json
 ///   OUT/sweep_summary.json, OUT/sweep_class_rollup.csv, OUT/sweep_shards/   a sweep's
 #include <filesystem>
@@ -27,10 +27,10 @@ std::string root_slug(const std::filesystem::path& root);
 /// OUT/<root_slug(root)>.
 std::filesystem::path root_dir(const std::filesystem::path& out, const std::filesystem::path& root);
 
-/// A rank's files, relative to its root's folder: ranks/<rank_id>.h5, .outcome, .summary.
+/// A rank's files, relative to its root's folder: ranks/<rank_id>.h5, .outcome, .parts.
 std::string rank_h5(std::string_view rank_id);
 std::string rank_checkpoint(std::string_view rank_id);
-std::string rank_summary_dir(std::string_view rank_id);
+std::string rank_parts(std::string_view rank_id);
 /// The report's folder in a root's folder.
 inline constexpr char kReportDir[] = "report";
 /// In a sweep's OUT: each shard's result, shard-<i>-of-<k>.json, merged by `sweep --rollup`.

@@ -167,7 +167,7 @@ struct RankOutcome {
   // timings (seconds), for stage_timings and the payload report
   double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
   double segment_seconds = 0, classify_seconds = 0, summarize_seconds = 0;
-  std::string summary_dir;  ///< relative to root_out: the rank's summary table fragments ("" if not run)
+  std::string parts_file;  ///< relative to root_out: the rank's part pack of summary table rows ("" if not run)
   std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each)
   std::vector<model::HcclOpRow> hccl;  ///< the rank's HCCL rows, for hccl_class_summary
   std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
@@ -199,7 +199,7 @@ struct RankOutcome {
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
-        classify_seconds & summarize_seconds & summary_dir & operators & hccl & collectives & findings & facts &
+        classify_seconds & summarize_seconds & parts_file & operators & hccl & collectives & findings & facts &
         step_windows & comm_times & host_bound & class_partials & deep_dive & moe & modules & paths & process & reused;
   }
 };

@@ -1,9 +1,9 @@
 #pragma once
 /// The summarize stage's tables as the reference writes them (reference-analysis.md §2.5): per rank,
-/// the rank job renders its rows into CSV fragments next to its HDF5 file
-/// (`ranks/<rank_id>.summary/<table>.part`, no header); the coordinator concatenates the fragments of
-/// a root in rank order under one header (the gathered outcome carries only counts, the rows stay
-/// on disk) and writes summary_manifest.json.
+/// the rank job renders its rows into CSV fragments, one section per table of the rank's part pack
+/// next to its HDF5 file (`ranks/<rank_id>.parts`, store/part_pack.hpp; no header); the coordinator
+/// concatenates the sections of a root in rank order under one header (the gathered outcome carries
+/// only counts, the rows stay on disk) and writes summary_manifest.json.
 ///
 /// Tables: step_summary.csv (every segment), step_anatomy.csv (steps), layer_summary.csv,
 /// rank_summary.csv, operator_summary.csv, hccl_op_summary.csv, wait_anchor_ops.csv,
@@ -23,6 +23,7 @@
 #include "ascprof/model/kernel_table.hpp"
 #include "ascprof/model/structure.hpp"
 #include "ascprof/model/summary.hpp"
+#include "ascprof/store/part_pack.hpp"
 
 namespace ascprof::analysis {
 struct NormalizedKernels;
@@ -33,16 +34,18 @@ namespace ascprof::pipeline {
 /// The summary tables, in the order they are written.
 const std::vector<std::string>& summary_tables();
 
-/// Every file a rank's summary folder holds once write_rank_summary_parts and the raw kernel index
-/// have run (what the root reads, and what a checkpoint needs): each table's `<table>.part`, the
-/// evidence_index sections and bubble_windows.jsonl.part.
-const std::vector<std::string>& summary_part_files();
+/// Every section a rank's part pack holds once write_rank_summary_parts and the raw kernel index
+/// have run (what the root reads, and what a checkpoint needs): one per table (named as the
+/// table's file), the evidence_index sections, bubble_windows.jsonl and the evidence metrics.
+const std::vector<std::string>& summary_part_sections();
 
 /// The rank's evidence windows' metrics (the reference's `metrics` of structure_evidence_graph.json
 /// records), one line per window: "<evidence id>\t<the object's members, without braces>".
-inline constexpr const char* kEvidenceMetricsPart = "evidence_metrics.part";
+inline constexpr const char* kEvidenceMetricsPart = "evidence_metrics";
+/// The rank's bubble records of bubble_windows.jsonl: "<duration ns>\t<record>" lines, largest first.
+inline constexpr const char* kBubbleWindowsPart = "bubble_windows.jsonl";
 
-/// Writes one rank's fragments into `dir` (created if missing; replaced if present).
+/// Adds one rank's fragments to `pack` (the caller commits it).
 /// The largest bubbles of each segment that evidence_index.csv and bubble_windows.jsonl hold.
 inline constexpr size_t kEvidenceBubbles = 5;
 
@@ -51,7 +54,7 @@ inline constexpr size_t kEvidenceBubbles = 5;
 /// Each of `findings` whose row_table names a table written here gains that row's columns in its
 /// metrics, as the reference copies them (the CSV text of each cell; the finding's own figures kept).
 using EventRecords = std::unordered_map<uint32_t, std::string>;
-Status write_rank_summary_parts(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
+Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t rank_ordinal, const std::string& rank_id,
                                 const model::RankStructure& structure, const model::RankClasses& classes,
                                 const model::RankSummary& summary, const knowledge::Knowledge& kb,
                                 const EventRecords& events = EventRecords{},
@@ -65,21 +68,21 @@ EventRecords bubble_event_records(uint32_t rank_ordinal, const std::string& rank
                                   const model::KernelTable& kernels, const analysis::NormalizedKernels& normalized,
                                   const StringPool& pool, const knowledge::Knowledge& kb);
 
-/// Writes one rank's raw_kernel_index.csv fragment (`dir/raw_kernel_index.csv.part`, no header; `dir`
-/// created if missing, the fragment replaced if present): one row per kernel_details row, in row
+/// Adds one rank's raw_kernel_index.csv fragment to `pack` (its raw_kernel_index.csv section, no
+/// header; the caller commits the pack): one row per kernel_details row, in row
 /// order: event_id (`evt_<rank_ordinal>_<row>`), rank_id, source_id (the kernel_details.csv entry of
 /// source_index.json: stable_id("src", {rank_id, "kernel_details_csv", kernel_details_path}); pass the
 /// path exactly as the rank job fingerprinted it), row_idx, name and task_type as written, start_us,
 /// duration_us, wait_us (exact 3-decimal µs from integer ns), roles and categories (compact sorted JSON
 /// lists of names), shape_signature ("" when none). Text cells are quoted and formula-guarded as
-/// CsvRow does. Streams: rows go to the file in ~4 MB chunks, so memory does not grow with the row
-/// count. kInternal if `normalized` is not parallel to `kernels`; kIo (naming the file) on write
-/// failures, leaving no partial fragment behind.
+/// CsvRow does. Streams: rows go to the pack in ~4 MB chunks, so memory does not grow with the row
+/// count. kInternal if `normalized` is not parallel to `kernels` (write failures surface at the
+/// pack's commit, which then leaves nothing behind).
 /// `source_kind` and `source_path` name the file the kernel rows came from (kernel_details_csv or
 /// profiler_db, one of pipeline::kInputKinds), as its source id in source_index.json.
-/// In the same pass, `dir/normalized_event_index.csv.part`: the reference's normalized event rows
+/// In the same pass, the normalized_event_index.csv section: the reference's normalized event rows
 /// (reference-analysis.md §2.1) with `profile_id` (root_profile_id of the capture root).
-Status write_raw_kernel_index_part(const std::filesystem::path& dir, uint32_t rank_ordinal, const std::string& rank_id,
+Status write_raw_kernel_index_part(store::PartPackWriter& pack, uint32_t rank_ordinal, const std::string& rank_id,
                                    const char* source_kind, const std::string& source_path,
                                    const std::string& profile_id,
                                    const model::KernelTable& kernels,
@@ -92,7 +95,7 @@ std::string root_profile_id(const std::string& root);
 
 /// One rank of a root for write_root_summary_outputs.
 struct SummaryPart {
-  std::filesystem::path dir;  ///< the rank's fragment folder
+  std::filesystem::path pack;  ///< the rank's part pack
   std::string rank_id;
   uint64_t events_total = 0, events_with_pipeline_signal = 0;      ///< for pipeline_coverage
   uint64_t operators_total = 0, operators_with_pipeline_signal = 0;

@@ -16,6 +16,7 @@
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "part_packs.hpp"
 #include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
@@ -78,6 +79,7 @@ constexpr const char* kKernelCsv = "/captures/run1/rank0/ASCEND_PROFILER_OUTPUT/
 
 TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   ascprof::testing::ScratchDir dir("raw-index");
+  ascprof::testing::PartPacks packs;
   Rank a, b;
   fill(a, {{"aclnnFusedInferAttentionScore", "FusedInferAttentionScore", 1'764'000'000'123'456'789, 2'500, 0,
             {"compute", "attention"}, {"attention.generic", "attention.flash_score"}, "shape_0123456789abcdef"},
@@ -89,15 +91,16 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
   const model::RankStructure s;
   const model::RankClasses c;
   const model::RankSummary sum;
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", s, c, sum, kb()));
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", s, c, sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", s, c, sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/1.parts"), 1, "1", s, c, sum, kb()));
   ASCPROF_ASSERT_OK(
-      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", a.k, a.norm, a.pool, kb()));
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/1.summary", 1, "1", "kernel_details_csv", "/captures/run1/rank1/k.csv", "profile_test", b.k,
+      write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", a.k, a.norm, a.pool, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/1.parts"), 1, "1", "kernel_details_csv", "/captures/run1/rank1/k.csv", "profile_test", b.k,
                                                 b.norm, b.pool, kb()));
   ASSERT_NE(std::find(summary_tables().begin(), summary_tables().end(), "raw_kernel_index.csv"),
             summary_tables().end());
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}}, kb());
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}, {dir / "ranks/1.parts", "1"}}, kb());
   ASCPROF_ASSERT_OK(files);
   EXPECT_NE(std::find(files->begin(), files->end(), dir / "raw_kernel_index.csv"), files->end());
 
@@ -140,6 +143,7 @@ TEST(RawKernelIndex, ExactCellsGuardedNamesAndRankOrder) {
 // values 0), the op type by name.
 TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
   ascprof::testing::ScratchDir dir("event-index");
+  ascprof::testing::PartPacks packs;
   Rank a;
   fill(a, {{"MatMulV2", "MatMulV2", 1'000'000, 2'500, 100, {"compute"}, {"compute.matmul"}, "shape_ab"},
            {"Cast", "Cast", 1'010'000, 1'000, 0, {}, {}, ""},
@@ -158,10 +162,11 @@ TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
   ASSERT_GE(aic, 0);
   a.norm.op_type = {static_cast<uint8_t>(aic), static_cast<uint8_t>(aic), static_cast<uint8_t>(aic)};
 
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv,
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", {}, {}, {}, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 0, "0", "kernel_details_csv", kKernelCsv,
                                                 "profile_x", a.k, a.norm, a.pool, kb()));
-  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}}, kb()));
   auto text = read_file(dir / "normalized_event_index.csv");
   ASCPROF_ASSERT_OK(text);
   const auto l = lines(*text);
@@ -186,6 +191,7 @@ TEST(NormalizedEventIndex, ReferenceColumnsFromTheSamePass) {
 // (a quoted newline inside a name is not a row end).
 TEST(RawKernelIndex, StreamsManyRowsExactly) {
   ascprof::testing::ScratchDir dir("raw-index-big");
+  ascprof::testing::PartPacks packs;
   Rank r;
   std::vector<Kernel> rows;
   constexpr size_t kRows = 120'000;
@@ -194,11 +200,13 @@ TEST(RawKernelIndex, StreamsManyRowsExactly) {
                     1'764'000'000'000'000'000 + static_cast<int64_t>(i) * 1000, 900, 100, {"compute"},
                     {"compute.matmul"}, "shape_0123456789abcdef"});
   fill(r, rows);
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/3.summary", 3, "3", {}, {}, {}, kb()));
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/3.summary", 3, "3", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
-  const auto part_size = fs::file_size(dir / "ranks/3.summary/raw_kernel_index.csv.part");
-  EXPECT_GT(part_size, 8u << 20);  // several flushes
-  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/3.summary", "3"}}, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/3.parts"), 3, "3", {}, {}, {}, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/3.parts"), 3, "3", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto pack = store::PartPackReader::open(dir / "ranks/3.parts");
+  ASCPROF_ASSERT_OK(pack);
+  EXPECT_GT(pack->size("raw_kernel_index.csv"), 8u << 20);  // several flushes, each a segment
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/3.parts", "3"}}, kb()));
   auto text = read_file(dir / "raw_kernel_index.csv");
   ASCPROF_ASSERT_OK(text);
   EXPECT_EQ(static_cast<size_t>(std::count(text->begin(), text->end(), '\n')), 1 + kRows + 1);  // + quoted newline
@@ -225,8 +233,10 @@ TEST(RawKernelIndex, RealCaptureHasOneRowPerKernel) {
   ASSERT_EQ(k.size(), 191u);
   const auto norm = analysis::normalize_kernels(k, pool, kb(), stats);
   ascprof::testing::ScratchDir dir("raw-index-real");
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 5, "0", "kernel_details_csv", csv.string(), "profile_test", k, norm, pool, kb()));
-  auto text = read_file(dir / "ranks/0.summary/raw_kernel_index.csv.part");
+  ascprof::testing::PartPacks packs;
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 5, "0", "kernel_details_csv", csv.string(), "profile_test", k, norm, pool, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto text = ascprof::testing::PartPacks::section(dir / "ranks/0.parts", "raw_kernel_index.csv");
   ASCPROF_ASSERT_OK(text);
   const auto l = lines(*text);
   ASSERT_EQ(l.size(), 191u);
@@ -272,33 +282,41 @@ TEST(RawKernelIndex, PipelineRowsPointAtSourceIndexEntries) {
 
 TEST(RawKernelIndex, RankWithoutKernelsGivesAnEmptyTable) {
   ascprof::testing::ScratchDir dir("raw-index-empty");
+  ascprof::testing::PartPacks packs;
   Rank r;
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
-  EXPECT_EQ(fs::file_size(dir / "ranks/0.summary/raw_kernel_index.csv.part"), 0u);
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
-  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb()));
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", {}, {}, {}, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto part = ascprof::testing::PartPacks::section(dir / "ranks/0.parts", "raw_kernel_index.csv");
+  ASCPROF_ASSERT_OK(part);
+  EXPECT_EQ(part->size(), 0u);
+  ASCPROF_ASSERT_OK(write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}}, kb()));
   EXPECT_EQ(fs::file_size(dir / "raw_kernel_index.csv"), 0u);  // no header without rows
 }
 
 TEST(RawKernelIndex, NormalizedColumnsOutOfStepAreRefused) {
   ascprof::testing::ScratchDir dir("raw-index-bad");
+  ascprof::testing::PartPacks packs;
   Rank r;
   fill(r, {{"A", "B", 0, 1, 0, {}, {}, ""}, {"C", "D", 2, 1, 0, {}, {}, ""}});
   r.norm.taxon.pop_back();
   const Status st =
-      write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb());
+      write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 0, "0", "kernel_details_csv", kKernelCsv, "profile_test", r.k, r.norm, r.pool, kb());
   EXPECT_EQ(st.code(), ErrorCode::kInternal);
   EXPECT_NE(st.message().find("not parallel to the 2 kernel rows"), std::string::npos) << st.message();
-  EXPECT_FALSE(fs::exists(dir / "ranks/0.summary/raw_kernel_index.csv.part"));
+  EXPECT_FALSE(fs::exists(dir / "ranks/0.parts"));  // the rank job does not commit its pack after an error
 }
 
 TEST(RawKernelIndex, MissingFragmentFailsTheRootTable) {
   ascprof::testing::ScratchDir dir("raw-index-missing");
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", {}, {}, {}, kb()));
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb());
+  ascprof::testing::PartPacks packs;
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", {}, {}, {}, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}}, kb());
   ASSERT_FALSE(files.ok());
-  EXPECT_EQ(files.status().code(), ErrorCode::kIo);
-  EXPECT_NE(files.status().message().find("raw_kernel_index.csv.part"), std::string::npos) << files.status().message();
+  EXPECT_EQ(files.status().code(), ErrorCode::kSchema);
+  EXPECT_NE(files.status().message().find("ranks/0.parts"), std::string::npos) << files.status().message();
+  EXPECT_NE(files.status().message().find("raw_kernel_index.csv"), std::string::npos) << files.status().message();
   EXPECT_FALSE(fs::exists(dir / "raw_kernel_index.csv"));
 }
 

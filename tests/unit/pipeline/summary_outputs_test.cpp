@@ -1,6 +1,7 @@
 // The summarize tables: per-rank fragments, their root concatenation in rank order under one header,
 // the reference's empty-file rule, exact µs text, and input strings that cannot act as formulas.
 #include "ascprof/pipeline/summary_outputs.hpp"
+#include "part_packs.hpp"
 
 #include <gtest/gtest.h>
 #include <simdjson.h>
@@ -92,13 +93,14 @@ Rank make_rank(const std::string& id, const std::string& op_name) {
 // the row (each column's CSV text), and keeps its own typed figures; a finding about no row is untouched.
 TEST(SummaryOutputs, FindingMetricsCarryTheirRowsColumns) {
   ascprof::testing::ScratchDir dir("summary-metrics");
+  ascprof::testing::PartPacks packs;
   Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
   std::vector<model::Finding> findings(2);
   findings[0].metrics_json = R"({"wall_ms":2.5,"segment_type":"ours"})";
   findings[0].row_table = "step_summary.csv";
   findings[0].row_index = 0;
   findings[1].metrics_json = R"({"x":1})";
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb(), {}, &findings));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", a.s, a.c, a.sum, kb(), {}, &findings));
   simdjson::dom::parser p;
   simdjson::dom::element m;
   ASSERT_EQ(p.parse(findings[0].metrics_json).get(m), simdjson::SUCCESS) << findings[0].metrics_json;
@@ -114,39 +116,43 @@ TEST(SummaryOutputs, FindingMetricsCarryTheirRowsColumns) {
 // and the line, not a crash.
 TEST(SummaryOutputs, DamagedBubblePartIsAnErrorNamingTheFile) {
   ascprof::testing::ScratchDir dir("summary-damaged");
+  ascprof::testing::PartPacks packs;
   Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", a.s, a.c, a.sum, kb()));
   const StringPool pool;
   const model::KernelTable k;
   const analysis::NormalizedKernels norm;
-  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks/0.summary", 0, "0", "kernel_details_csv", "k.csv",
+  ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks/0.parts"), 0, "0", "kernel_details_csv", "k.csv",
                                                 "profile_test", k, norm, pool, kb()));
-  const fs::path part = dir / "ranks/0.summary/bubble_windows.jsonl.part";
-  ascprof::testing::write_text(part, "12x\t{\"a\":1}\n");
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}}, kb());
+  packs.at(dir / "ranks/0.parts").add("bubble_windows.jsonl", "12x\t{\"a\":1}\n");
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}}, kb());
   ASSERT_FALSE(files.ok());
   EXPECT_EQ(files.status().code(), ErrorCode::kParse);
-  EXPECT_NE(files.status().message().find("bubble_windows.jsonl.part"), std::string::npos) << files.status().to_string();
+  EXPECT_NE(files.status().message().find("ranks/0.parts"), std::string::npos) << files.status().to_string();
+  EXPECT_NE(files.status().message().find("bubble_windows.jsonl"), std::string::npos) << files.status().to_string();
   EXPECT_NE(files.status().message().find("12x"), std::string::npos) << files.status().to_string();
   EXPECT_FALSE(fs::exists(dir / "evidence" / "bubble_windows.jsonl"));
 }
 
 TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   ascprof::testing::ScratchDir dir("summary-out");
+  ascprof::testing::PartPacks packs;
   Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
   Rank b = make_rank("1", "=cmd|' /C calc'!A0");  // a name that must stay text in a spreadsheet
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/0.summary", 0, "0", a.s, a.c, a.sum, kb()));
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "ranks/1.summary", 1, "1", b.s, b.c, b.sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", a.s, a.c, a.sum, kb()));
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "ranks/1.parts"), 1, "1", b.s, b.c, b.sum, kb()));
   {  // raw_kernel_index.csv has its own tests (raw_kernel_index_test.cpp); here: no kernels
     const StringPool pool;
     const model::KernelTable k;
     const analysis::NormalizedKernels norm;
     for (const char* id : {"0", "1"})
-      ASCPROF_ASSERT_OK(write_raw_kernel_index_part(dir / "ranks" / (std::string(id) + ".summary"),
+      ASCPROF_ASSERT_OK(write_raw_kernel_index_part(packs.at(dir / "ranks" / (std::string(id) + ".parts")),
                                                     static_cast<uint32_t>(id[0] - '0'), id, "kernel_details_csv", "k.csv", "profile_test", k, norm,
                                                     pool, kb()));
   }
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.summary", "0"}, {dir / "ranks/1.summary", "1"}}, kb());
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/0.parts", "0"}, {dir / "ranks/1.parts", "1"}}, kb());
   ASSERT_TRUE(files.ok()) << files.status().to_string();
   EXPECT_EQ(files->size(), summary_tables().size() + 2);  // + bubble_windows.jsonl, summary_manifest.json
 
@@ -194,9 +200,10 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
 }
 
 // A table larger than one write chunk (a big rank's block table is over 100 MB) is streamed to its
-// .part file in pieces: every row arrives exactly once, in order, and no temporary file is left.
+// part pack in pieces (segments): every row arrives exactly once, in order, and no temporary file is left.
 TEST(SummaryOutputs, TableLargerThanOneChunkIsWrittenWholeAndInOrder) {
   ascprof::testing::ScratchDir dir("summary-big");
+  ascprof::testing::PartPacks packs;
   Rank r = make_rank("0", "op");
   constexpr uint32_t kLayers = 30000;
   for (uint32_t i = 1; i < kLayers; ++i) {
@@ -208,8 +215,9 @@ TEST(SummaryOutputs, TableLargerThanOneChunkIsWrittenWholeAndInOrder) {
     ls.layer = i;
     r.sum.layers.push_back(ls);
   }
-  ASCPROF_ASSERT_OK(write_rank_summary_parts(dir / "0.summary", 0, "0", r.s, r.c, r.sum, kb()));
-  auto text = read_file(dir / "0.summary" / "layer_summary.csv.part");
+  ASCPROF_ASSERT_OK(write_rank_summary_parts(packs.at(dir / "0.parts"), 0, "0", r.s, r.c, r.sum, kb()));
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto text = ascprof::testing::PartPacks::section(dir / "0.parts", "layer_summary.csv");
   ASSERT_TRUE(text.ok()) << text.status().to_string();
   EXPECT_GT(text->size(), size_t{4} << 20);  // more than one 4 MiB chunk
   std::istringstream in(*text);
@@ -221,7 +229,7 @@ TEST(SummaryOutputs, TableLargerThanOneChunkIsWrittenWholeAndInOrder) {
     ++rows;
   }
   EXPECT_EQ(rows, kLayers);
-  for (const auto& e : fs::directory_iterator(dir / "0.summary"))
+  for (const auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
 }
 
@@ -249,7 +257,9 @@ TEST(SummaryOutputs, OperatorClassesMergeAcrossRanks) {
 
 TEST(SummaryOutputs, MissingFragmentFailsWithoutPublishing) {
   ascprof::testing::ScratchDir dir("summary-missing");
-  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.summary", "9"}}, kb());
+  ascprof::testing::PartPacks packs;
+  ASCPROF_ASSERT_OK(packs.commit());
+  auto files = write_root_summary_outputs(dir.path(), {{dir / "ranks/9.parts", "9"}}, kb());
   ASSERT_FALSE(files.ok());
   EXPECT_FALSE(fs::exists(dir / "step_summary.csv"));
   for (const auto& e : fs::directory_iterator(dir.path()))

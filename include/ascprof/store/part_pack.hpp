@@ -1,0 +1,136 @@
+#pragma once
+/// A rank's rendered row fragments (the parts of the root's CSV and JSONL tables) in ONE file,
+/// `ranks/<rank_id>.parts`, instead of a folder of one file per table.
+///
+/// Why: a rank wrote 17 part files (each created under a temporary name and renamed) in a folder
+/// of its own; file creation measured ~0.1-0.2 ms each here, and parallel file systems handle
+/// tens of thousands of small files badly (issue 22: few files per rank). A pack is created,
+/// appended to and renamed once.
+///
+/// Layout (all offsets from the start of the file):
+///   "ascprof part pack 1\n"                      header, 20 bytes
+///   segment bytes ...                             each section's bytes, in one or more segments
+///   index                                         one line per segment: "<section>\t<offset>\t<length>\n"
+///                                                 (a section's segments in order; an empty section
+///                                                 is one line of length 0)
+///   "ASCPACK1" <u64 LE index offset> <u64 LE index length>   footer, 24 bytes
+/// Sections are written as they are rendered: each keeps up to kSegmentBytes in memory, then
+/// becomes a segment, so a GB-class rank's table is never held whole and tables interleave.
+///
+/// Atomicity: the writer works on a temporary sibling (temp_sibling) and commit() renames it; a
+/// writer destroyed without commit() removes it. A reader checks the header, the footer and that
+/// every segment lies inside the file, and fails with kParse naming the file otherwise.
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ascprof/common/status.hpp"
+
+namespace ascprof::store {
+
+class PartPackWriter {
+ public:
+  /// A section spills its buffer as a segment once it holds this many bytes.
+  static constexpr size_t kSegmentBytes = 4u << 20;
+
+  PartPackWriter() = default;
+  PartPackWriter(const PartPackWriter&) = delete;
+  PartPackWriter& operator=(const PartPackWriter&) = delete;
+  /// Without a successful commit(): closes and removes the temporary file.
+  ~PartPackWriter();
+
+  /// Opens the temporary file for `path` (its folder must exist). kIo naming the path otherwise.
+  Status open(const std::filesystem::path& path);
+  /// Appends `bytes` to `section` (declaring it: a section added with no bytes is an empty section).
+  void add(std::string_view section, std::string_view bytes);
+  /// Writes the buffered bytes, the index and the footer, closes and renames onto the path. Returns
+  /// the first error of any call (the file is then removed).
+  Status commit();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  struct Section {
+    std::string buffer;
+    bool has_segment = false;
+  };
+  void spill(const std::string& name, Section& s);
+  void write(std::string_view bytes);
+  void discard();
+
+  std::filesystem::path path_, tmp_;
+  std::FILE* f_ = nullptr;
+  uint64_t offset_ = 0;
+  Status st_;
+  std::vector<std::string> order_;  ///< sections in first-add order
+  std::map<std::string, Section, std::less<>> sections_;
+  std::string index_;
+};
+
+class PartPackReader {
+ public:
+  /// Opens `path` and reads its index. kIo if it cannot be read, kParse (naming the file and what
+  /// is wrong) if it is not a complete pack.
+  static Result<PartPackReader> open(const std::filesystem::path& path);
+
+  // Holds no open file between calls (each read opens, reads and closes): a root's merges keep
+  // one reader per rank, and 10,000 ranks must not mean 10,000 open descriptors.
+
+  const std::filesystem::path& path() const { return path_; }
+  bool has(std::string_view section) const { return sections_.find(section) != sections_.end(); }
+  /// Bytes of `section` (0 when absent).
+  uint64_t size(std::string_view section) const;
+  /// The whole section. kSchema naming the file if the pack has no such section.
+  Result<std::string> read(std::string_view section) const;
+  /// Reads `section` in order, `chunk` bytes at most at a time, handing each piece to `sink`
+  /// (which returns false to stop, e.g. on a write error). kSchema if absent, kIo on a read error.
+  template <class Sink>
+  Status stream(std::string_view section, size_t chunk, Sink&& sink) const {
+    const auto* segs = segments(section);
+    if (segs == nullptr) return missing(section);
+    std::string buf;
+    for (const auto& [off, len] : *segs)
+      for (uint64_t done = 0; done < len;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, len - done));
+        ASCPROF_RETURN_IF_ERROR(read_at(off + done, n, buf));
+        if (!sink(std::string_view(buf))) return {};
+        done += n;
+      }
+    return {};
+  }
+
+ private:
+  friend class PartLineCursor;
+  using Segments = std::vector<std::pair<uint64_t, uint64_t>>;  ///< (offset, length)
+  PartPackReader() = default;
+  /// Up to `n` bytes of `section` from its byte `pos` on into `out` (fewer at its end).
+  Status read_section_at(std::string_view section, uint64_t pos, size_t n, std::string& out) const;
+  const Segments* segments(std::string_view section) const;
+  Status missing(std::string_view section) const;
+  Status read_at(uint64_t offset, size_t n, std::string& out) const;
+
+  std::filesystem::path path_;
+  std::map<std::string, Segments, std::less<>> sections_;
+};
+
+/// Reads a section line by line through a small buffer (k-way merges hold one cursor per rank).
+class PartLineCursor {
+ public:
+  PartLineCursor(const PartPackReader& pack, std::string section);
+  /// The next line without its '\n' into `line`; false at the end (or on a read error: status()).
+  bool next(std::string& line);
+  const Status& status() const { return st_; }
+
+ private:
+  const PartPackReader* pack_;
+  std::string section_;
+  uint64_t pos_ = 0, size_ = 0;
+  std::string buf_;
+  size_t at_ = 0;
+  Status st_;
+};
+
+}  // namespace ascprof::store

@@ -1,0 +1,292 @@
+// A rank's row fragments in one file (see part_pack.hpp for the layout and why).
+#include "ascprof/store/part_pack.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "ascprof/common/files.hpp"
+
+namespace ascprof::store {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::string_view kHeader = "ascprof part pack 1\n";
+constexpr std::string_view kFooterMagic = "ASCPACK1";
+constexpr size_t kFooterBytes = 24;
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+uint64_t get_u64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+Status pread_all(int fd, const fs::path& path, uint64_t offset, size_t n, char* out) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = ::pread(fd, out + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return file_error(ErrorCode::kIo, path.string(), "byte " + std::to_string(offset + got), std::strerror(errno));
+    }
+    if (r == 0)
+      return file_error(ErrorCode::kParse, path.string(), "byte " + std::to_string(offset + got),
+                        "damaged part pack: the file ends early");
+    got += static_cast<size_t>(r);
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- writer -------------------------------------------------------------------------------------
+
+PartPackWriter::~PartPackWriter() { discard(); }
+
+void PartPackWriter::discard() {
+  if (f_ != nullptr) std::fclose(f_);
+  f_ = nullptr;
+  if (!tmp_.empty()) {
+    std::error_code ec;
+    fs::remove(tmp_, ec);
+    tmp_.clear();
+  }
+}
+
+Status PartPackWriter::open(const fs::path& path) {
+  path_ = path;
+  tmp_ = temp_sibling(path);
+  f_ = std::fopen(tmp_.c_str(), "wb");
+  if (f_ == nullptr) {
+    st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
+    tmp_.clear();
+    return st_;
+  }
+  write(kHeader);
+  return st_;
+}
+
+void PartPackWriter::write(std::string_view bytes) {
+  if (!st_.ok() || bytes.empty()) return;
+  if (f_ == nullptr) {
+    st_ = file_error(ErrorCode::kInternal, path_.string(), "", "part pack written before open() or after commit()");
+    return;
+  }
+  if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size())
+    st_ = file_error(ErrorCode::kIo, tmp_.string(), "byte " + std::to_string(offset_), std::strerror(errno));
+  offset_ += bytes.size();
+}
+
+void PartPackWriter::spill(const std::string& name, Section& s) {
+  if (s.buffer.empty()) return;
+  index_ += name + "\t" + std::to_string(offset_) + "\t" + std::to_string(s.buffer.size()) + "\n";
+  write(s.buffer);
+  s.buffer.clear();
+  s.has_segment = true;
+}
+
+void PartPackWriter::add(std::string_view section, std::string_view bytes) {
+  auto it = sections_.find(section);
+  if (it == sections_.end()) {
+    it = sections_.emplace(std::string(section), Section{}).first;
+    order_.emplace_back(section);
+  }
+  Section& sec = it->second;
+  if (sec.buffer.empty() && bytes.size() >= kSegmentBytes) {  // a caller's own big piece: no copy
+    index_ += it->first + "\t" + std::to_string(offset_) + "\t" + std::to_string(bytes.size()) + "\n";
+    write(bytes);
+    sec.has_segment = true;
+    return;
+  }
+  sec.buffer += bytes;
+  if (sec.buffer.size() >= kSegmentBytes) spill(it->first, sec);
+}
+
+Status PartPackWriter::commit() {
+  for (const auto& name : order_) {
+    Section& s = sections_.at(name);
+    if (!s.buffer.empty()) spill(name, s);
+    else if (!s.has_segment) index_ += name + "\t" + std::to_string(offset_) + "\t0\n";
+    std::string().swap(s.buffer);
+  }
+  const uint64_t index_at = offset_;
+  write(index_);
+  std::string footer(kFooterMagic);
+  put_u64(footer, index_at);
+  put_u64(footer, index_.size());
+  write(footer);
+  if (f_ != nullptr) {
+    const int rc = std::fclose(f_);
+    f_ = nullptr;
+    if (rc != 0 && st_.ok()) st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
+  }
+  if (st_.ok()) {
+    std::error_code ec;
+    fs::rename(tmp_, path_, ec);
+    if (ec) st_ = file_error(ErrorCode::kIo, path_.string(), "", "cannot rename: " + ec.message());
+    else tmp_.clear();
+  }
+  if (!st_.ok()) discard();
+  return st_;
+}
+
+// ---- reader -------------------------------------------------------------------------------------
+
+namespace {
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+}  // namespace
+
+Result<PartPackReader> PartPackReader::open(const fs::path& path) {
+  PartPackReader r;
+  r.path_ = path;
+  Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return file_error(ErrorCode::kIo, path.string(), "", std::strerror(errno));
+  struct stat st {};
+  if (fstat(f.fd, &st) != 0) return file_error(ErrorCode::kIo, path.string(), "", std::strerror(errno));
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const auto damaged = [&path](std::string_view place, std::string_view why) {
+    return file_error(ErrorCode::kParse, path.string(), place, "damaged part pack: " + std::string(why));
+  };
+  if (size < kHeader.size() + kFooterBytes) return damaged("", "shorter than a header and a footer");
+  std::string head(kHeader.size(), '\0'), foot(kFooterBytes, '\0');
+  ASCPROF_RETURN_IF_ERROR(pread_all(f.fd, path, 0, head.size(), head.data()));
+  if (head != kHeader) return damaged("byte 0", "not a part pack (no header)");
+  ASCPROF_RETURN_IF_ERROR(pread_all(f.fd, path, size - kFooterBytes, foot.size(), foot.data()));
+  if (std::string_view(foot).substr(0, kFooterMagic.size()) != kFooterMagic)
+    return damaged("footer", "no footer (an unfinished or truncated file)");
+  const uint64_t index_at = get_u64(foot.data() + 8), index_len = get_u64(foot.data() + 16);
+  const uint64_t data_end = size - kFooterBytes;
+  if (index_at < kHeader.size() || index_at > data_end || index_len != data_end - index_at)
+    return damaged("footer", "index out of the file");
+  std::string index(static_cast<size_t>(index_len), '\0');
+  ASCPROF_RETURN_IF_ERROR(pread_all(f.fd, path, index_at, index.size(), index.data()));
+  size_t line_no = 0;
+  for (size_t at = 0; at < index.size();) {
+    ++line_no;
+    const size_t end = index.find('\n', at);
+    if (end == std::string::npos) return damaged("index line " + std::to_string(line_no), "no line end");
+    const std::string_view line(index.data() + at, end - at);
+    at = end + 1;
+    const size_t t1 = line.find('\t'), t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
+    uint64_t off = 0, len = 0;
+    const auto number = [](std::string_view s, uint64_t* v) {
+      if (s.empty() || s.size() > 19) return false;
+      *v = 0;
+      for (const char c : s) {
+        if (c < '0' || c > '9') return false;
+        *v = *v * 10 + static_cast<uint64_t>(c - '0');
+      }
+      return true;
+    };
+    if (t1 == 0 || t2 == std::string_view::npos || !number(line.substr(t1 + 1, t2 - t1 - 1), &off) ||
+        !number(line.substr(t2 + 1), &len))
+      return damaged("index line " + std::to_string(line_no), "not \"<section>\\t<offset>\\t<length>\"");
+    if (off < kHeader.size() || off > index_at || len > index_at - off)
+      return damaged("index line " + std::to_string(line_no), "segment out of the file");
+    auto& segs = r.sections_[std::string(line.substr(0, t1))];
+    if (len > 0) segs.emplace_back(off, len);
+  }
+  return r;
+}
+
+const PartPackReader::Segments* PartPackReader::segments(std::string_view section) const {
+  const auto it = sections_.find(section);
+  return it == sections_.end() ? nullptr : &it->second;
+}
+
+Status PartPackReader::missing(std::string_view section) const {
+  return file_error(ErrorCode::kSchema, path_.string(), "section " + std::string(section), "the part pack has no such section");
+}
+
+uint64_t PartPackReader::size(std::string_view section) const {
+  uint64_t n = 0;
+  if (const auto* s = segments(section))
+    for (const auto& seg : *s) n += seg.second;
+  return n;
+}
+
+Status PartPackReader::read_at(uint64_t offset, size_t n, std::string& out) const {
+  out.resize(n);
+  if (n == 0) return {};
+  Fd f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (f.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
+  return pread_all(f.fd, path_, offset, n, out.data());
+}
+
+Result<std::string> PartPackReader::read(std::string_view section) const {
+  const auto* segs = segments(section);
+  if (segs == nullptr) return missing(section);
+  std::string out, piece;
+  out.reserve(static_cast<size_t>(size(section)));
+  for (const auto& [off, len] : *segs) {
+    ASCPROF_RETURN_IF_ERROR(read_at(off, static_cast<size_t>(len), piece));
+    out += piece;
+  }
+  return out;
+}
+
+Status PartPackReader::read_section_at(std::string_view section, uint64_t pos, size_t n, std::string& out) const {
+  out.clear();
+  const auto* segs = segments(section);
+  if (segs == nullptr) return missing(section);
+  std::string piece;
+  for (const auto& [off, len] : *segs) {
+    if (out.size() >= n) break;
+    if (pos >= len) {
+      pos -= len;
+      continue;
+    }
+    const size_t take = static_cast<size_t>(std::min<uint64_t>(len - pos, n - out.size()));
+    ASCPROF_RETURN_IF_ERROR(read_at(off + pos, take, piece));
+    out += piece;
+    pos = 0;
+  }
+  return {};
+}
+
+// ---- line cursor --------------------------------------------------------------------------------
+
+PartLineCursor::PartLineCursor(const PartPackReader& pack, std::string section)
+    : pack_(&pack), section_(std::move(section)), size_(pack.size(section_)) {
+  if (!pack.has(section_)) st_ = pack.missing(section_);
+}
+
+bool PartLineCursor::next(std::string& line) {
+  constexpr size_t kBuffer = 16u << 10;
+  line.clear();
+  while (st_.ok()) {
+    const size_t nl = buf_.find('\n', at_);
+    if (nl != std::string::npos) {
+      line.append(buf_, at_, nl - at_);
+      at_ = nl + 1;
+      return true;
+    }
+    line.append(buf_, at_, std::string::npos);
+    at_ = 0;
+    if (pos_ >= size_) {
+      buf_.clear();
+      return !line.empty();  // a last line without '\n'
+    }
+    st_ = pack_->read_section_at(section_, pos_, kBuffer, buf_);
+    pos_ += buf_.size();
+    if (buf_.empty()) break;
+  }
+  return false;
+}
+
+}  // namespace ascprof::store

@@ -1,0 +1,136 @@
+// The part pack: a rank's row fragments in one file (store/part_pack.hpp).
+#include "ascprof/store/part_pack.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+
+#include "support/test_support.hpp"
+
+namespace ascprof::store {
+namespace {
+
+namespace fs = std::filesystem;
+using ascprof::testing::ScratchDir;
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Interleaved sections, one bigger than a segment, one declared empty: each reads back whole and in
+// order, and only the final file is left.
+TEST(PartPack, InterleavedSectionsReadBackWholeAndInOrder) {
+  ScratchDir dir("pack");
+  const fs::path path = dir / "rank0.parts";
+  std::string big, small;
+  {
+    PartPackWriter w;
+    ASSERT_TRUE(w.open(path).ok());
+    w.add("empty.csv", "");
+    for (int i = 0; i < 600000; ++i) {  // ~8 MB: more than one segment
+      const std::string line = "row " + std::to_string(i) + ",x\n";
+      big += line;
+      w.add("big.csv", line);
+      if (i % 1000 == 0) {
+        small += line;
+        w.add("small.csv", line);
+      }
+    }
+    ASSERT_TRUE(w.commit().ok());
+  }
+  ASSERT_GT(big.size(), PartPackWriter::kSegmentBytes);
+  auto r = PartPackReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_TRUE(r->has("empty.csv"));
+  EXPECT_FALSE(r->has("missing.csv"));
+  EXPECT_EQ(r->size("big.csv"), big.size());
+  EXPECT_EQ(*r->read("big.csv"), big);
+  EXPECT_EQ(*r->read("small.csv"), small);
+  EXPECT_EQ(*r->read("empty.csv"), "");
+  std::string streamed;
+  ASSERT_TRUE(r->stream("big.csv", 4096, [&](std::string_view c) {
+                 EXPECT_LE(c.size(), 4096u);
+                 streamed += c;
+                 return true;
+               }).ok());
+  EXPECT_EQ(streamed, big);
+  PartLineCursor cursor(*r, "small.csv");
+  std::string line, lines;
+  while (cursor.next(line)) lines += line + "\n";
+  EXPECT_TRUE(cursor.status().ok());
+  EXPECT_EQ(lines, small);
+  const auto missing = r->read("missing.csv");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), ErrorCode::kSchema);
+  EXPECT_NE(missing.status().message().find("missing.csv"), std::string::npos);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(dir.path())) {
+    ++files;
+    EXPECT_EQ(e.path(), path);
+  }
+  EXPECT_EQ(files, 1);
+}
+
+// A writer that never commits (an error or a SIGTERM on the way) leaves nothing behind.
+TEST(PartPack, UncommittedWriterLeavesNoFile) {
+  ScratchDir dir("pack-abandoned");
+  {
+    PartPackWriter w;
+    ASSERT_TRUE(w.open(dir / "rank0.parts").ok());
+    w.add("a.csv", "x\n");
+  }
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+// A missing folder is an I/O error naming the path, at open and again at commit.
+TEST(PartPack, UnwritableFolderIsAnErrorNamingThePath) {
+  ScratchDir dir("pack-nofolder");
+  PartPackWriter w;
+  const Status st = w.open(dir / "no/such/folder/rank0.parts");
+  EXPECT_EQ(st.code(), ErrorCode::kIo);
+  EXPECT_NE(st.message().find("rank0.parts"), std::string::npos) << st.message();
+  w.add("a.csv", "x\n");
+  EXPECT_FALSE(w.commit().ok());
+}
+
+// Truncated, foreign, and index-damaged files are refused with kParse naming the file; nothing is
+// read from them.
+TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
+  ScratchDir dir("pack-damaged");
+  const fs::path good = dir / "good.parts";
+  {
+    PartPackWriter w;
+    ASSERT_TRUE(w.open(good).ok());
+    w.add("a.csv", "hello\n");
+    ASSERT_TRUE(w.commit().ok());
+  }
+  const std::string bytes = slurp(good);
+  auto expect_refused = [&dir](const std::string& name, const std::string& content, const std::string& why) {
+    const fs::path p = dir / name;
+    ascprof::testing::write_text(p, content);
+    auto r = PartPackReader::open(p);
+    ASSERT_FALSE(r.ok()) << name;
+    EXPECT_EQ(r.status().code(), ErrorCode::kParse) << r.status().to_string();
+    EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().to_string();
+    EXPECT_NE(r.status().message().find(why), std::string::npos) << r.status().to_string();
+  };
+  expect_refused("truncated.parts", bytes.substr(0, bytes.size() - 5), "no footer");
+  expect_refused("empty.parts", "", "shorter than");
+  expect_refused("foreign.parts", std::string(100, 'x'), "no header");
+  std::string bad_index = bytes;
+  bad_index.replace(bad_index.find("a.csv\t"), 6, "a.csv ");  // the index line loses its tab
+  expect_refused("bad-index.parts", bad_index, "index line 1");
+  std::string out_of_file = bytes;
+  const size_t len_at = out_of_file.find("\t6\n");
+  ASSERT_NE(len_at, std::string::npos);
+  out_of_file.replace(len_at, 3, "\t9\n");  // a segment longer than the data
+  expect_refused("out-of-file.parts", out_of_file, "segment out of the file");
+  auto gone = PartPackReader::open(dir / "absent.parts");
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.status().code(), ErrorCode::kIo);
+}
+
+}  // namespace
+}  // namespace ascprof::store

@@ -9,6 +9,8 @@
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
 #include "ascprof/pipeline/root_plan.hpp"
+#include "ascprof/pipeline/summary_outputs.hpp"
+#include "ascprof/store/part_pack.hpp"
 #include "ascprof/synth/synth.hpp"
 #include "support/test_support.hpp"
 
@@ -89,6 +91,52 @@ TEST(CheckpointMoeTraces, AChangedAddedOrRemovedTraceRedoesTheRank) {
   ASSERT_TRUE(save_checkpoint(plan_task(), again, rules).ok());
   fs::remove(trace);
   EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused after the trace was removed";
+}
+
+// The rank's rows of the root tables live in its part pack (ranks/<id>.parts): a checkpoint whose
+// pack is gone, truncated, or misses a table's section must not stand for the rank, or the root
+// would fail (or lose rows) on the reused rank.
+TEST(CheckpointParts, AMissingOrDamagedPartPackRedoesTheRank) {
+  ascprof::testing::ScratchDir dir("checkpoint-parts");
+  synth::SynthOptions so;
+  so.scenario = "moe_mla_decode";
+  so.out_dir = dir / "c";
+  so.ranks = 1;
+  so.steps = 1;
+  ASSERT_TRUE(synth::generate_capture(so).ok());
+  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(kb.ok());
+  const std::string rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
+  const pipeline::RootPlan plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0);
+  ASSERT_EQ(plan.tasks.size(), 1u);
+  const pipeline::RankTask& task = plan.tasks[0];
+  auto redo = [&] {
+    const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+    ASSERT_TRUE(o.ok) << o.error;
+    ASSERT_EQ(o.parts_file, "ranks/" + o.rank_id + ".parts");
+    ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
+    ASSERT_TRUE(load_checkpoint(task, rules).has_value());
+  };
+  const fs::path pack = fs::path(task.root_out) / ("ranks/" + task.rank_id + ".parts");
+
+  redo();
+  const auto size = fs::file_size(pack);
+  fs::resize_file(pack, size - 10);  // the footer cut off (a disk that filled, a copy interrupted)
+  EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused with a truncated part pack";
+
+  redo();
+  fs::remove(pack);
+  EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused without its part pack";
+
+  redo();
+  {  // a pack of an older build without one of today's sections
+    store::PartPackWriter w;
+    ASSERT_TRUE(w.open(pack).ok());
+    for (const auto& section : pipeline::summary_part_sections())
+      if (section != "normalized_event_index.csv") w.add(section, "");
+    ASSERT_TRUE(w.commit().ok());
+  }
+  EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused with a section missing";
 }
 
 TEST(InputKinds, EveryTaskFieldHasOneKind) {

@@ -51,48 +51,27 @@ Status pread_all(int fd, const fs::path& path, uint64_t offset, size_t n, char* 
 
 // ---- writer -------------------------------------------------------------------------------------
 
-PartPackWriter::~PartPackWriter() { discard(); }
-
-void PartPackWriter::discard() {
-  if (f_ != nullptr) std::fclose(f_);
-  f_ = nullptr;
-  if (!tmp_.empty()) {
-    std::error_code ec;
-    fs::remove(tmp_, ec);
-    tmp_.clear();
-  }
-}
-
 Status PartPackWriter::open(const fs::path& path) {
-  path_ = path;
-  tmp_ = temp_sibling(path);
-  f_ = std::fopen(tmp_.c_str(), "wb");
-  if (f_ == nullptr) {
-    st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
-    tmp_.clear();
-    return st_;
-  }
+  ASCPROF_RETURN_IF_ERROR(file_.open(path));
   write(kHeader);
-  return st_;
+  return {};
 }
 
 void PartPackWriter::write(std::string_view bytes) {
-  if (!st_.ok() || bytes.empty()) return;
-  if (f_ == nullptr) {
-    st_ = file_error(ErrorCode::kInternal, path_.string(), "", "part pack written before open() or after commit()");
-    return;
-  }
-  if (std::fwrite(bytes.data(), 1, bytes.size(), f_) != bytes.size())
-    st_ = file_error(ErrorCode::kIo, tmp_.string(), "byte " + std::to_string(offset_), std::strerror(errno));
+  file_.write(bytes);  // a failed write is kept by the file and returned by commit()
   offset_ += bytes.size();
+}
+
+void PartPackWriter::segment(const std::string& name, Section& s, std::string_view bytes) {
+  index_ += name + "\t" + std::to_string(offset_) + "\t" + std::to_string(bytes.size()) + "\n";
+  write(bytes);
+  s.has_segment = true;
 }
 
 void PartPackWriter::spill(const std::string& name, Section& s) {
   if (s.buffer.empty()) return;
-  index_ += name + "\t" + std::to_string(offset_) + "\t" + std::to_string(s.buffer.size()) + "\n";
-  write(s.buffer);
+  segment(name, s, s.buffer);
   s.buffer.clear();
-  s.has_segment = true;
 }
 
 void PartPackWriter::add(std::string_view section, std::string_view bytes) {
@@ -102,12 +81,7 @@ void PartPackWriter::add(std::string_view section, std::string_view bytes) {
     order_.emplace_back(section);
   }
   Section& sec = it->second;
-  if (sec.buffer.empty() && bytes.size() >= kSegmentBytes) {  // a caller's own big piece: no copy
-    index_ += it->first + "\t" + std::to_string(offset_) + "\t" + std::to_string(bytes.size()) + "\n";
-    write(bytes);
-    sec.has_segment = true;
-    return;
-  }
+  if (sec.buffer.empty() && bytes.size() >= kSegmentBytes) return segment(it->first, sec, bytes);  // no copy
   sec.buffer += bytes;
   if (sec.buffer.size() >= kSegmentBytes) spill(it->first, sec);
 }
@@ -125,19 +99,7 @@ Status PartPackWriter::commit() {
   put_u64(footer, index_at);
   put_u64(footer, index_.size());
   write(footer);
-  if (f_ != nullptr) {
-    const int rc = std::fclose(f_);
-    f_ = nullptr;
-    if (rc != 0 && st_.ok()) st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::strerror(errno));
-  }
-  if (st_.ok()) {
-    std::error_code ec;
-    fs::rename(tmp_, path_, ec);
-    if (ec) st_ = file_error(ErrorCode::kIo, path_.string(), "", "cannot rename: " + ec.message());
-    else tmp_.clear();
-  }
-  if (!st_.ok()) discard();
-  return st_;
+  return file_.commit();
 }
 
 // ---- reader -------------------------------------------------------------------------------------

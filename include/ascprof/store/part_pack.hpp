@@ -21,13 +21,13 @@
 /// writer destroyed without commit() removes it. A reader checks the header, the footer and that
 /// every segment lies inside the file, and fails with kParse naming the file otherwise.
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "ascprof/common/files.hpp"
 #include "ascprof/common/status.hpp"
 
 namespace ascprof::store {
@@ -40,31 +40,28 @@ class PartPackWriter {
   PartPackWriter() = default;
   PartPackWriter(const PartPackWriter&) = delete;
   PartPackWriter& operator=(const PartPackWriter&) = delete;
-  /// Without a successful commit(): closes and removes the temporary file.
-  ~PartPackWriter();
+  // Without a successful commit() the temporary file is removed (AtomicFileWriter).
 
-  /// Opens the temporary file for `path` (its folder must exist). kIo naming the path otherwise.
+  /// Opens the temporary file for `path` (creating its folder). kIo naming the path otherwise.
   Status open(const std::filesystem::path& path);
   /// Appends `bytes` to `section` (declaring it: a section added with no bytes is an empty section).
   void add(std::string_view section, std::string_view bytes);
   /// Writes the buffered bytes, the index and the footer, closes and renames onto the path. Returns
   /// the first error of any call (the file is then removed).
   Status commit();
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& path() const { return file_.path(); }
 
  private:
   struct Section {
     std::string buffer;
     bool has_segment = false;
   };
+  void segment(const std::string& name, Section& s, std::string_view bytes);
   void spill(const std::string& name, Section& s);
   void write(std::string_view bytes);
-  void discard();
 
-  std::filesystem::path path_, tmp_;
-  std::FILE* f_ = nullptr;
+  AtomicFileWriter file_;  ///< the temporary file, renamed by commit() or removed
   uint64_t offset_ = 0;
-  Status st_;
   std::vector<std::string> order_;  ///< sections in first-add order
   std::map<std::string, Section, std::less<>> sections_;
   std::string index_;

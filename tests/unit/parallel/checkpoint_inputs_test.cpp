@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/parallel/checkpoint.hpp"
@@ -19,22 +20,37 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A one-rank moe_mla_decode capture, its plan into `dir/out`, the rules and their fingerprint.
+struct OneRank {
+  synth::SynthOptions so;
+  std::optional<knowledge::Knowledge> kb;
+  std::string rules;
+  pipeline::RootPlan plan;
+
+  OneRank(const fs::path& dir, uint32_t steps) {
+    so.scenario = "moe_mla_decode";
+    so.out_dir = dir / "c";
+    so.ranks = 1;
+    so.steps = steps;
+    EXPECT_TRUE(synth::generate_capture(so).ok());
+    auto loaded = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
+    EXPECT_TRUE(loaded.ok());
+    if (loaded.ok()) kb.emplace(std::move(loaded).value());
+    rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
+    plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0);
+    EXPECT_EQ(plan.tasks.size(), 1u);
+  }
+};
+
 class CheckpointInputs : public ::testing::TestWithParam<std::string pipeline::RankTask::*> {};
 
 TEST_P(CheckpointInputs, EditingAnInputBetweenTwoRunsRedoesTheRank) {
   ascprof::testing::ScratchDir dir("checkpoint-inputs");
-  synth::SynthOptions so;
-  so.scenario = "moe_mla_decode";
-  so.out_dir = dir / "c";
-  so.ranks = 1;
-  so.steps = 2;
-  ASSERT_TRUE(synth::generate_capture(so).ok());
-  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-  ASSERT_TRUE(kb.ok());
-  const std::string rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
-  const pipeline::RootPlan plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0);
-  ASSERT_EQ(plan.tasks.size(), 1u);
-  const pipeline::RankTask& task = plan.tasks[0];
+  const OneRank r(dir.path(), 2);
+  ASSERT_TRUE(r.kb.has_value() && r.plan.tasks.size() == 1);
+  const auto& kb = r.kb;
+  const std::string& rules = r.rules;
+  const pipeline::RankTask& task = r.plan.tasks[0];
   const std::string& input = task.*GetParam();
   ASSERT_FALSE(input.empty()) << pipeline::input_kind_name(GetParam()) << " missing from the synth capture";
 
@@ -98,18 +114,11 @@ TEST(CheckpointMoeTraces, AChangedAddedOrRemovedTraceRedoesTheRank) {
 // would fail (or lose rows) on the reused rank.
 TEST(CheckpointParts, AMissingOrDamagedPartPackRedoesTheRank) {
   ascprof::testing::ScratchDir dir("checkpoint-parts");
-  synth::SynthOptions so;
-  so.scenario = "moe_mla_decode";
-  so.out_dir = dir / "c";
-  so.ranks = 1;
-  so.steps = 1;
-  ASSERT_TRUE(synth::generate_capture(so).ok());
-  auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
-  ASSERT_TRUE(kb.ok());
-  const std::string rules = knowledge_fingerprint(ascprof::testing::knowledge_dir());
-  const pipeline::RootPlan plan = pipeline::plan_root(so.out_dir.string(), (dir / "out").string(), 0);
-  ASSERT_EQ(plan.tasks.size(), 1u);
-  const pipeline::RankTask& task = plan.tasks[0];
+  const OneRank r(dir.path(), 1);
+  ASSERT_TRUE(r.kb.has_value() && r.plan.tasks.size() == 1);
+  const auto& kb = r.kb;
+  const std::string& rules = r.rules;
+  const pipeline::RankTask& task = r.plan.tasks[0];
   auto redo = [&] {
     const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
     ASSERT_TRUE(o.ok) << o.error;

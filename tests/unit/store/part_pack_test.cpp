@@ -3,9 +3,9 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <string>
 
+#include "ascprof/common/files.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::store {
@@ -13,11 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ascprof::testing::ScratchDir;
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // Interleaved sections, one bigger than a segment, one declared empty: each reads back whole and in
 // order, and only the final file is left.
@@ -84,13 +79,15 @@ TEST(PartPack, UncommittedWriterLeavesNoFile) {
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
-// A missing folder is an I/O error naming the path, at open and again at commit.
+// A folder that cannot be made (a file stands in its place) is an I/O error naming it, at open and
+// again at commit.
 TEST(PartPack, UnwritableFolderIsAnErrorNamingThePath) {
   ScratchDir dir("pack-nofolder");
+  ascprof::testing::write_text(dir / "ranks", "a file, not a folder");
   PartPackWriter w;
-  const Status st = w.open(dir / "no/such/folder/rank0.parts");
+  const Status st = w.open(dir / "ranks/rank0.parts");
   EXPECT_EQ(st.code(), ErrorCode::kIo);
-  EXPECT_NE(st.message().find("rank0.parts"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("ranks"), std::string::npos) << st.message();
   w.add("a.csv", "x\n");
   EXPECT_FALSE(w.commit().ok());
 }
@@ -106,7 +103,9 @@ TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
     w.add("a.csv", "hello\n");
     ASSERT_TRUE(w.commit().ok());
   }
-  const std::string bytes = slurp(good);
+  const auto read = read_file(good);
+  ASSERT_TRUE(read.ok());
+  const std::string& bytes = *read;
   auto expect_refused = [&dir](const std::string& name, const std::string& content, const std::string& why) {
     const fs::path p = dir / name;
     ascprof::testing::write_text(p, content);

@@ -237,9 +237,11 @@ Status write_raw_kernel_index_part(store::PartPackWriter& pack, uint32_t ord, co
   const char* events = layout::kNormalizedEventIndexCsv;
   pack.add(file, "");
   pack.add(events, "");
-  const auto spill = [&pack](const char* section, std::string& text) {
-    pack.add(section, text);
+  uint64_t buf_rows = 0, ev_rows = 0;  // rows in each buffer
+  const auto spill = [&pack](const char* section, std::string& text, uint64_t& rows) {
+    pack.add(section, text, rows);
     text.clear();
+    rows = 0;
   };
   std::string buf, ev;
   buf.reserve(kFlushBytes + (64u << 10));
@@ -269,15 +271,17 @@ Status write_raw_kernel_index_part(store::PartPackWriter& pack, uint32_t ord, co
     ev += ',';
     if (row < norm.op_type.size() && norm.op_type[row] < op_type_cells.size()) ev += op_type_cells[norm.op_type[row]];
     ev += '\n';
-    if (ev.size() >= kFlushBytes) spill(events, ev);
+    ++ev_rows;
+    if (ev.size() >= kFlushBytes) spill(events, ev, ev_rows);
 
     identity(buf, row, rank_source);
     times_taxon_shape(buf, row, false, taxon_cells);
     buf += '\n';
-    if (buf.size() >= kFlushBytes) spill(file, buf);
+    ++buf_rows;
+    if (buf.size() >= kFlushBytes) spill(file, buf, buf_rows);
   }
-  spill(file, buf);
-  spill(events, ev);
+  spill(file, buf, buf_rows);
+  spill(events, ev, ev_rows);
   return {};
 }
 

@@ -411,7 +411,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
   struct Section {
     store::PartPackWriter* pack;
     const char* name;
-    void add(std::string_view text) const { pack->add(name, text); }
+    void add(std::string_view row) const { pack->add(name, row, 1); }  // each call is one CSV row
   };
   auto part = [&pack](const char* table) { return Section{&pack, table}; };
   const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
@@ -684,7 +684,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     for (const auto& ls : sum.layers)
       lines += stable_id("evd", {s.layers[ls.layer].layer_id, "layer_window"}) + "\t" +
                metrics_members(ord, ls.metrics, &events) + "\n";
-    pack.add(kEvidenceMetricsPart, lines);
+    pack.add(kEvidenceMetricsPart, lines, 1 + sum.segments.size() + sum.layers.size());
   }
   ASCPROF_RETURN_IF_ERROR(flush(layout::kEvidenceIndexCsv));
   ASCPROF_RETURN_IF_ERROR(flush(kEvidenceLayerRows));
@@ -692,8 +692,8 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string keyed;
   for (const auto& [ns, row] : evidence_bubbles) keyed += std::to_string(ns) + "\t" + row;  // row ends in \n
-  pack.add(kEvidenceBubbleRows, keyed);
-  pack.add(kBubbleWindowsPart, bubble_part);
+  pack.add(kEvidenceBubbleRows, keyed, evidence_bubbles.size());
+  pack.add(kBubbleWindowsPart, bubble_part, bubbles.size());
   return {};
 }
 
@@ -808,27 +808,33 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     const bool evidence = t == layout::kEvidenceIndexCsv;
     std::vector<const char*> sections = {t.c_str()};
     if (evidence) sections.push_back(kEvidenceLayerRows);
+    // Each rank's section is copied inside the kernel (copy_file_range) and its rows come from the
+    // pack's index: the root neither reads nor scans the ~0.5 GB of rows of a 1,024-rank root.
     for (const char* section : sections)
       for (const auto& pack : packs) {
-        bool quoted = false;
-        // Sections are copied in chunks: a rank's raw_kernel_index alone is ~150 MB.
-        const Status st = pack.stream(section, 1u << 20, [&](std::string_view chunk) {
-          if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
-            const std::string& h = layouts.at(t).header();
-            ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
-            if (!ok) err = errno;
-            header_written = true;
+        if (pack.size(section) == 0) {
+          if (!pack.has(section)) {
+            std::fclose(f);
+            { std::error_code rm; fs::remove(tmp, rm); }
+            return pack.read(section).status();  // the missing-section error, naming the pack
           }
-          rows += csv_rows(chunk, quoted);
-          ok = ok && std::fwrite(chunk.data(), 1, chunk.size(), f) == chunk.size();
-          if (!ok && err == 0) err = errno;
-          return ok;
-        });
-        if (!st.ok()) {
+          continue;
+        }
+        if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
+          const std::string& h = layouts.at(t).header();
+          ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
+          if (!ok) err = errno;
+          header_written = true;
+        }
+        ok = ok && std::fflush(f) == 0;
+        if (!ok && err == 0) err = errno;
+        const Status st = ok ? pack.copy_to(section, fileno(f), out) : Status{};
+        if (!st.ok() || (ok && std::fseek(f, 0, SEEK_END) != 0)) {  // the stream follows the copied bytes
           std::fclose(f);
           { std::error_code rm; fs::remove(tmp, rm); }
-          return st;
+          return st.ok() ? file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno)) : st;
         }
+        rows += pack.rows(section);
       }
     if (ok && evidence) {
       auto merged = merge_keyed_lines(packs, kEvidenceBubbleRows, f, header_written ? "" : layouts.at(t).header(), out);

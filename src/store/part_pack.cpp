@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kHeader = "ascprof part pack 1\n";
+constexpr std::string_view kHeader = "ascprof part pack 2\n";
 constexpr std::string_view kFooterMagic = "ASCPACK1";
 constexpr size_t kFooterBytes = 24;
 
@@ -62,27 +62,29 @@ void PartPackWriter::write(std::string_view bytes) {
   offset_ += bytes.size();
 }
 
-void PartPackWriter::segment(const std::string& name, Section& s, std::string_view bytes) {
-  index_ += name + "\t" + std::to_string(offset_) + "\t" + std::to_string(bytes.size()) + "\n";
+void PartPackWriter::segment(const std::string& name, Section& s, std::string_view bytes, uint64_t rows) {
+  index_ += name + "\t" + std::to_string(offset_) + "\t" + std::to_string(bytes.size()) + "\t" + std::to_string(rows) + "\n";
   write(bytes);
   s.has_segment = true;
 }
 
 void PartPackWriter::spill(const std::string& name, Section& s) {
   if (s.buffer.empty()) return;
-  segment(name, s, s.buffer);
+  segment(name, s, s.buffer, s.buffer_rows);
   s.buffer.clear();
+  s.buffer_rows = 0;
 }
 
-void PartPackWriter::add(std::string_view section, std::string_view bytes) {
+void PartPackWriter::add(std::string_view section, std::string_view bytes, uint64_t rows) {
   auto it = sections_.find(section);
   if (it == sections_.end()) {
     it = sections_.emplace(std::string(section), Section{}).first;
     order_.emplace_back(section);
   }
   Section& sec = it->second;
-  if (sec.buffer.empty() && bytes.size() >= kSegmentBytes) return segment(it->first, sec, bytes);  // no copy
+  if (sec.buffer.empty() && bytes.size() >= kSegmentBytes) return segment(it->first, sec, bytes, rows);  // no copy
   sec.buffer += bytes;
+  sec.buffer_rows += rows;
   if (sec.buffer.size() >= kSegmentBytes) spill(it->first, sec);
 }
 
@@ -90,7 +92,7 @@ Status PartPackWriter::commit() {
   for (const auto& name : order_) {
     Section& s = sections_.at(name);
     if (!s.buffer.empty()) spill(name, s);
-    else if (!s.has_segment) index_ += name + "\t" + std::to_string(offset_) + "\t0\n";
+    else if (!s.has_segment) index_ += name + "\t" + std::to_string(offset_) + "\t0\t0\n";
     std::string().swap(s.buffer);
   }
   const uint64_t index_at = offset_;
@@ -145,7 +147,8 @@ Result<PartPackReader> PartPackReader::open(const fs::path& path) {
     const std::string_view line(index.data() + at, end - at);
     at = end + 1;
     const size_t t1 = line.find('\t'), t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
-    uint64_t off = 0, len = 0;
+    const size_t t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
+    uint64_t off = 0, len = 0, rows = 0;
     const auto number = [](std::string_view s, uint64_t* v) {
       if (s.empty() || s.size() > 19) return false;
       *v = 0;
@@ -155,13 +158,13 @@ Result<PartPackReader> PartPackReader::open(const fs::path& path) {
       }
       return true;
     };
-    if (t1 == 0 || t2 == std::string_view::npos || !number(line.substr(t1 + 1, t2 - t1 - 1), &off) ||
-        !number(line.substr(t2 + 1), &len))
-      return damaged("index line " + std::to_string(line_no), "not \"<section>\\t<offset>\\t<length>\"");
+    if (t1 == 0 || t3 == std::string_view::npos || !number(line.substr(t1 + 1, t2 - t1 - 1), &off) ||
+        !number(line.substr(t2 + 1, t3 - t2 - 1), &len) || !number(line.substr(t3 + 1), &rows))
+      return damaged("index line " + std::to_string(line_no), "not \"<section>\\t<offset>\\t<length>\\t<rows>\"");
     if (off < kHeader.size() || off > index_at || len > index_at - off)
       return damaged("index line " + std::to_string(line_no), "segment out of the file");
     auto& segs = r.sections_[std::string(line.substr(0, t1))];
-    if (len > 0) segs.emplace_back(off, len);
+    if (len > 0) segs.push_back({off, len, rows});
   }
   return r;
 }
@@ -178,8 +181,53 @@ Status PartPackReader::missing(std::string_view section) const {
 uint64_t PartPackReader::size(std::string_view section) const {
   uint64_t n = 0;
   if (const auto* s = segments(section))
-    for (const auto& seg : *s) n += seg.second;
+    for (const auto& seg : *s) n += seg.length;
   return n;
+}
+
+uint64_t PartPackReader::rows(std::string_view section) const {
+  uint64_t n = 0;
+  if (const auto* s = segments(section))
+    for (const auto& seg : *s) n += seg.rows;
+  return n;
+}
+
+Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::path& out_name) const {
+  const auto* segs = segments(section);
+  if (segs == nullptr) return missing(section);
+  if (segs->empty()) return {};
+  Fd in{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (in.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
+  std::string buf;
+  for (const auto& seg : *segs) {
+    auto off = static_cast<off64_t>(seg.offset);
+    uint64_t left = seg.length;
+    while (left > 0) {
+      const ssize_t n = ::copy_file_range(in.fd, &off, out_fd, nullptr, static_cast<size_t>(left), 0);
+      if (n > 0) {
+        left -= static_cast<uint64_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL || errno == EBADF) {
+        // no kernel copy here (another file system, an old kernel, an O_APPEND target): through a
+        // buffer (a truly bad descriptor then fails the write below)
+        const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
+        ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, (buf.resize(piece), buf.data())));
+        for (size_t done = 0; done < piece;) {
+          const ssize_t w = ::write(out_fd, buf.data() + done, piece - done);
+          if (w < 0 && errno == EINTR) continue;
+          if (w < 0) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
+          done += static_cast<size_t>(w);
+        }
+        off += static_cast<off64_t>(piece);
+        left -= piece;
+        continue;
+      }
+      return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
+    }
+  }
+  return {};
 }
 
 Status PartPackReader::read_at(uint64_t offset, size_t n, std::string& out) const {
@@ -195,7 +243,7 @@ Result<std::string> PartPackReader::read(std::string_view section) const {
   if (segs == nullptr) return missing(section);
   std::string out, piece;
   out.reserve(static_cast<size_t>(size(section)));
-  for (const auto& [off, len] : *segs) {
+  for (const auto& [off, len, rows] : *segs) {
     ASCPROF_RETURN_IF_ERROR(read_at(off, static_cast<size_t>(len), piece));
     out += piece;
   }
@@ -207,7 +255,7 @@ Status PartPackReader::read_section_at(std::string_view section, uint64_t pos, s
   const auto* segs = segments(section);
   if (segs == nullptr) return missing(section);
   std::string piece;
-  for (const auto& [off, len] : *segs) {
+  for (const auto& [off, len, rows] : *segs) {
     if (out.size() >= n) break;
     if (pos >= len) {
       pos -= len;

@@ -8,11 +8,13 @@
 /// appended to and renamed once.
 ///
 /// Layout (all offsets from the start of the file):
-///   "ascprof part pack 1\n"                      header, 20 bytes
+///   "ascprof part pack 2\n"                      header, 20 bytes
 ///   segment bytes ...                             each section's bytes, in one or more segments
-///   index                                         one line per segment: "<section>\t<offset>\t<length>\n"
+///   index                                         one line per segment:
+///                                                 "<section>\t<offset>\t<length>\t<rows>\n"
 ///                                                 (a section's segments in order; an empty section
-///                                                 is one line of length 0)
+///                                                 is one line of length 0; rows as the writer counted
+///                                                 them, so the root knows a table's rows unread)
 ///   "ASCPACK1" <u64 LE index offset> <u64 LE index length>   footer, 24 bytes
 /// Sections are written as they are rendered: each keeps up to kSegmentBytes in memory, then
 /// becomes a segment, so a GB-class rank's table is never held whole and tables interleave.
@@ -44,8 +46,9 @@ class PartPackWriter {
 
   /// Opens the temporary file for `path` (creating its folder). kIo naming the path otherwise.
   Status open(const std::filesystem::path& path);
-  /// Appends `bytes` to `section` (declaring it: a section added with no bytes is an empty section).
-  void add(std::string_view section, std::string_view bytes);
+  /// Appends `bytes`, holding `rows` rows, to `section` (declaring it: a section added with no
+  /// bytes is an empty section).
+  void add(std::string_view section, std::string_view bytes, uint64_t rows = 0);
   /// Writes the buffered bytes, the index and the footer, closes and renames onto the path. Returns
   /// the first error of any call (the file is then removed).
   Status commit();
@@ -54,9 +57,10 @@ class PartPackWriter {
  private:
   struct Section {
     std::string buffer;
+    uint64_t buffer_rows = 0;
     bool has_segment = false;
   };
-  void segment(const std::string& name, Section& s, std::string_view bytes);
+  void segment(const std::string& name, Section& s, std::string_view bytes, uint64_t rows);
   void spill(const std::string& name, Section& s);
   void write(std::string_view bytes);
 
@@ -80,6 +84,12 @@ class PartPackReader {
   bool has(std::string_view section) const { return sections_.find(section) != sections_.end(); }
   /// Bytes of `section` (0 when absent).
   uint64_t size(std::string_view section) const;
+  /// Rows of `section` as its writer counted them (0 when absent).
+  uint64_t rows(std::string_view section) const;
+  /// Appends the whole section to the open file `out_fd` at its current position, copied inside
+  /// the kernel (copy_file_range; read/write where that is not supported). kIo naming the pack or
+  /// `out_name` on a failure.
+  Status copy_to(std::string_view section, int out_fd, const std::filesystem::path& out_name) const;
   /// The whole section. kSchema naming the file if the pack has no such section.
   Result<std::string> read(std::string_view section) const;
   /// Reads `section` in order, `chunk` bytes at most at a time, handing each piece to `sink`
@@ -89,7 +99,7 @@ class PartPackReader {
     const auto* segs = segments(section);
     if (segs == nullptr) return missing(section);
     std::string buf;
-    for (const auto& [off, len] : *segs)
+    for (const auto& [off, len, rows] : *segs)
       for (uint64_t done = 0; done < len;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, len - done));
         ASCPROF_RETURN_IF_ERROR(read_at(off + done, n, buf));
@@ -101,7 +111,10 @@ class PartPackReader {
 
  private:
   friend class PartLineCursor;
-  using Segments = std::vector<std::pair<uint64_t, uint64_t>>;  ///< (offset, length)
+  struct Segment {
+    uint64_t offset = 0, length = 0, rows = 0;
+  };
+  using Segments = std::vector<Segment>;
   PartPackReader() = default;
   /// Up to `n` bytes of `section` from its byte `pos` on into `out` (fewer at its end).
   Status read_section_at(std::string_view section, uint64_t pos, size_t n, std::string& out) const;

@@ -5,6 +5,9 @@
 
 #include <string>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "ascprof/common/files.hpp"
 #include "support/test_support.hpp"
 
@@ -27,10 +30,10 @@ TEST(PartPack, InterleavedSectionsReadBackWholeAndInOrder) {
     for (int i = 0; i < 600000; ++i) {  // ~8 MB: more than one segment
       const std::string line = "row " + std::to_string(i) + ",x\n";
       big += line;
-      w.add("big.csv", line);
+      w.add("big.csv", line, 1);
       if (i % 1000 == 0) {
         small += line;
-        w.add("small.csv", line);
+        w.add("small.csv", line, 1);
       }
     }
     ASSERT_TRUE(w.commit().ok());
@@ -41,6 +44,9 @@ TEST(PartPack, InterleavedSectionsReadBackWholeAndInOrder) {
   EXPECT_TRUE(r->has("empty.csv"));
   EXPECT_FALSE(r->has("missing.csv"));
   EXPECT_EQ(r->size("big.csv"), big.size());
+  EXPECT_EQ(r->rows("big.csv"), 600000u);  // summed over its segments
+  EXPECT_EQ(r->rows("small.csv"), 600u);
+  EXPECT_EQ(r->rows("empty.csv"), 0u);
   EXPECT_EQ(*r->read("big.csv"), big);
   EXPECT_EQ(*r->read("small.csv"), small);
   EXPECT_EQ(*r->read("empty.csv"), "");
@@ -51,6 +57,22 @@ TEST(PartPack, InterleavedSectionsReadBackWholeAndInOrder) {
                  return true;
                }).ok());
   EXPECT_EQ(streamed, big);
+  // the kernel-side copy appends the section at the file's position (an O_APPEND file, where
+  // copy_file_range refuses, through a buffer)
+  for (const int append : {0, O_APPEND}) {
+    const fs::path copy = dir / "copy.csv";
+    ascprof::testing::write_text(copy, "header\n");
+    const int fd = ::open(copy.c_str(), O_WRONLY | append);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::lseek(fd, 0, SEEK_END), 7);
+    EXPECT_TRUE(r->copy_to("big.csv", fd, copy).ok());
+    EXPECT_TRUE(r->copy_to("empty.csv", fd, copy).ok());
+    ::close(fd);
+    const auto copied = read_file(copy);
+    ASSERT_TRUE(copied.ok());
+    EXPECT_TRUE(*copied == "header\n" + big) << "append " << append << ": " << copied->size() << " bytes";
+    fs::remove(copy);
+  }
   PartLineCursor cursor(*r, "small.csv");
   std::string line, lines;
   while (cursor.next(line)) lines += line + "\n";
@@ -100,7 +122,7 @@ TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
   {
     PartPackWriter w;
     ASSERT_TRUE(w.open(good).ok());
-    w.add("a.csv", "hello\n");
+    w.add("a.csv", "hello\n", 1);
     ASSERT_TRUE(w.commit().ok());
   }
   const auto read = read_file(good);
@@ -122,9 +144,9 @@ TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
   bad_index.replace(bad_index.find("a.csv\t"), 6, "a.csv ");  // the index line loses its tab
   expect_refused("bad-index.parts", bad_index, "index line 1");
   std::string out_of_file = bytes;
-  const size_t len_at = out_of_file.find("\t6\n");
+  const size_t len_at = out_of_file.find("\t6\t1\n");
   ASSERT_NE(len_at, std::string::npos);
-  out_of_file.replace(len_at, 3, "\t9\n");  // a segment longer than the data
+  out_of_file.replace(len_at, 3, "\t9\t");  // a segment longer than the data
   expect_refused("out-of-file.parts", out_of_file, "segment out of the file");
   auto gone = PartPackReader::open(dir / "absent.parts");
   ASSERT_FALSE(gone.ok());

@@ -6,7 +6,7 @@
 #   SECONDS_PER_TARGET  default 60
 #   BUILD_DIR           default build-fuzz (relative to the repository root, or absolute)
 #   env JOBS            build parallelism (default 2)
-#   env FUZZ_TARGETS    targets to run (default: all five, space separated)
+#   env FUZZ_TARGETS    targets to run (default: all six, space separated)
 #   env ASCPROF_REAL_FIXTURES  real captures for seeds (default ../shared/fixtures/real; skipped if absent)
 #
 # Seeds land in BUILD_DIR/corpus/<target>/ (libFuzzer adds what it finds there too), logs in
@@ -20,7 +20,7 @@ SECONDS_PER_TARGET="${1:-60}"
 BUILD_DIR="${2:-build-fuzz}"
 [[ "$BUILD_DIR" = /* ]] || BUILD_DIR="$ROOT/$BUILD_DIR"
 JOBS="${JOBS:-2}"
-TARGETS="${FUZZ_TARGETS:-csv_fuzzer trace_view_fuzzer communication_fuzzer knowledge_fuzzer profiler_db_fuzzer}"
+TARGETS="${FUZZ_TARGETS:-csv_fuzzer trace_view_fuzzer communication_fuzzer knowledge_fuzzer profiler_db_fuzzer part_pack_fuzzer}"
 FIXTURES="${ASCPROF_REAL_FIXTURES:-$ROOT/../shared/fixtures/real}"
 
 # ---- build -------------------------------------------------------------------------------------
@@ -109,6 +109,9 @@ cat <<'EOF' | seed communication_fuzzer hand-small "" 60000
 {"step12":{"collective":{"hcom_allReduce__612_4_1@16937813838281358133":{"Communication Time Info":{"Start Timestamp(us)":1700000000000001.123,"Elapse Time(ms)":1.5,"Transit Time(ms)":"0.5","Wait Time(ms)":0,"Synchronization Time(ms)":0,"Idle Time(ms)":1,"Wait Time Ratio":0,"Synchronization Time Ratio":0},"Communication Bandwidth Info":{"RDMA":{"Transit Size(MB)":0,"Transit Time(ms)":0,"Bandwidth(GB/s)":0,"Large Packet Ratio":0,"Size Distribution":{}},"HCCS":{"Transit Size(MB)":1,"Transit Time(ms)":1,"Bandwidth(GB/s)":1,"Large Packet Ratio":1,"Size Distribution":{"1":[1,0.5]}}}},"Total Op Info":{"Communication Time Info":{"Elapse Time(ms)":1.5}}},"p2p":{}},"step":{"p2p":{"hcom_send__1_0@1":{}}}}
 EOF
 
+# a part pack: header, two sections (one of two segments), an empty one, the index, the footer
+printf 'ascprof part pack 2\nx,1\ny,2\nhello\nz,3\na.csv\t20\t8\t2\nb\t28\t6\t1\nempty\t38\t0\t0\na.csv\t34\t4\t1\nASCPACK1\046\0\0\0\0\0\0\0\060\0\0\0\0\0\0\0' \
+  | seed part_pack_fuzzer hand-pack "" 4096
 cat <<'EOF' | seed profiler_db_fuzzer hand-sql "001" 60000
 CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY,value TEXT);
 INSERT INTO STRING_IDS VALUES(0,'MatMul_1'),(1,'MatMul'),(2,'AI_CORE'),(3,'"8,16"'),(4,'aic_mac_time'),(5,'hcom_allReduce__1_0_1'),(6,'KERNEL_AICORE'),(7,'launch');

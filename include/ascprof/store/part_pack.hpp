@@ -82,6 +82,12 @@ class PartPackReader {
 
   const std::filesystem::path& path() const { return path_; }
   bool has(std::string_view section) const { return sections_.find(section) != sections_.end(); }
+  /// The section names, sorted.
+  std::vector<std::string> sections() const {
+    std::vector<std::string> out;
+    for (const auto& [name, segs] : sections_) out.push_back(name);
+    return out;
+  }
   /// Bytes of `section` (0 when absent).
   uint64_t size(std::string_view section) const;
   /// Rows of `section` as its writer counted them (0 when absent).

@@ -15,7 +15,7 @@
 //       the coordinator's post-gather work into DIR/out_<N>/. Prints one JSON object (process 0).
 //
 // run options:
-//   --slow-template ID   rank id of the capture's slow rank (synth fault slow_rank:ID:1.4); default 3
+//   --slow-template N    the capture's slow rank (synth fault slow_rank:N:1.4; its rank id is rank<N>); default 3
 //   --planted a,b,c      fabricated ranks that are copies of the slow template (default: 3 ranks at
 //                        13 %, 52 % and 91 % of N, so both processes hold one)
 //   --jitter F           per-value duration jitter, uniform +-F (default 0.03)
@@ -29,7 +29,7 @@
 //   --tables light|full  light (default): the fabricated ranks' per-entity summary fragments (one row
 //                        per kernel / block / layer / step) are emptied and the segment / classify root
 //                        files skipped, so the root tables that grow with ranks x rows are not written
-//                        (see light_summary_dir); full: the real ones (use on a few ranks, then scale)
+//                        (see light_parts); full: the real ones (use on a few ranks, then scale)
 //   --root-outputs 0|1   0: stop before write_root_outputs (default 1)
 //   --free-folded        drop each rank's unpacked buckets once packed (analyze_run keeps them until
 //                        all its ranks are folded): lowers the peak of process 1, which holds N/2 ranks
@@ -239,7 +239,7 @@ class PhaseClock {
 struct Template {
   pipeline::RankOutcome outcome;  // real, as the rank job returned it (candidates included)
   std::string h5_path;            // absolute
-  std::string summary_dir;        // absolute: the light copy of the part pack the fabricated ranks concatenate
+  std::string parts_file;         // absolute: the light copy of the part pack the fabricated ranks concatenate
 };
 
 pipeline::RootPlan template_plan(const Args& a, const knowledge::Knowledge& kb) {
@@ -260,7 +260,7 @@ const std::set<std::string>& per_entity_fragments() {
   return names;
 }
 
-std::string light_summary_dir(const Args& a, const pipeline::RootPlan& plan, const pipeline::RankOutcome& o) {
+std::string light_parts(const Args& a, const pipeline::RootPlan& plan, const pipeline::RankOutcome& o) {
   const fs::path src = fs::path(plan.tasks.front().root_out) / o.parts_file;
   if (a.full_tables) return fs::absolute(src).string();
   const fs::path dst = fs::absolute(fs::path(a.work) / "light_summary" / (o.rank_id + ".light-v3.parts"));
@@ -329,7 +329,7 @@ pipeline::RankOutcome fabricate(const World& w, uint64_t f, int process) {
   o.rank_index = static_cast<int32_t>(f);
   o.device_id = static_cast<int32_t>(f % 16);
   o.h5_file = t.h5_path;          // absolute: fs::path(out_dir) / h5_file is this file
-  o.parts_file = t.summary_dir;  // absolute, likewise
+  o.parts_file = t.parts_file;  // absolute, likewise
   o.process = process;
   o.reused = false;
   const int64_t shift = w.clock_shift(f);
@@ -692,7 +692,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
               [](const Template& x, const Template& y) { return x.outcome.rank_index < y.outcome.rank_index; });
     bool found = false;
     for (size_t i = 0; i < w.templates.size(); ++i) {
-      if (w.templates[i].outcome.rank_id == a.slow_template) {
+      if (w.templates[i].outcome.rank_id == "rank" + a.slow_template) {  // rank ids are rank<N> (issue 23)
         w.slow = i;
         found = true;
       } else {
@@ -714,8 +714,8 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   if (bad) return 3;
   // light summary folders: process 0 makes them, the others wait
   if (me == 0)
-    for (auto& t : w.templates) t.summary_dir = light_summary_dir(a, tplan, t.outcome);
-  for (auto& t : w.templates) mpi::broadcast(world, t.summary_dir, 0);
+    for (auto& t : w.templates) t.parts_file = light_parts(a, tplan, t.outcome);
+  for (auto& t : w.templates) mpi::broadcast(world, t.parts_file, 0);
   if (a.planted.empty()) {
     for (const double share : {0.13, 0.52, 0.91}) w.planted.insert(static_cast<uint64_t>(share * static_cast<double>(w.n)));
   } else {

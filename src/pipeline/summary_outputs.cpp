@@ -426,10 +426,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     return text;
   };
   // a table's section is declared even without rows (an empty table is an empty section)
-  auto flush = [&pack](const char* table) {
-    pack.add(table, "");
-    return Status{};
-  };
+  auto declare = [&pack](const char* table) { pack.add(table, ""); };
   CsvRow r;
 
   // step_summary + step_anatomy: one row per segment (anatomy: steps only)
@@ -475,8 +472,8 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kStepAnatomyCsv).add(line(layout::kStepAnatomyCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kStepSummaryCsv));
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kStepAnatomyCsv));
+  declare(layout::kStepSummaryCsv);
+  declare(layout::kStepAnatomyCsv);
 
   // layer_summary
   for (const auto& ls : sum.layers) {
@@ -501,7 +498,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kLayerSummaryCsv).add(line(layout::kLayerSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kLayerSummaryCsv));
+  declare(layout::kLayerSummaryCsv);
 
   // block_summary
   for (const auto& bs : sum.blocks) {
@@ -535,7 +532,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kBlockSummaryCsv).add(line(layout::kBlockSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kBlockSummaryCsv));
+  declare(layout::kBlockSummaryCsv);
 
   // rank_summary
   {
@@ -564,7 +561,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kRankSummaryCsv).add(line(layout::kRankSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kRankSummaryCsv));
+  declare(layout::kRankSummaryCsv);
 
   // operator_summary
   for (const auto& o : sum.operators) {
@@ -572,7 +569,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kOperatorSummaryCsv).add(line(layout::kOperatorSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kOperatorSummaryCsv));
+  declare(layout::kOperatorSummaryCsv);
 
   // hccl_op_summary
   for (const auto& h : sum.hccl) {
@@ -583,7 +580,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kHcclOpSummaryCsv).add(line(layout::kHcclOpSummaryCsv, r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kHcclOpSummaryCsv));
+  declare(layout::kHcclOpSummaryCsv);
 
   // wait_anchor_ops: the operator's row and the anchor's own columns
   for (const auto& w : sum.wait_anchors) {
@@ -592,7 +589,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kWaitAnchorOpsCsv).add(row_line(layout::kWaitAnchorOpsCsv, static_cast<size_t>(&w - sum.wait_anchors.data()), r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kWaitAnchorOpsCsv));
+  declare(layout::kWaitAnchorOpsCsv);
 
   // aicpu_summary
   for (const auto& a : sum.aicpu) {
@@ -602,7 +599,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
     part(layout::kAicpuSummaryCsv).add(row_line(layout::kAicpuSummaryCsv, static_cast<size_t>(&a - sum.aicpu.data()), r));
   }
 
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kAicpuSummaryCsv));
+  declare(layout::kAicpuSummaryCsv);
 
   // evidence_index (segment, layer and bubble windows) and the bubble evidence records. Every
   // step_summary row has its window here (a step_window, or the edge_window of a head, tail or
@@ -686,8 +683,8 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
                metrics_members(ord, ls.metrics, &events) + "\n";
     pack.add(kEvidenceMetricsPart, lines, 1 + sum.segments.size() + sum.layers.size());
   }
-  ASCPROF_RETURN_IF_ERROR(flush(layout::kEvidenceIndexCsv));
-  ASCPROF_RETURN_IF_ERROR(flush(kEvidenceLayerRows));
+  declare(layout::kEvidenceIndexCsv);
+  declare(kEvidenceLayerRows);
   std::stable_sort(evidence_bubbles.begin(), evidence_bubbles.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string keyed;

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include "ascprof/common/files.hpp"
+#include "ascprof/common/numbers.hpp"
 
 namespace ascprof::store {
 
@@ -146,21 +148,19 @@ Result<PartPackReader> PartPackReader::open(const fs::path& path) {
     if (end == std::string::npos) return damaged("index line " + std::to_string(line_no), "no line end");
     const std::string_view line(index.data() + at, end - at);
     at = end + 1;
+    // "<section>\t<offset>\t<length>\t<rows>": three non-negative integers after the name
     const size_t t1 = line.find('\t'), t2 = t1 == std::string_view::npos ? t1 : line.find('\t', t1 + 1);
     const size_t t3 = t2 == std::string_view::npos ? t2 : line.find('\t', t2 + 1);
-    uint64_t off = 0, len = 0, rows = 0;
-    const auto number = [](std::string_view s, uint64_t* v) {
-      if (s.empty() || s.size() > 19) return false;
-      *v = 0;
-      for (const char c : s) {
-        if (c < '0' || c > '9') return false;
-        *v = *v * 10 + static_cast<uint64_t>(c - '0');
-      }
-      return true;
+    const auto field = [&](size_t from, size_t to) {
+      const auto v = parse_int64(line.substr(from + 1, to == std::string_view::npos ? to : to - from - 1));
+      return v && *v >= 0 ? std::optional<uint64_t>(static_cast<uint64_t>(*v)) : std::nullopt;
     };
-    if (t1 == 0 || t3 == std::string_view::npos || !number(line.substr(t1 + 1, t2 - t1 - 1), &off) ||
-        !number(line.substr(t2 + 1, t3 - t2 - 1), &len) || !number(line.substr(t3 + 1), &rows))
+    const auto off_v = t3 == std::string_view::npos ? std::nullopt : field(t1, t2);
+    const auto len_v = off_v ? field(t2, t3) : std::nullopt;
+    const auto rows_v = len_v ? field(t3, std::string_view::npos) : std::nullopt;
+    if (t1 == 0 || !rows_v)
       return damaged("index line " + std::to_string(line_no), "not \"<section>\\t<offset>\\t<length>\\t<rows>\"");
+    const uint64_t off = *off_v, len = *len_v, rows = *rows_v;
     if (off < kHeader.size() || off > index_at || len > index_at - off)
       return damaged("index line " + std::to_string(line_no), "segment out of the file");
     auto& segs = r.sections_[std::string(line.substr(0, t1))];
@@ -213,7 +213,8 @@ Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::p
         // no kernel copy here (another file system, an old kernel, an O_APPEND target): through a
         // buffer (a truly bad descriptor then fails the write below)
         const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
-        ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, (buf.resize(piece), buf.data())));
+        buf.resize(piece);
+        ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, buf.data()));
         for (size_t done = 0; done < piece;) {
           const ssize_t w = ::write(out_fd, buf.data() + done, piece - done);
           if (w < 0 && errno == EINTR) continue;
@@ -231,22 +232,20 @@ Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::p
 }
 
 Status PartPackReader::read_at(uint64_t offset, size_t n, std::string& out) const {
-  out.resize(n);
+  const size_t at = out.size();
+  out.resize(at + n);
   if (n == 0) return {};
   Fd f{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
-  return pread_all(f.fd, path_, offset, n, out.data());
+  return pread_all(f.fd, path_, offset, n, out.data() + at);
 }
 
 Result<std::string> PartPackReader::read(std::string_view section) const {
   const auto* segs = segments(section);
   if (segs == nullptr) return missing(section);
-  std::string out, piece;
+  std::string out;
   out.reserve(static_cast<size_t>(size(section)));
-  for (const auto& [off, len, rows] : *segs) {
-    ASCPROF_RETURN_IF_ERROR(read_at(off, static_cast<size_t>(len), piece));
-    out += piece;
-  }
+  for (const auto& [off, len, rows] : *segs) ASCPROF_RETURN_IF_ERROR(read_at(off, static_cast<size_t>(len), out));
   return out;
 }
 
@@ -254,7 +253,6 @@ Status PartPackReader::read_section_at(std::string_view section, uint64_t pos, s
   out.clear();
   const auto* segs = segments(section);
   if (segs == nullptr) return missing(section);
-  std::string piece;
   for (const auto& [off, len, rows] : *segs) {
     if (out.size() >= n) break;
     if (pos >= len) {
@@ -262,8 +260,7 @@ Status PartPackReader::read_section_at(std::string_view section, uint64_t pos, s
       continue;
     }
     const size_t take = static_cast<size_t>(std::min<uint64_t>(len - pos, n - out.size()));
-    ASCPROF_RETURN_IF_ERROR(read_at(off + pos, take, piece));
-    out += piece;
+    ASCPROF_RETURN_IF_ERROR(read_at(off + pos, take, out));
     pos = 0;
   }
   return {};

@@ -108,6 +108,7 @@ class PartPackReader {
     for (const auto& [off, len, rows] : *segs)
       for (uint64_t done = 0; done < len;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk, len - done));
+        buf.clear();
         ASCPROF_RETURN_IF_ERROR(read_at(off + done, n, buf));
         if (!sink(std::string_view(buf))) return {};
         done += n;
@@ -126,6 +127,7 @@ class PartPackReader {
   Status read_section_at(std::string_view section, uint64_t pos, size_t n, std::string& out) const;
   const Segments* segments(std::string_view section) const;
   Status missing(std::string_view section) const;
+  /// Appends the file's `n` bytes at `offset` to `out`.
   Status read_at(uint64_t offset, size_t n, std::string& out) const;
 
   std::filesystem::path path_;

@@ -5,7 +5,7 @@
 //
 //   coordinator_bench prepare --capture ROOT --work DIR [--knowledge DIR]
 //       (any number of MPI processes) runs the real rank job (pipeline::run_rank_stages) on every rank
-//       of a generated capture and saves each outcome with parallel::save_checkpoint under
+//       of a generated capture and saves each outcome with parallel::add_checkpoint (in its part pack) under
 //       DIR/src_out/<slug>/ranks/, as `ascprof-mpi analyze` does (a valid checkpoint is kept). One
 //       line per rank on stderr.
 //   mpiexec -n 2 coordinator_bench run --capture ROOT --work DIR --ranks N [options]
@@ -523,14 +523,16 @@ int run_prepare(mpi::communicator& world, const Args& a, const knowledge::Knowle
       continue;
     }
     const auto t0 = SteadyClock::now();
-    pipeline::RankOutcome o = pipeline::run_rank_stages(task, kb);
+    Status st;  // the checkpoint record's, added to the rank's part pack as analyze does
+    pipeline::RankOutcome o = pipeline::run_rank_stages(
+        task, kb, [&](const pipeline::RankOutcome& done, store::PartPackWriter& pack) { st = parallel::add_checkpoint(pack, task, done, hash); });
     const double secs = seconds_since(t0);
     if (!o.ok) {
       std::fprintf(stderr, "[process %d] rank %s FAILED: %s\n", world.rank(), task.rank_id.c_str(), o.error.c_str());
       ++failed;
       continue;
     }
-    if (const Status st = parallel::save_checkpoint(task, o, hash); !st.ok()) {
+    if (!st.ok()) {
       std::fprintf(stderr, "[process %d] rank %s: checkpoint not saved: %s\n", world.rank(), task.rank_id.c_str(),
                    st.to_string().c_str());
       ++failed;

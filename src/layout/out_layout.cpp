@@ -76,7 +76,9 @@ std::string root_slug(const fs::path& root) {
 fs::path root_dir(const fs::path& out, const fs::path& root) { return out / root_slug(root); }
 
 std::string rank_h5(std::string_view rank_id) { return in_ranks(rank_id, ".h5"); }
-std::string rank_checkpoint(std::string_view rank_id) { return in_ranks(rank_id, ".outcome"); }
+std::vector<std::string> rank_legacy_files(std::string_view rank_id) {
+  return {in_ranks(rank_id, ".outcome"), in_ranks(rank_id, ".summary")};
+}
 std::string rank_parts(std::string_view rank_id) { return in_ranks(rank_id, ".parts"); }
 
 }  // namespace ascprof::layout

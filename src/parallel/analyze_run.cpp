@@ -327,13 +327,10 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
       o.error = checkpoint_path(task).string() +
                 ": no valid checkpoint for this rank (absent, or its inputs, rules or tool changed); run from normalize";
     } else {
-      o = pipeline::run_rank_stages(task, kb);
+      o = pipeline::run_rank_stages(task, kb, checkpoint_sealer(task, knowledge_hash));
+      remove_legacy_rank_files(task);
     }
     o.process = me;
-    if (!o.reused && o.ok) {
-      if (const Status st = save_checkpoint(task, o, knowledge_hash); !st.ok())  // the result stands; only a rerun redoes it
-        std::fprintf(stderr, "ascprof-mpi: warning: checkpoint not saved: %s\n", st.to_string().c_str());
-    }
     progress_line(req, me, o, task.root, r.mine.size() + 1, tasks.size(), task.input_bytes);
     r.mine.push_back(std::move(o));
     r.busy_seconds += seconds_since(t_task);

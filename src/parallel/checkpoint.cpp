@@ -7,7 +7,7 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/vector.hpp>
 #include <algorithm>
-#include <fstream>
+#include <cstdio>
 #include <sstream>
 
 #include "ascprof/common/blake2b.hpp"
@@ -64,10 +64,11 @@ std::string knowledge_fingerprint(const fs::path& dir) {
 }
 
 fs::path checkpoint_path(const pipeline::RankTask& task) {
-  return fs::path(task.root_out) / layout::rank_checkpoint(task.rank_id);
+  return fs::path(task.root_out) / layout::rank_parts(task.rank_id);
 }
 
-Status save_checkpoint(const pipeline::RankTask& task, const pipeline::RankOutcome& o, const std::string& knowledge_hash) {
+Status add_checkpoint(store::PartPackWriter& pack, const pipeline::RankTask& task, const pipeline::RankOutcome& o,
+                      const std::string& knowledge_hash) {
   if (!o.ok) return {};
   std::ostringstream bytes(std::ios::binary);
   try {
@@ -76,13 +77,30 @@ Status save_checkpoint(const pipeline::RankTask& task, const pipeline::RankOutco
     ar << h << o;
     if (o.candidates != nullptr) ar << *o.candidates;
   } catch (const std::exception& e) {
-    return Status(ErrorCode::kInternal, checkpoint_path(task).string() + ": " + e.what());
+    return Status(ErrorCode::kInternal, checkpoint_path(task).string() + ": checkpoint record: " + e.what());
   }
-  return write_file_atomic(checkpoint_path(task), bytes.str());
+  pack.add(kCheckpointSection, bytes.view());
+  return {};
+}
+
+pipeline::CheckpointSealer checkpoint_sealer(const pipeline::RankTask& task, const std::string& knowledge_hash) {
+  return [task, knowledge_hash](const pipeline::RankOutcome& o, store::PartPackWriter& pack) {
+    if (const Status st = add_checkpoint(pack, task, o, knowledge_hash); !st.ok())
+      std::fprintf(stderr, "ascprof-mpi: warning: checkpoint not saved: %s\n", st.to_string().c_str());
+  };
+}
+
+void remove_legacy_rank_files(const pipeline::RankTask& task) {
+  for (const auto& name : layout::rank_legacy_files(task.rank_id)) {
+    std::error_code ec;
+    fs::remove_all(fs::path(task.root_out) / name, ec);
+  }
 }
 
 std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& task, const std::string& knowledge_hash) {
-  auto text = read_file(checkpoint_path(task));
+  auto pack = store::PartPackReader::open(checkpoint_path(task));
+  if (!pack.ok() || !pack->has(kCheckpointSection)) return std::nullopt;  // gone, damaged, an old layout, unsealed
+  auto text = pack->read(kCheckpointSection);
   if (!text.ok()) return std::nullopt;
   pipeline::RankOutcome o;
   auto candidates = std::make_shared<analysis::OperatorCandidates>();
@@ -117,9 +135,7 @@ std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& t
   // and the rank's outputs all there (they are renamed into place only when complete)
   std::error_code ec;
   if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;
-  if (!o.parts_file.empty()) {
-    auto pack = store::PartPackReader::open(fs::path(task.root_out) / o.parts_file);
-    if (!pack.ok()) return std::nullopt;  // gone, damaged, or an old layout's folder
+  if (!o.parts_file.empty()) {  // (the checkpoint's own pack: it holds the rank's rows of the root tables too)
     for (const auto& section : pipeline::summary_part_sections())
       if (!pack->has(section)) return std::nullopt;
   }

@@ -171,6 +171,21 @@ class RankJob {
     return close_rank_file(Stage::kNormalize);
   }
 
+  // The rank's last write, after its HDF5 file: the part pack, with `seal`'s checkpoint record of the
+  // finished outcome, renamed into place. A rank that stopped before summarize packs only the record.
+  Status commit_parts(const CheckpointSealer& seal) {
+    Timer t(&out_.write_seconds);
+    if (!pack_open_) ASCPROF_RETURN_IF_ERROR(open_parts());
+    out_.ok = true;  // the record is of the finished rank
+    if (seal) seal(out_, pack_);
+    Status st = pack_.commit();
+    if (!st.ok()) {  // no HDF5 file without its pack: a rerun redoes the rank either way
+      std::error_code ec;
+      fs::remove(fs::path(task_.root_out) / out_.h5_file, ec);
+    }
+    return st;
+  }
+
   void finish_outcome() {
     for (size_t i = 0; i < fingerprints_.size(); ++i) {
       const auto& fp = fingerprints_[i];
@@ -184,6 +199,10 @@ class RankJob {
   }
 
  private:
+  Status open_parts() {
+    pack_open_ = true;
+    return pack_.open(fs::path(task_.root_out) / layout::rank_parts(task_.rank_id));
+  }
   Status keep_going() const { return interrupted() ? interrupted_status(task_.rank_path) : Status{}; }
   bool from_db() const { return task_.source == "db"; }
   // The file the kernel rows come from, and its kind, as source_index.json names it.
@@ -291,11 +310,10 @@ class RankJob {
     }
     memory_probe("class partials + candidates");
     out_.parts_file = layout::rank_parts(task_.rank_id);
-    store::PartPackWriter pack;  // removed unless committed below
     {
       Timer t(&out_.write_seconds);
-      ASCPROF_RETURN_IF_ERROR(pack.open(fs::path(task_.root_out) / out_.parts_file));
-      ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(pack, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
+      ASCPROF_RETURN_IF_ERROR(open_parts());
+      ASCPROF_RETURN_IF_ERROR(write_raw_kernel_index_part(pack_, static_cast<uint32_t>(task_.rank_index), task_.rank_id,
                                                           input_kind_name(kernel_source()), task_.*kernel_source(),
                                                           root_profile_id(task_.root), k,
                                                           norm, pool_, kb_));
@@ -334,9 +352,8 @@ class RankJob {
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
     out_.hccl = sum.hccl;
     Timer t(&out_.write_seconds);
-    ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(pack, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
+    ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(pack_, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
                                                      sum, kb_, bubble_events, &out_.findings));
-    ASCPROF_RETURN_IF_ERROR(pack.commit());
     memory_probe("summary parts written");
     return {};
   }
@@ -540,6 +557,8 @@ class RankJob {
   std::vector<store::Fingerprint> fingerprints_;
   std::vector<std::string> kinds_;
   std::optional<store::H5Writer> writer_;  // created in run(); destroyed without commit on error: no half file
+  store::PartPackWriter pack_;             // ranks/<id>.parts, likewise removed unless committed
+  bool pack_open_ = false;
 };
 
 }  // namespace
@@ -550,7 +569,7 @@ const char* input_kind_name(std::string RankTask::*path) {
   return "input";
 }
 
-RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb) {
+RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb, const CheckpointSealer& seal) {
   RankOutcome out;
   out.rank_id = task.rank_id;
   out.rank_dir = task.rank_dir;
@@ -565,6 +584,7 @@ RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb
     RankJob job(task, kb, out);
     st = job.run();
     job.finish_outcome();
+    if (st.ok()) st = job.commit_parts(seal);
   } catch (const std::bad_alloc&) {
     st = Status(ErrorCode::kLimit, task.rank_path + ": out of memory while analysing this rank");
   } catch (const std::exception& e) {
@@ -575,6 +595,7 @@ RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb
     out.error_class = error_code_name(st.code());
     out.error = st.message();
     out.h5_file.clear();
+    out.parts_file.clear();
   }
   return out;
 }

@@ -157,7 +157,7 @@ def check_interrupted(label, rc, result, took, out, np_, sig_name, expect_rc=Tru
              result["ranks_not_done_count"], result["ranks_failed_count"], RANKS))
     if len(result["ranks_done"]) != result["ranks_done_count"]:
         fail("%s: ranks_done lists %d, counts %d" % (label, len(result["ranks_done"]), result["ranks_done_count"]))
-    outcomes = list(pathlib.Path(out).rglob("*.outcome"))
+    outcomes = list(pathlib.Path(out).rglob("ranks/*.parts"))  # a rank's last write, holding its checkpoint
     if len(outcomes) != result["ranks_done_count"]:
         fail("%s: %d checkpoints on disk, %d ranks said done" % (label, len(outcomes), result["ranks_done_count"]))
     leftovers = temp_files(out)

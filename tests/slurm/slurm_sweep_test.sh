@@ -394,7 +394,7 @@ wait_job "$ref_id" "the uninterrupted reference run"
 grep -q '"status":"ok"' "$work/interrupt_ref.result.json" || fail "the reference run is not ok"
 
 iout="$work/interrupt_out"
-finished() { find "$iout" -path '*/ranks/*.outcome' 2> /dev/null | wc -l; }
+finished() { find "$iout" -path '*/ranks/*.parts' 2> /dev/null | wc -l; }  # a rank's last write: its checkpoint
 # stop_round NAME HOW [VAR=VALUE...]: submit into $iout, wait until one more rank finished than
 # before, stop the job (HOW = cancel | warn), check what the stop left.
 stop_round() {

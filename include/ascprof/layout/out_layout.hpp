@@ -5,13 +5,14 @@
 ///   OUT/<root_slug(root)>/                 one capture root
 ///     <file>                               the root's tables and manifests (below)
 ///     ranks/<rank_id>.h5                   a rank's HDF5 tables (schema/model_tables.hpp, rank_tables.hpp)
-///     ranks/<rank_id>.outcome              its checkpoint record
-///     ranks/<rank_id>.parts                its rows of the root's tables (a part pack), merged by the root
+///     ranks/<rank_id>.parts                its rows of the root's tables and its checkpoint record (a
+///                                          part pack), merged by the root
 ///     report/                              report.md, report.xlsx, report.html, timeline.json, manifest.json
 ///   OUT/sweep_summary.json, OUT/sweep_class_rollup.csv, OUT/sweep_shards/   a sweep's
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ascprof::layout {
 
@@ -27,10 +28,12 @@ std::string root_slug(const std::filesystem::path& root);
 /// OUT/<root_slug(root)>.
 std::filesystem::path root_dir(const std::filesystem::path& out, const std::filesystem::path& root);
 
-/// A rank's files, relative to its root's folder: ranks/<rank_id>.h5, .outcome, .parts.
+/// A rank's two files, relative to its root's folder: ranks/<rank_id>.h5 and .parts.
 std::string rank_h5(std::string_view rank_id);
-std::string rank_checkpoint(std::string_view rank_id);
 std::string rank_parts(std::string_view rank_id);
+/// What earlier layouts left per rank (ranks/<rank_id>.outcome, ranks/<rank_id>.summary/), removed
+/// when the rank is redone into an old OUT.
+std::vector<std::string> rank_legacy_files(std::string_view rank_id);
 /// The report's folder in a root's folder.
 inline constexpr char kReportDir[] = "report";
 /// In a sweep's OUT: each shard's result, shard-<i>-of-<k>.json, merged by `sweep --rollup`.

@@ -4,6 +4,7 @@
 /// atomically, and return a compact outcome that the coordinator gathers. A rank that cannot be analysed comes back failed
 /// with error class and message (file, place, reason); it never throws.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -21,6 +22,10 @@
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/pipeline/stage.hpp"
+
+namespace ascprof::store {
+class PartPackWriter;
+}
 
 namespace ascprof::pipeline {
 
@@ -208,8 +213,16 @@ struct RankOutcome {
 /// the structure, summary, operator and compute findings read.
 inline bool kernel_stages_ran(const RankOutcome& o) { return o.ok && !o.partial; }
 
-/// Runs ingest, normalize, segment and classify for one rank and writes its HDF5 file. Never throws.
-RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb);
+/// Adds a finished rank's checkpoint record (parallel/checkpoint.hpp) to its part pack just before
+/// the pack is committed: the pack's rename is the rank job's last write, so a pack holds a
+/// checkpoint only when every output of the rank is in place, and a rank leaves two files (issue 22).
+/// Called only for an ok outcome; it reports its own failures (the rank's result stands without).
+using CheckpointSealer = std::function<void(const RankOutcome&, store::PartPackWriter&)>;
+
+/// Runs ingest, normalize, segment and classify for one rank and writes its files: the HDF5 file and
+/// the part pack (ranks/<id>.parts: the rank's rows of the root tables when it reached summarize, and
+/// `seal`'s checkpoint record). Never throws.
+RankOutcome run_rank_stages(const RankTask& task, const knowledge::Knowledge& kb, const CheckpointSealer& seal = {});
 
 /// Folds a rank's candidates into operator buckets on its corrected clock (`offset_ns` subtracted)
 /// and frees the candidates. No-op for a rank without candidates.

@@ -22,7 +22,7 @@ TEST(RootSlug, ReadableSafeAndUnique) {
 
 TEST(OutLayout, RankFilesAndRootFolder) {
   EXPECT_EQ(rank_h5("rank3"), "ranks/rank3.h5");
-  EXPECT_EQ(rank_checkpoint("rank3"), "ranks/rank3.outcome");
+  EXPECT_EQ(rank_legacy_files("rank3"), (std::vector<std::string>{"ranks/rank3.outcome", "ranks/rank3.summary"}));
   EXPECT_EQ(rank_parts("rank3"), "ranks/rank3.parts");
   EXPECT_EQ(root_dir("/out", "/data/runs/job7/e2-cnn-level1"), std::filesystem::path("/out") / root_slug("/data/runs/job7/e2-cnn-level1"));
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <optional>
 
@@ -54,9 +55,8 @@ TEST_P(CheckpointInputs, EditingAnInputBetweenTwoRunsRedoesTheRank) {
   const std::string& input = task.*GetParam();
   ASSERT_FALSE(input.empty()) << pipeline::input_kind_name(GetParam()) << " missing from the synth capture";
 
-  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb, checkpoint_sealer(task, rules));
   ASSERT_TRUE(o.ok) << o.error;
-  ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
   ASSERT_TRUE(load_checkpoint(task, rules).has_value()) << "an unchanged rank must be reused";
 
   std::ofstream(input, std::ios::app) << "\n";  // the file a user re-exported
@@ -92,10 +92,9 @@ TEST(CheckpointMoeTraces, AChangedAddedOrRemovedTraceRedoesTheRank) {
   pipeline::RankTask task = plan_task();
   ASSERT_EQ(task.moe_traces.size(), 1u);
   const fs::path trace = task.moe_traces[0];
-  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+  const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb, checkpoint_sealer(task, rules));
   ASSERT_TRUE(o.ok) << o.error;
   ASSERT_EQ(o.moe.calls.size(), 1u);
-  ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
   ASSERT_TRUE(load_checkpoint(task, rules).has_value());
   fs::copy_file(trace, trace.parent_path() / "extra.json");  // a second call exported since
   EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused with a new trace";
@@ -103,8 +102,9 @@ TEST(CheckpointMoeTraces, AChangedAddedOrRemovedTraceRedoesTheRank) {
   ASSERT_TRUE(load_checkpoint(plan_task(), rules).has_value());
   std::ofstream(trace, std::ios::app) << "\n";
   EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused after the trace changed";
-  const pipeline::RankOutcome again = pipeline::run_rank_stages(plan_task(), *kb);
-  ASSERT_TRUE(save_checkpoint(plan_task(), again, rules).ok());
+  const pipeline::RankOutcome again = pipeline::run_rank_stages(plan_task(), *kb, checkpoint_sealer(plan_task(), rules));
+  ASSERT_TRUE(again.ok) << again.error;
+  ASSERT_TRUE(load_checkpoint(plan_task(), rules).has_value());
   fs::remove(trace);
   EXPECT_FALSE(load_checkpoint(plan_task(), rules).has_value()) << "reused after the trace was removed";
 }
@@ -120,10 +120,9 @@ TEST(CheckpointParts, AMissingOrDamagedPartPackRedoesTheRank) {
   const std::string& rules = r.rules;
   const pipeline::RankTask& task = r.plan.tasks[0];
   auto redo = [&] {
-    const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb);
+    const pipeline::RankOutcome o = pipeline::run_rank_stages(task, *kb, checkpoint_sealer(task, rules));
     ASSERT_TRUE(o.ok) << o.error;
     ASSERT_EQ(o.parts_file, "ranks/" + o.rank_id + ".parts");
-    ASSERT_TRUE(save_checkpoint(task, o, rules).ok());
     ASSERT_TRUE(load_checkpoint(task, rules).has_value());
   };
   const fs::path pack = fs::path(task.root_out) / ("ranks/" + task.rank_id + ".parts");
@@ -138,14 +137,42 @@ TEST(CheckpointParts, AMissingOrDamagedPartPackRedoesTheRank) {
   EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused without its part pack";
 
   redo();
-  {  // a pack of an older build without one of today's sections
+  {  // a pack of an older build without one of today's sections (its checkpoint record intact)
+    auto sealed = store::PartPackReader::open(pack);
+    ASSERT_TRUE(sealed.ok());
+    const std::string record = sealed->read(kCheckpointSection).value();
     store::PartPackWriter w;
     ASSERT_TRUE(w.open(pack).ok());
     for (const auto& section : pipeline::summary_part_sections())
       if (section != "normalized_event_index.csv") w.add(section, "");
+    w.add(kCheckpointSection, record);
     ASSERT_TRUE(w.commit().ok());
   }
   EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused with a section missing";
+
+  // a rank job run without a sealer (a test harness, a bench) packs its rows but no checkpoint
+  ASSERT_TRUE(pipeline::run_rank_stages(task, *kb).ok);
+  EXPECT_FALSE(load_checkpoint(task, rules).has_value()) << "reused a pack that holds no checkpoint record";
+}
+
+// Issue 22: a rank leaves two files, its HDF5 file and its part pack (which holds the checkpoint);
+// a rank redone into an OUT of an older layout loses that layout's .outcome file and .summary/ folder.
+TEST(CheckpointParts, ARankLeavesTwoFilesAndNoLegacyOnes) {
+  ascprof::testing::ScratchDir dir("checkpoint-files");
+  const OneRank r(dir.path(), 1);
+  ASSERT_TRUE(r.kb.has_value() && r.plan.tasks.size() == 1);
+  const pipeline::RankTask& task = r.plan.tasks[0];
+  const fs::path ranks = fs::path(task.root_out) / "ranks";
+  fs::create_directories(ranks / (task.rank_id + ".summary"));
+  std::ofstream(ranks / (task.rank_id + ".summary") / "operator_summary.csv.part") << "x\n";
+  std::ofstream(ranks / (task.rank_id + ".outcome")) << "old";
+  ASSERT_TRUE(pipeline::run_rank_stages(task, *r.kb, checkpoint_sealer(task, r.rules)).ok);
+  remove_legacy_rank_files(task);
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(ranks)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{task.rank_id + ".h5", task.rank_id + ".parts"}));
+  EXPECT_TRUE(load_checkpoint(task, r.rules).has_value());
 }
 
 TEST(InputKinds, EveryTaskFieldHasOneKind) {

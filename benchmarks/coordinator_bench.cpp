@@ -889,7 +889,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     plan.out_dir = (out_root / "fab_root").string();
     pipeline::RankTask task;
     // --tables light: no segment / classify root files (step_segments.json, block_segments.json, ...:
-    // ~44 MB per 215k-row rank, read back from each rank's HDF5); write_root_outputs skips them for a
+    // ~44 MB per 215k-row rank, copied from each rank's part pack); write_root_outputs skips them for a
     // plan whose ranks stopped before segment. Everything else runs.
     task.last_stage = a.full_tables ? pipeline::kStageSummarize : pipeline::kStageNormalize;
     plan.tasks.push_back(task);

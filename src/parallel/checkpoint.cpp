@@ -12,6 +12,7 @@
 
 #include "ascprof/common/blake2b.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "ascprof/store/part_pack.hpp"
 #include "ascprof/store/fingerprint.hpp"
@@ -135,10 +136,13 @@ std::optional<pipeline::RankOutcome> load_checkpoint(const pipeline::RankTask& t
   // and the rank's outputs all there (they are renamed into place only when complete)
   std::error_code ec;
   if (!fs::exists(fs::path(task.root_out) / o.h5_file, ec)) return std::nullopt;
-  if (!o.parts_file.empty()) {  // (the checkpoint's own pack: it holds the rank's rows of the root tables too)
+  // (the checkpoint's own pack holds the rank's rows of the root tables too)
+  if (!o.parts_file.empty())
     for (const auto& section : pipeline::summary_part_sections())
       if (!pack->has(section)) return std::nullopt;
-  }
+  if (pipeline::kernel_stages_ran(o) && task.last_stage >= pipeline::kStageSegment)
+    for (const auto& section : pipeline::structure_part_sections(task.last_stage >= pipeline::kStageClassify))
+      if (!pack->has(section)) return std::nullopt;
   o.candidates = std::move(candidates);
   o.operator_buckets = {};
   o.reused = true;

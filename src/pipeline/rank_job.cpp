@@ -20,6 +20,7 @@
 #include "ascprof/analysis/classify.hpp"
 #include "ascprof/analysis/segment.hpp"
 #include "ascprof/analysis/summarize.hpp"
+#include "ascprof/pipeline/structure_outputs.hpp"
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "ascprof/importers/capture_info.hpp"
 #include "ascprof/importers/communication.hpp"
@@ -286,13 +287,17 @@ class RankJob {
     }
     memory_probe("classify");
     summarise_structure(s, c);
+    const bool classified = task_.last_stage >= kStageClassify;
     {
       Timer t(&out_.write_seconds);
-      if (task_.last_stage < kStageClassify) return write_segment_tables(*writer_, s);
-      ASCPROF_RETURN_IF_ERROR(write_structure_tables(*writer_, s, c));
+      ASCPROF_RETURN_IF_ERROR(classified ? write_structure_tables(*writer_, s, c) : write_segment_tables(*writer_, s));
     }
     memory_probe("structure tables written");
-    if (task_.last_stage < kStageSummarize) return {};
+    if (task_.last_stage < kStageSummarize) {  // the root's structure rows now, without window metrics
+      Timer t(&out_.write_seconds);
+      ASCPROF_RETURN_IF_ERROR(open_parts());
+      return write_rank_structure_parts(pack_, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c, classified);
+    }
     model::RankSummary sum;
     analysis::AicoreFreqStats freq;
     {
@@ -352,9 +357,15 @@ class RankJob {
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
     out_.hccl = sum.hccl;
     Timer t(&out_.write_seconds);
+    std::string metrics;
     ASCPROF_RETURN_IF_ERROR(write_rank_summary_parts(pack_, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s, c,
-                                                     sum, kb_, bubble_events, &out_.findings));
+                                                     sum, kb_, bubble_events, &out_.findings, &metrics));
     memory_probe("summary parts written");
+    // the root's structure rows, rendered here so the root only concatenates them (issue 17)
+    const EvidenceMetrics window_metrics = parse_evidence_metrics(metrics);
+    ASCPROF_RETURN_IF_ERROR(write_rank_structure_parts(pack_, static_cast<uint32_t>(task_.rank_index), task_.rank_id, s,
+                                                       c, true, &window_metrics));
+    memory_probe("structure parts written");
     return {};
   }
 

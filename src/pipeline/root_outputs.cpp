@@ -21,7 +21,6 @@
 #include "ascprof/pipeline/summary_outputs.hpp"
 #include "alignment_outputs.hpp"
 #include "detectors.hpp"
-#include "structure_store.hpp"
 #include "ascprof/store/h5_writer.hpp"
 #include "ascprof/pipeline/stage.hpp"
 #include "ascprof/layout/out_layout.hpp"
@@ -266,8 +265,8 @@ Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& o
 }
 
 
-// The segment and classify root files, composed from the ranks' HDF5 files one rank at a time (the
-// gathered outcomes carry only counts; the tables stay on disk next to the outputs).
+// The segment and classify root files, composed from the rows the rank jobs rendered into their
+// part packs (write_rank_structure_parts), one rank at a time: copied, not parsed or re-rendered.
 void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
   auto fail = [&s](const Status& st) {
     s.status = "failed";
@@ -282,25 +281,11 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   if (!writer.ok()) return fail(writer.status());
   for (const auto& o : outcomes) {
     if (!kernel_stages_ran(o)) continue;
-    auto stored = read_structure_tables((fs::path(plan.out_dir) / o.h5_file).string());
-    if (!stored.ok()) return fail(stored.status());
-    // the windows' metrics the rank's summarize stage wrote (none when it stopped before summarize)
-    std::unordered_map<std::string, std::string> metrics;
-    if (!o.parts_file.empty()) {
-      auto pack = store::PartPackReader::open(fs::path(plan.out_dir) / o.parts_file);
-      if (!pack.ok()) return fail(pack.status());
-      auto text = pack->read(kEvidenceMetricsPart);
-      if (!text.ok()) return fail(text.status());
-      for (size_t at = 0; at < text->size();) {
-        const size_t end = std::min(text->find('\n', at), text->size());
-        const std::string_view line(text->data() + at, end - at);
-        if (const size_t tab = line.find('\t'); tab != std::string_view::npos)
-          metrics.emplace(std::string(line.substr(0, tab)), std::string(line.substr(tab + 1)));
-        at = end + 1;
-      }
-    }
-    const Status st = writer->add_rank(static_cast<uint32_t>(o.rank_index), o.rank_id, stored->structure,
-                                       stored->classes, o.parts_file.empty() ? nullptr : &metrics);
+    // (a rank that stopped before summarize has a pack too, but no parts_file naming it)
+    auto pack = store::PartPackReader::open(fs::path(plan.out_dir) /
+                                            (o.parts_file.empty() ? layout::rank_parts(o.rank_id) : o.parts_file));
+    if (!pack.ok()) return fail(pack.status());
+    const Status st = writer->add_rank_parts(static_cast<uint32_t>(o.rank_index), o.rank_id, *pack);
     if (!st.ok()) return fail(st);
   }
   const Status st = writer->finish();

@@ -1,6 +1,7 @@
 #include "ascprof/pipeline/structure_outputs.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -23,8 +24,6 @@ namespace ascprof::pipeline {
 namespace fs = std::filesystem;
 
 namespace {
-
-using EvidenceMetrics = std::unordered_map<std::string, std::string>;
 
 constexpr size_t kMaxEventIds = 64;
 
@@ -92,6 +91,20 @@ class TempArray {
     if (!st_.ok() || f_ == nullptr) return;
     if (std::fwrite(s.data(), 1, s.size(), f_) != s.size())
       st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
+  }
+  /// Appends a rank's rows: `section` of `pack` as write_rank_structure_parts wrote it (each row
+  /// preceded by ",\n"; the file's first row takes "\n"), copied inside the kernel.
+  Status append(const store::PartPackReader& pack, std::string_view section) {
+    if (!st_.ok() || f_ == nullptr) return st_;
+    if (!pack.has(section))
+      return st_ = file_error(ErrorCode::kSchema, pack.path().string(), std::string(section), "section missing from the part pack");
+    if (pack.size(section) == 0) return st_;
+    if (std::fflush(f_) != 0)
+      return st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
+    st_ = pack.copy_to(section, fileno(f_), tmp_, count_ == 0 ? 1 : 0);
+    std::fseek(f_, 0, SEEK_END);  // the stream's position after the descriptor's writes
+    count_ += pack.rows(section);
+    return st_;
   }
   /// Ends the array (and the file, with `trailer`) and closes it.
   Status close(std::string_view trailer) {
@@ -243,6 +256,97 @@ uint64_t interior_unclassified_count(const model::RankStructure& s) {
   return std::max(n, reported);
 }
 
+namespace {
+
+// The part pack sections of a rank's structure rows, its classes and its manifest figures.
+constexpr const char* kStepRows = layout::kStepSegmentsJson;
+constexpr const char* kLayerRows = layout::kLayerSegmentsJson;
+constexpr const char* kBlockRows = layout::kBlockSegmentsJson;
+constexpr const char* kObservationRows = "structure_evidence_graph.json.observations";
+constexpr const char* kRoleObservationRows = "structure_evidence_graph.json.role_observations";
+constexpr const char* kEvidenceRows = "structure_evidence_graph.json.evidence";
+constexpr const char* kClassLines = "structure_classes";
+constexpr const char* kManifestLines = "structure_manifest";
+
+// Tab-separated fields: a field's backslash, tab, CR and LF escaped, so any text round-trips.
+void put_field(std::string& o, std::string_view v) {
+  o += '\t';
+  for (const char ch : v) {
+    switch (ch) {
+      case '\\': o += "\\\\"; break;
+      case '\t': o += "\\t"; break;
+      case '\n': o += "\\n"; break;
+      case '\r': o += "\\r"; break;
+      default: o += ch;
+    }
+  }
+}
+
+std::vector<std::string> split_fields(std::string_view line) {
+  std::vector<std::string> out(1);
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (ch == '\t') {
+      out.emplace_back();
+    } else if (ch == '\\' && i + 1 < line.size()) {
+      const char e = line[++i];
+      out.back() += e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : e;
+    } else {
+      out.back() += ch;
+    }
+  }
+  return out;
+}
+
+// One array's rows of a rank, into its part pack section, each preceded by ",\n".
+struct Rows {
+  store::PartPackWriter* pack = nullptr;
+  const char* section = "";
+  std::string line;
+  uint64_t n = 0;
+
+  void add(std::string_view row) {
+    line.assign(",\n");
+    line.append(row);
+    pack->add(section, line, 1);
+    ++n;
+  }
+};
+
+// Renders one rank (write_rank_structure_parts): its rows straight into the pack, its classes
+// (merged within the rank) and manifest figures as lines at the end.
+struct RankRenderer {
+  Rows steps, layers, observations, role_observations, evidence, blocks;
+  std::vector<std::string> rank_summaries, hard_errors, disagreements;
+  uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
+  StructureTotals totals;
+  ClassMap step_classes, layer_classes, block_classes;
+  uint64_t layers_with_blocks = 0, companion_layers = 0;
+  uint64_t kind_counts[5] = {0, 0, 0, 0, 0};
+
+  explicit RankRenderer(store::PartPackWriter& pack) {
+    const std::pair<Rows*, const char*> arrays[] = {{&steps, kStepRows},
+                                                    {&layers, kLayerRows},
+                                                    {&observations, kObservationRows},
+                                                    {&role_observations, kRoleObservationRows},
+                                                    {&evidence, kEvidenceRows},
+                                                    {&blocks, kBlockRows}};
+    for (const auto& [rows, section] : arrays) {
+      rows->pack = &pack;
+      rows->section = section;
+    }
+  }
+
+  void add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
+                    const std::vector<std::string>& layer_evd, const EvidenceMetrics* metrics);
+  void add_classes(const std::string& rank_id, const model::RankStructure& s, const model::RankClasses& c,
+                   const std::vector<std::string>& layer_evd);
+  std::string class_lines() const;
+  std::string manifest_lines() const;
+};
+
+}  // namespace
+
 struct StructureOutputWriter::Impl {
   fs::path out;
   StructureOutputOptions options;
@@ -287,23 +391,16 @@ struct StructureOutputWriter::Impl {
     return failed;
   }
 
-  Status io_status() const {
-    for (const TempArray* t : {&steps, &layers, &observations, &role_observations, &evidence, &blocks})
-      if (!t->status().ok()) return t->status();
-    return {};
-  }
-
-  void add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
-                    const std::vector<std::string>& layer_evd, const EvidenceMetrics* metrics);
-  void add_classes(const std::string& rank_id, const model::RankStructure& s, const model::RankClasses& c,
-                   const std::vector<std::string>& layer_evd);
+  Status add_rank_parts(uint32_t ord, const std::string& rank_id, const store::PartPackReader& pack);
+  Status merge_manifest(const store::PartPackReader& pack);
+  Status merge_classes(const store::PartPackReader& pack);
   Status write_class_signatures(const fs::path& tmp);
   Status prepare(std::vector<std::pair<fs::path, fs::path>>* publish);
   std::string segment_manifest() const;
   std::string classify_manifest() const;
 };
 
-void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
+void RankRenderer::add_segments(uint32_t ord, const std::string& rank_id, const model::RankStructure& s,
                                                const std::vector<std::string>& layer_evd, const EvidenceMetrics* metrics) {
   const size_t nseg = s.segments.size();
   // the window's metrics, as the reference's evidence records hold them (when the rank was summarised);
@@ -672,7 +769,7 @@ void StructureOutputWriter::Impl::add_segments(uint32_t ord, const std::string& 
   totals.interior_island_total += interior;
 }
 
-void StructureOutputWriter::Impl::add_classes(const std::string& rank_id, const model::RankStructure& s,
+void RankRenderer::add_classes(const std::string& rank_id, const model::RankStructure& s,
                                               const model::RankClasses& c, const std::vector<std::string>& layer_evd) {
   std::vector<uint8_t> layer_seen(s.layers.size(), 0);
   for (const auto& b : c.blocks) {
@@ -728,6 +825,193 @@ void StructureOutputWriter::Impl::add_classes(const std::string& rank_id, const 
   totals.step_classes = step_classes.classes.size();
   totals.layer_classes = layer_classes.classes.size();
   totals.block_classes = block_classes.classes.size();
+}
+
+// A class line: scope, member count, the class's metadata fields (lists as a count and the items),
+// then its members as the JSON text class_signatures.json takes ("\"id\",\"id\"").
+std::string RankRenderer::class_lines() const {
+  std::string o;
+  const std::pair<char, const ClassMap*> maps[] = {{'b', &block_classes}, {'l', &layer_classes}, {'s', &step_classes}};
+  for (const auto& [scope, map] : maps)
+    for (const MergedClass& m : map->classes) {
+      const model::ShapeClass& c = m.meta;
+      o += scope;
+      put_field(o, std::to_string(m.member_count));
+      put_field(o, c.class_id);
+      put_field(o, c.structure_signature);
+      put_field(o, c.scope_label);
+      put_field(o, c.has_unknown_shape ? "1" : "0");
+      put_field(o, std::to_string(c.shape_pairs_count));
+      put_field(o, std::to_string(static_cast<int>(c.block_kind)));
+      put_field(o, c.companion_layer ? "1" : "0");
+      put_field(o, std::to_string(c.main_layer_count));
+      put_field(o, std::to_string(c.layer_count));
+      put_field(o, c.step_family);
+      for (const auto* list : {&c.block_kinds, &c.child_class_ids}) {
+        put_field(o, std::to_string(list->size()));
+        for (const auto& v : *list) put_field(o, v);
+      }
+      put_field(o, m.members_json);
+      o += '\n';
+    }
+  return o;
+}
+
+// "counts" and the figures the manifests add up, then the rank's summary, hard errors and
+// boundary-check disagreements (rendered JSON), one per line.
+std::string RankRenderer::manifest_lines() const {
+  std::string o = "counts";
+  for (const uint64_t v : {totals.segment_count, totals.step_count, totals.layer_count, totals.hard_error_count,
+                           totals.interior_island_total, evidence.n, role_observations.n, totals.block_count,
+                           layers_with_blocks, companion_layers, kind_counts[0], kind_counts[1], kind_counts[2],
+                           kind_counts[3], kind_counts[4], declared_steps, agreeing, ranks_with_declared})
+    put_field(o, std::to_string(v));
+  o += '\n';
+  const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+      {"summary", &rank_summaries}, {"hard_error", &hard_errors}, {"disagreement", &disagreements}};
+  for (const auto& [tag, list] : lists)
+    for (const auto& json : *list) {
+      o += tag;
+      put_field(o, json);
+      o += '\n';
+    }
+  return o;
+}
+
+namespace {
+
+bool to_u64(std::string_view text, uint64_t& v) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// The lines of `section` of `pack`, each split into fields; kSchema naming the pack when absent.
+Result<std::vector<std::vector<std::string>>> section_lines(const store::PartPackReader& pack, const char* section) {
+  if (!pack.has(section))
+    return file_error(ErrorCode::kSchema, pack.path().string(), section, "section missing from the part pack");
+  auto text = pack.read(section);
+  if (!text.ok()) return text.status();
+  std::vector<std::vector<std::string>> out;
+  for (size_t at = 0; at < text->size();) {
+    const size_t end = std::min(text->find('\n', at), text->size());
+    out.push_back(split_fields(std::string_view(*text).substr(at, end - at)));
+    at = end + 1;
+  }
+  return out;
+}
+
+Status bad_section(const store::PartPackReader& pack, const char* section, size_t line, const char* what) {
+  return file_error(ErrorCode::kSchema, pack.path().string(), std::string(section) + " line " + std::to_string(line + 1), what);
+}
+
+}  // namespace
+
+Status StructureOutputWriter::Impl::merge_manifest(const store::PartPackReader& pack) {
+  ASCPROF_ASSIGN_OR_RETURN(auto lines, section_lines(pack, kManifestLines));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& f = lines[i];
+    if (f[0] == "counts") {
+      uint64_t v[18];
+      if (f.size() != 19) return bad_section(pack, kManifestLines, i, "counts: expected 18 figures");
+      for (size_t k = 0; k < 18; ++k)
+        if (!to_u64(f[k + 1], v[k])) return bad_section(pack, kManifestLines, i, "counts: not a number");
+      totals.segment_count += v[0];
+      totals.step_count += v[1];
+      totals.layer_count += v[2];
+      totals.hard_error_count += v[3];
+      totals.interior_island_total += v[4];
+      if (options.segment_files) {
+        totals.evidence_count += v[5];
+        totals.structure_observation_count += v[6];
+        declared_steps += v[15];
+        agreeing += v[16];
+        ranks_with_declared += v[17];
+      }
+      if (options.classify_files) {
+        totals.block_count += v[7];
+        layers_with_blocks += v[8];
+        companion_layers += v[9];
+        for (size_t k = 0; k < 5; ++k) kind_counts[k] += v[10 + k];
+      }
+      continue;
+    }
+    if (f.size() != 2) return bad_section(pack, kManifestLines, i, "expected a tag and one field");
+    if (!options.segment_files) continue;
+    if (f[0] == "summary") rank_summaries.push_back(f[1]);
+    else if (f[0] == "hard_error") hard_errors.push_back(f[1]);
+    else if (f[0] == "disagreement") disagreements.push_back(f[1]);
+    else return bad_section(pack, kManifestLines, i, "unknown tag");
+  }
+  return {};
+}
+
+Status StructureOutputWriter::Impl::merge_classes(const store::PartPackReader& pack) {
+  ASCPROF_ASSIGN_OR_RETURN(auto lines, section_lines(pack, kClassLines));
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto& f = lines[i];
+    if (f.size() < 15 || f[0].size() != 1) return bad_section(pack, kClassLines, i, "too few fields");
+    ClassMap* map = f[0] == "b" ? &block_classes : f[0] == "l" ? &layer_classes : f[0] == "s" ? &step_classes : nullptr;
+    if (map == nullptr) return bad_section(pack, kClassLines, i, "unknown scope");
+    uint64_t count = 0, pairs = 0, kind = 0, main = 0, layer_count = 0;
+    // f: 0 scope, 1 members, 2 class_id, 3 structure_signature, 4 scope_label, 5 has_unknown_shape,
+    // 6 shape_pairs_count, 7 block_kind, 8 companion_layer, 9 main_layer_count, 10 layer_count,
+    // 11 step_family, then block_kinds and child_class_ids (a count and the items), then members
+    if (!to_u64(f[1], count) || !to_u64(f[6], pairs) || !to_u64(f[7], kind) || !to_u64(f[9], main) ||
+        !to_u64(f[10], layer_count) || kind > 255 || pairs > UINT32_MAX || main > UINT32_MAX || layer_count > UINT32_MAX)
+      return bad_section(pack, kClassLines, i, "not a number");
+    model::ShapeClass c;
+    c.class_id = f[2];
+    c.structure_signature = f[3];
+    c.scope_label = f[4];
+    c.has_unknown_shape = f[5] == "1";
+    c.shape_pairs_count = static_cast<uint32_t>(pairs);
+    c.block_kind = static_cast<model::BlockKind>(kind);
+    c.companion_layer = f[8] == "1";
+    c.main_layer_count = static_cast<uint32_t>(main);
+    c.layer_count = static_cast<uint32_t>(layer_count);
+    c.step_family = f[11];
+    size_t at = 12;
+    for (auto* list : {&c.block_kinds, &c.child_class_ids}) {
+      uint64_t n = 0;
+      if (at >= f.size() || !to_u64(f[at], n) || n > f.size() - at - 1) return bad_section(pack, kClassLines, i, "bad list");
+      list->assign(f.begin() + static_cast<std::ptrdiff_t>(at + 1), f.begin() + static_cast<std::ptrdiff_t>(at + 1 + n));
+      at += 1 + n;
+    }
+    if (at + 1 != f.size()) return bad_section(pack, kClassLines, i, "wrong field count");
+    MergedClass& m = map->get(c);
+    if (count == 0) continue;
+    if (m.member_count) m.members_json += ',';
+    m.members_json += f[at];
+    m.member_count += count;
+  }
+  totals.step_classes = step_classes.classes.size();
+  totals.layer_classes = layer_classes.classes.size();
+  totals.block_classes = block_classes.classes.size();
+  return {};
+}
+
+Status StructureOutputWriter::Impl::add_rank_parts(uint32_t ord, const std::string& rank_id,
+                                                   const store::PartPackReader& pack) {
+  if (finished) return file_error(ErrorCode::kInternal, out.string(), "", "add_rank after finish");
+  if (!failed.ok()) return failed;
+  if (any_rank && ord <= last_ordinal)
+    return fail(file_error(ErrorCode::kInternal, out.string(), rank_id,
+                           "rank ordinal " + std::to_string(ord) + " does not follow " + std::to_string(last_ordinal)));
+  any_rank = true;
+  last_ordinal = ord;
+  ++totals.rank_count;
+  if (options.segment_files)
+    for (const auto& [array, section] : {std::pair<TempArray*, const char*>{&steps, kStepRows},
+                                         {&layers, kLayerRows},
+                                         {&observations, kObservationRows},
+                                         {&role_observations, kRoleObservationRows},
+                                         {&evidence, kEvidenceRows}})
+      ASCPROF_RETURN_IF_ERROR(fail(array->append(pack, section)));
+  if (options.classify_files) {
+    ASCPROF_RETURN_IF_ERROR(fail(blocks.append(pack, kBlockRows)));
+    ASCPROF_RETURN_IF_ERROR(fail(merge_classes(pack)));
+  }
+  return fail(merge_manifest(pack));
 }
 
 Status StructureOutputWriter::Impl::write_class_signatures(const fs::path& tmp) {
@@ -974,33 +1258,64 @@ Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string&
   Impl& m = *impl_;
   if (m.finished) return file_error(ErrorCode::kInternal, m.out.string(), "", "add_rank after finish");
   if (!m.failed.ok()) return m.failed;
-  if (m.any_rank && rank_ordinal <= m.last_ordinal)
-    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), rank_id,
-                             "rank ordinal " + std::to_string(rank_ordinal) + " does not follow " +
-                                 std::to_string(m.last_ordinal)));
-  if (auto e = structure_inconsistency(s, c); !e.empty())
-    return m.fail(file_error(ErrorCode::kInternal, m.out.string(), rank_id, "inconsistent structure: " + e));
-  m.any_rank = true;
-  m.last_ordinal = rank_ordinal;
-  ++m.totals.rank_count;
+  // the rank job's path: its rows rendered into a part pack (here a temporary one), then added
+  const fs::path path = temp_sibling(m.out / "structure_rank.parts");
+  {
+    store::PartPackWriter pack;
+    ASCPROF_RETURN_IF_ERROR(m.fail(pack.open(path)));
+    ASCPROF_RETURN_IF_ERROR(
+        m.fail(write_rank_structure_parts(pack, rank_ordinal, rank_id, s, c, m.options.classify_files, metrics)));
+    ASCPROF_RETURN_IF_ERROR(m.fail(pack.commit()));
+  }
+  auto reader = store::PartPackReader::open(path);
+  Status st = reader.ok() ? add_rank_parts(rank_ordinal, rank_id, *reader) : m.fail(reader.status());
+  std::error_code ec;
+  fs::remove(path, ec);
+  return st;
+}
 
+Status StructureOutputWriter::add_rank_parts(uint32_t rank_ordinal, const std::string& rank_id,
+                                             const store::PartPackReader& pack) {
+  return impl_->add_rank_parts(rank_ordinal, rank_id, pack);
+}
+
+EvidenceMetrics parse_evidence_metrics(std::string_view text) {
+  EvidenceMetrics metrics;
+  for (size_t at = 0; at < text.size();) {
+    const size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line = text.substr(at, end - at);
+    if (const size_t tab = line.find('\t'); tab != std::string_view::npos)
+      metrics.emplace(std::string(line.substr(0, tab)), std::string(line.substr(tab + 1)));
+    at = end + 1;
+  }
+  return metrics;
+}
+
+const std::vector<std::string>& structure_part_sections(bool classify) {
+  static const std::vector<std::string> segment = {kStepRows,    kLayerRows,   kObservationRows, kRoleObservationRows,
+                                                   kEvidenceRows, kClassLines, kManifestLines};
+  static const std::vector<std::string> both = [] {
+    std::vector<std::string> v = segment;
+    v.emplace_back(kBlockRows);
+    return v;
+  }();
+  return classify ? both : segment;
+}
+
+Status write_rank_structure_parts(store::PartPackWriter& pack, uint32_t ord, const std::string& rank_id,
+                                  const model::RankStructure& s, const model::RankClasses& c, bool classify,
+                                  const EvidenceMetrics* metrics) {
+  if (auto e = structure_inconsistency(s, c); !e.empty())
+    return file_error(ErrorCode::kInternal, rank_id, "", "inconsistent structure: " + e);
+  for (const auto& section : structure_part_sections(classify)) pack.add(section, "");  // declared, rows or not
+  RankRenderer r(pack);
   std::vector<std::string> layer_evd(s.layers.size());
   for (size_t i = 0; i < s.layers.size(); ++i) layer_evd[i] = stable_id("evd", {s.layers[i].layer_id, "layer_window"});
-  if (m.options.segment_files) {
-    const uint64_t ev0 = m.evidence.count(), ob0 = m.role_observations.count();
-    m.add_segments(rank_ordinal, rank_id, s, layer_evd, metrics);
-    m.totals.evidence_count += m.evidence.count() - ev0;
-    m.totals.structure_observation_count += m.role_observations.count() - ob0;
-  } else {
-    // Totals still describe the structure when only the classify files are written.
-    m.totals.segment_count += s.segments.size();
-    m.totals.step_count += s.step_count();
-    m.totals.layer_count += s.layers.size();
-    m.totals.hard_error_count += s.hard_errors.size();
-    m.totals.interior_island_total += interior_unclassified_count(s);
-  }
-  if (m.options.classify_files) m.add_classes(rank_id, s, c, layer_evd);
-  ASCPROF_RETURN_IF_ERROR(m.fail(m.io_status()));
+  r.add_segments(ord, rank_id, s, layer_evd, metrics);
+  if (classify) r.add_classes(rank_id, s, c, layer_evd);
+  const std::string classes = r.class_lines(), manifest = r.manifest_lines();
+  pack.add(kClassLines, classes, static_cast<uint64_t>(std::count(classes.begin(), classes.end(), '\n')));
+  pack.add(kManifestLines, manifest, static_cast<uint64_t>(std::count(manifest.begin(), manifest.end(), '\n')));
   return {};
 }
 

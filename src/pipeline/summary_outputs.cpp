@@ -400,7 +400,8 @@ void add_row_metrics(model::Finding& f, const std::vector<std::string>& columns,
 Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const std::string& rank_id,
                                 const model::RankStructure& s, const model::RankClasses& c,
                                 const model::RankSummary& sum, const knowledge::Knowledge& kb,
-                                const EventRecords& events, std::vector<model::Finding>* findings) {
+                                const EventRecords& events, std::vector<model::Finding>* findings,
+                                std::string* evidence_metrics) {
   // the findings about a row of a table written here, by (table, row index)
   std::map<std::pair<std::string, size_t>, std::vector<model::Finding*>> about;
   if (findings != nullptr)
@@ -682,6 +683,7 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
       lines += stable_id("evd", {s.layers[ls.layer].layer_id, "layer_window"}) + "\t" +
                metrics_members(ord, ls.metrics, &events) + "\n";
     pack.add(kEvidenceMetricsPart, lines, 1 + sum.segments.size() + sum.layers.size());
+    if (evidence_metrics != nullptr) *evidence_metrics = std::move(lines);
   }
   declare(layout::kEvidenceIndexCsv);
   declare(kEvidenceLayerRows);

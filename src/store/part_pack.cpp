@@ -192,7 +192,7 @@ uint64_t PartPackReader::rows(std::string_view section) const {
   return n;
 }
 
-Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::path& out_name) const {
+Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::path& out_name, uint64_t skip) const {
   const auto* segs = segments(section);
   if (segs == nullptr) return missing(section);
   if (segs->empty()) return {};
@@ -200,8 +200,10 @@ Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::p
   if (in.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
   std::string buf;
   for (const auto& seg : *segs) {
-    auto off = static_cast<off64_t>(seg.offset);
-    uint64_t left = seg.length;
+    const uint64_t skipped = std::min(skip, seg.length);
+    skip -= skipped;
+    auto off = static_cast<off64_t>(seg.offset + skipped);
+    uint64_t left = seg.length - skipped;
     while (left > 0) {
       const ssize_t n = ::copy_file_range(in.fd, &off, out_fd, nullptr, static_cast<size_t>(left), 0);
       if (n > 0) {

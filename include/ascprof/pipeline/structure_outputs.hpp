@@ -6,11 +6,15 @@
 ///                   segment_manifest.json (the stage marker)
 ///   classify stage: block_segments.json, class_signatures.json, classify_manifest.json (marker)
 ///
-/// Streaming: the coordinator feeds ranks one at a time in rank order; segment, layer, block,
-/// evidence and observation rows go straight to temporary files (`<file>.tmp.<pid>` and
-/// `structure_evidence_graph.json.{observations,evidence}.tmp.<pid>` in the output folder), so a
-/// 1000-rank root never holds all ranks in memory. Kept in memory: the classes merged by class_id
-/// (with their "<rank_id>:<member id>" member lists), one summary per rank, hard errors and
+/// Rendered where the rank is (issue 17: no serial tail): each rank job renders its rows of these
+/// files into its part pack (write_rank_structure_parts: one section per array, its classes and its
+/// manifest figures), and the coordinator only concatenates the sections in rank order
+/// (add_rank_parts: copied inside the kernel, never parsed) and merges the classes and figures.
+///
+/// Streaming: segment, layer, block, evidence and observation rows go straight to temporary files
+/// (`<file>.tmp.<pid>` and `structure_evidence_graph.json.{observations,evidence}.tmp.<pid>` in the
+/// output folder), so a 1000-rank root never holds all ranks in memory. Kept in memory: the classes
+/// merged by class_id (with their member lists), one summary per rank, hard errors and
 /// boundary-check disagreements.
 ///
 /// Atomicity: nothing appears under a final name before finish() has written every file
@@ -27,13 +31,35 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "ascprof/common/status.hpp"
 #include "ascprof/model/structure.hpp"
+#include "ascprof/store/part_pack.hpp"
 
 namespace ascprof::pipeline {
+
+/// Evidence id -> the members of that window's metrics object (the rank's kEvidenceMetricsPart
+/// lines), written as each evidence record's `metrics`.
+using EvidenceMetrics = std::unordered_map<std::string, std::string>;
+
+/// Reads kEvidenceMetricsPart lines ("<evidence id>\t<members>") into a map.
+EvidenceMetrics parse_evidence_metrics(std::string_view lines);
+
+/// The part pack sections write_rank_structure_parts adds: what the root reads, and what a
+/// checkpoint of a rank that ran the segment stage needs (`classify`: and the classify stage).
+const std::vector<std::string>& structure_part_sections(bool classify);
+
+/// Renders one rank's rows of the structure outputs into its part pack (the caller commits it):
+/// rows of step_segments, layer_segments, the evidence graph's three arrays and, with `classify`,
+/// block_segments (each row preceded by ",\n"), its classes with their members, and its manifest
+/// figures. `rank_ordinal` is the rank's position in the root (event ids). kInternal, with nothing
+/// added, if `s`/`c` are inconsistent (structure_inconsistency).
+Status write_rank_structure_parts(store::PartPackWriter& pack, uint32_t rank_ordinal, const std::string& rank_id,
+                                  const model::RankStructure& s, const model::RankClasses& c, bool classify,
+                                  const EvidenceMetrics* metrics = nullptr);
 
 /// Which files a StructureOutputWriter produces.
 struct StructureOutputOptions {
@@ -77,10 +103,16 @@ class StructureOutputWriter {
   /// with nothing of the rank written, if the ordinal does not increase or `s`/`c` are inconsistent
   /// (structure_inconsistency); kIo on a temporary-file write failure. After any error the writer
   /// is failed: later calls return the first error.
-  /// `metrics`, when given: evidence id -> the members of that window's metrics object (the rank's
-  /// kEvidenceMetricsPart lines), written as each evidence record's `metrics`.
+  /// `metrics`, when given: see EvidenceMetrics. (Renders the rank through a temporary part pack in
+  /// the output folder and adds that: the same path as add_rank_parts.)
   Status add_rank(uint32_t rank_ordinal, const std::string& rank_id, const model::RankStructure& s,
-                  const model::RankClasses& c, const std::unordered_map<std::string, std::string>* metrics = nullptr);
+                  const model::RankClasses& c, const EvidenceMetrics* metrics = nullptr);
+
+  /// Appends one rank from the sections write_rank_structure_parts put in its part pack (classify
+  /// sections needed only when the classify files are written). kSchema naming the pack if a
+  /// section is missing or its classes or figures do not parse; kIo on a read or write failure; the
+  /// ordinal rule of add_rank.
+  Status add_rank_parts(uint32_t rank_ordinal, const std::string& rank_id, const store::PartPackReader& pack);
 
   /// Completes and publishes the files (see the file comment). Returns the first error of any call;
   /// on error no temporary file is left. May be called once; later calls return kInternal.

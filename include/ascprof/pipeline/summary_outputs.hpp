@@ -53,12 +53,14 @@ inline constexpr size_t kEvidenceBubbles = 5;
 /// after_event (bubble_event_records); a row missing from it is written as its event id alone.
 /// Each of `findings` whose row_table names a table written here gains that row's columns in its
 /// metrics, as the reference copies them (the CSV text of each cell; the finding's own figures kept).
+/// `evidence_metrics`, when given, receives the kEvidenceMetricsPart lines (for the rank's structure rows).
 using EventRecords = std::unordered_map<uint32_t, std::string>;
 Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t rank_ordinal, const std::string& rank_id,
                                 const model::RankStructure& structure, const model::RankClasses& classes,
                                 const model::RankSummary& summary, const knowledge::Knowledge& kb,
                                 const EventRecords& events = EventRecords{},
-                                std::vector<model::Finding>* findings = nullptr);
+                                std::vector<model::Finding>* findings = nullptr,
+                                std::string* evidence_metrics = nullptr);
 
 /// The reference's event objects for bubble_windows.jsonl (accelerator_core, categories, duration_us,
 /// event_id, name, rank_id, roles, row_idx, shape_signature, start_us, stream_id, task_type, wait_us)

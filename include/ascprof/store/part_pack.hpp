@@ -92,10 +92,10 @@ class PartPackReader {
   uint64_t size(std::string_view section) const;
   /// Rows of `section` as its writer counted them (0 when absent).
   uint64_t rows(std::string_view section) const;
-  /// Appends the whole section to the open file `out_fd` at its current position, copied inside
-  /// the kernel (copy_file_range; read/write where that is not supported). kIo naming the pack or
-  /// `out_name` on a failure.
-  Status copy_to(std::string_view section, int out_fd, const std::filesystem::path& out_name) const;
+  /// Appends the section, from its byte `skip` on, to the open file `out_fd` at its current
+  /// position, copied inside the kernel (copy_file_range; read/write where that is not supported).
+  /// kIo naming the pack or `out_name` on a failure.
+  Status copy_to(std::string_view section, int out_fd, const std::filesystem::path& out_name, uint64_t skip = 0) const;
   /// The whole section. kSchema naming the file if the pack has no such section.
   Result<std::string> read(std::string_view section) const;
   /// Reads `section` in order, `chunk` bytes at most at a time, handing each piece to `sink`

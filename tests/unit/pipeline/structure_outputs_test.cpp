@@ -12,6 +12,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
+#include "ascprof/store/part_pack.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -484,6 +485,90 @@ TEST_F(StructureOutputsTest, BlocksClassesAndClassifyManifest) {
   EXPECT_EQ(uint64_t(cov["block_classes_total"]), 3u);
   EXPECT_EQ(uint64_t(cov["step_classes_with_shape"]), 2u);
   EXPECT_EQ(uint64_t(cov["layer_classes_total"]), 3u);
+}
+
+// Issue 17: the rank jobs render their rows into their part packs and the root only concatenates
+// them. Ranks added from packs (as the root does) give the same files, byte for byte, as ranks
+// added from their structures; text with tabs, newlines, backslashes and quotes survives the pack's
+// class lines; a damaged or missing section fails the writer naming the pack.
+TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
+  ascprof::testing::ScratchDir dir("structure-packs");
+  TwoRanks t = two_ranks();
+  t.c0.step_classes[0].step_family = "odd\tfamily\nwith \\ and \"quotes\"";
+  t.c1.step_classes[1].step_family = t.c0.step_classes[0].step_family;
+  t.c0.layer_classes[0].child_class_ids = {"blk\tcls", "", "blk_cls_moe"};
+  t.c1.layer_classes[1].child_class_ids = t.c0.layer_classes[0].child_class_ids;
+  {
+    auto w = StructureOutputWriter::create(dir / "direct", {true, true, "/captures/run1"});
+    ASSERT_TRUE(w.ok());
+    ASCPROF_ASSERT_OK(w->add_rank(0, "0", t.s0, t.c0));
+    ASCPROF_ASSERT_OK(w->add_rank(1, "1", t.s1, t.c1));
+    ASCPROF_ASSERT_OK(w->finish());
+  }
+  std::vector<fs::path> packs;
+  for (int r = 0; r < 2; ++r) {
+    packs.push_back(dir / ("rank" + std::to_string(r) + ".parts"));
+    store::PartPackWriter pack;
+    ASCPROF_ASSERT_OK(pack.open(packs.back()));
+    ASCPROF_ASSERT_OK(write_rank_structure_parts(pack, static_cast<uint32_t>(r), std::to_string(r), r ? t.s1 : t.s0,
+                                                 r ? t.c1 : t.c0, true));
+    ASCPROF_ASSERT_OK(pack.commit());
+  }
+  {
+    auto w = StructureOutputWriter::create(dir / "packs", {true, true, "/captures/run1"});
+    ASSERT_TRUE(w.ok());
+    for (int r = 0; r < 2; ++r) {
+      auto reader = store::PartPackReader::open(packs[static_cast<size_t>(r)]);
+      ASSERT_TRUE(reader.ok());
+      ASCPROF_ASSERT_OK(w->add_rank_parts(static_cast<uint32_t>(r), std::to_string(r), *reader));
+    }
+    ASCPROF_ASSERT_OK(w->finish());
+  }
+  for (const char* f : kFinalFiles) {
+    auto a = read_file(dir / "direct" / f), b = read_file(dir / "packs" / f);
+    ASSERT_TRUE(a.ok() && b.ok()) << f;
+    std::string direct = *a;  // the manifests name their folder
+    for (size_t at; (at = direct.find("/direct\"")) != std::string::npos;) direct.replace(at, 7, "/packs");
+    EXPECT_EQ(direct, *b) << f;
+  }
+  auto sigs = read_file(dir / "packs" / "class_signatures.json");
+  ASSERT_TRUE(sigs.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element cs;
+  ASSERT_EQ(parser.parse(*sigs).get(cs), simdjson::SUCCESS);
+  EXPECT_EQ(std::string_view(cs["step_classes"]["stp_cls_shared"]["step_family"]), t.c0.step_classes[0].step_family);
+  EXPECT_EQ(len(cs["step_classes"]["stp_cls_shared"]["members"]), 3u);
+  std::vector<std::string> ids;
+  for (simdjson::dom::element e : cs["layer_classes"]["lyr_cls_am"]["block_class_ids"].get_array())
+    ids.emplace_back(std::string_view(e));
+  EXPECT_EQ(ids, t.c0.layer_classes[0].child_class_ids);
+
+  // a pack whose class lines are damaged, and one without its manifest section
+  for (const char* damage : {"classes", "manifest"}) {
+    const fs::path bad = dir / (std::string("bad-") + damage + ".parts");
+    {
+      auto good = store::PartPackReader::open(packs[0]);
+      ASSERT_TRUE(good.ok());
+      store::PartPackWriter w;
+      ASCPROF_ASSERT_OK(w.open(bad));
+      for (const auto& section : good->sections()) {
+        if (damage == std::string("manifest") && section == "structure_manifest") continue;
+        std::string bytes = good->read(section).value();
+        if (section == "structure_classes") bytes = "s\tnot a number\n";
+        w.add(section, bytes, good->rows(section));
+      }
+      ASCPROF_ASSERT_OK(w.commit());
+    }
+    auto w = StructureOutputWriter::create(dir / (std::string("out-") + damage), {true, true, ""});
+    ASSERT_TRUE(w.ok());
+    auto reader = store::PartPackReader::open(bad);
+    ASSERT_TRUE(reader.ok());
+    const Status st = w->add_rank_parts(0, "0", *reader);
+    EXPECT_EQ(st.code(), ErrorCode::kSchema) << damage << ": " << st.to_string();
+    EXPECT_NE(st.message().find(bad.filename().string()), std::string::npos) << st.to_string();
+    EXPECT_FALSE(w->finish().ok());
+    EXPECT_EQ(leftovers(dir / (std::string("out-") + damage)), std::vector<std::string>{});
+  }
 }
 
 TEST(StructureOutputs, InteriorUnclassifiedCount) {

@@ -7,6 +7,7 @@
 
 #include "ascprof/importers/kernel_details.hpp"
 #include "ascprof/importers/profiler_db.hpp"
+#include "btree_scan.hpp"
 #include "db_columns.hpp"
 #include "sqlite_file.hpp"
 
@@ -277,64 +278,89 @@ class KernelReader {
 
   // TASK_PMU_INFO (globalTaskId, metric name id, value), one row per metric of a task: pivoted into
   // one column per metric. Rows of one task are usually adjacent, so the last lookup is reused.
+  // Read straight from the table's pages (btree_scan.hpp: ~25 rows per kernel) when the scan can;
+  // through SQLite otherwise, or again after a page the scan could not parse: SQLite's answer,
+  // rows or error, is the reference, and nothing of the abandoned scan is kept.
   Status pmu() {
     if (!f_.has_table("TASK_PMU_INFO")) {
       stats_.note(Stat::db_table_absent, f_.path() + ":table TASK_PMU_INFO: absent (captured without aic_metrics)");
       return {};
     }
+    if (auto scan = db::TableScan::open(f_, "TASK_PMU_INFO", {"globalTaskId", "name", "value"}); scan.ok()) {
+      Stats local;
+      uint64_t seen = 0;
+      while (scan->next()) {
+        if (++seen % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
+        pmu_row(scan->value(0), scan->value(1), scan->value(2), local);
+      }
+      if (scan->status().ok()) {
+        stats_.merge(local);
+        return order_metrics();
+      }
+      out_.metrics.clear();
+      metrics_ns_.clear();
+      column_of_id_.clear();
+      column_of_sparse_id_.clear();
+      last_task_ = std::numeric_limits<int64_t>::min();
+    }
     auto q = f_.prepare("SELECT globalTaskId, name, value FROM TASK_PMU_INFO", "TASK_PMU_INFO");
     if (!q.ok()) return q.status();
-    const size_t n = out_.size();
-    // metric name id (dense CANN string ids) -> column; -1 unseen. Names are resolved once per id.
-    std::vector<int32_t> column_of_id;
-    std::unordered_map<int64_t, int32_t> column_of_sparse_id;
-    int64_t last_task = std::numeric_limits<int64_t>::min();
-    int64_t last_row = -1;
     uint64_t seen = 0;
     while (q->step()) {
       if (++seen % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
-      const int64_t task = q->i64(0, -1);
-      if (task != last_task) {
-        last_task = task;
-        const auto it = row_of_task_.find(task);
-        last_row = it == row_of_task_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);  // (not -1 as uint32)
-      }
-      if (last_row < 0) {
-        stats_.note(Stat::db_pmu_orphan,
-                    f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) + " is not a kernel row");
-        continue;
-      }
-      const int64_t name_id = q->null(1) ? -1 : q->i64(1, -1);
-      int32_t* slot = nullptr;
-      if (name_id >= 0 && name_id < (int64_t{1} << 20)) {
-        if (static_cast<size_t>(name_id) >= column_of_id.size()) column_of_id.resize(static_cast<size_t>(name_id) + 1, -2);
-        slot = &column_of_id[static_cast<size_t>(name_id)];
-      } else {
-        slot = &column_of_sparse_id.try_emplace(name_id, -2).first->second;
-      }
-      if (*slot == -2) {  // first row of this metric name: its column (-1: no usable name)
-        const StrId name = name_id < 0 ? 0 : ids_.get_id(name_id);
-        *slot = -1;
-        if (name != 0) {
-          auto [header, ns] = metric_header(pool_.view(name));
-          model::MetricColumn col;
-          col.name = std::move(header);
-          col.values.assign(n, std::numeric_limits<double>::quiet_NaN());
-          out_.metrics.push_back(std::move(col));
-          metrics_ns_.push_back(ns);
-          *slot = static_cast<int32_t>(out_.metrics.size() - 1);
-        }
-      }
-      if (*slot < 0) {
-        stats_.note(Stat::db_pmu_orphan, f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) +
-                                             " has a metric without a name");
-        continue;
-      }
-      const double v = q->f64(2);
-      out_.metrics[static_cast<size_t>(*slot)].values[static_cast<size_t>(last_row)] =
-          metrics_ns_[static_cast<size_t>(*slot)] ? v / 1000.0 : v;
+      pmu_row(q->value(0), q->value(1), q->value(2), stats_);
     }
     ASCPROF_RETURN_IF_ERROR(q->status());
+    return order_metrics();
+  }
+
+  // One TASK_PMU_INFO row into its metric column (a column per metric name, made on first sight).
+  void pmu_row(const db::DbValue& task_v, const db::DbValue& name_v, const db::DbValue& value_v, Stats& stats) {
+    const int64_t task = db::value_i64(task_v, -1);
+    if (task != last_task_) {
+      last_task_ = task;
+      const auto it = row_of_task_.find(task);
+      last_row_ = it == row_of_task_.end() ? int64_t{-1} : static_cast<int64_t>(it->second);  // (not -1 as uint32)
+    }
+    if (last_row_ < 0) {
+      stats.note(Stat::db_pmu_orphan,
+                 f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) + " is not a kernel row");
+      return;
+    }
+    // metric name id (dense CANN string ids) -> column; -1 unseen. Names are resolved once per id.
+    const int64_t name_id = name_v.type == SQLITE_NULL ? -1 : db::value_i64(name_v, -1);
+    int32_t* slot = nullptr;
+    if (name_id >= 0 && name_id < (int64_t{1} << 20)) {
+      if (static_cast<size_t>(name_id) >= column_of_id_.size()) column_of_id_.resize(static_cast<size_t>(name_id) + 1, -2);
+      slot = &column_of_id_[static_cast<size_t>(name_id)];
+    } else {
+      slot = &column_of_sparse_id_.try_emplace(name_id, -2).first->second;
+    }
+    if (*slot == -2) {  // first row of this metric name: its column (-1: no usable name)
+      const StrId name = name_id < 0 ? 0 : ids_.get_id(name_id);
+      *slot = -1;
+      if (name != 0) {
+        auto [header, ns] = metric_header(pool_.view(name));
+        model::MetricColumn col;
+        col.name = std::move(header);
+        col.values.assign(out_.size(), std::numeric_limits<double>::quiet_NaN());
+        out_.metrics.push_back(std::move(col));
+        metrics_ns_.push_back(ns);
+        *slot = static_cast<int32_t>(out_.metrics.size() - 1);
+      }
+    }
+    if (*slot < 0) {
+      stats.note(Stat::db_pmu_orphan, f_.path() + ":table TASK_PMU_INFO: globalTaskId " + std::to_string(task) +
+                                          " has a metric without a name");
+      return;
+    }
+    const double v = db::value_f64(value_v);
+    out_.metrics[static_cast<size_t>(*slot)].values[static_cast<size_t>(last_row_)] =
+        metrics_ns_[static_cast<size_t>(*slot)] ? v / 1000.0 : v;
+  }
+
+  // The metric columns in the text export's order, then the others in first-seen order.
+  Status order_metrics() {
     auto rank = [](const std::string& name) {
       for (size_t i = 0; i < std::size(kMetricOrder); ++i)
         if (kMetricOrder[i] == name) return i;
@@ -360,6 +386,11 @@ class KernelReader {
   std::unordered_map<StrId, StrId> unquoted_;
   std::unordered_map<int64_t, uint32_t> row_of_task_;
   std::vector<bool> metrics_ns_;  // per metric column: stored in ns, read in µs
+  // the PMU pivot's state
+  std::vector<int32_t> column_of_id_;
+  std::unordered_map<int64_t, int32_t> column_of_sparse_id_;
+  int64_t last_task_ = std::numeric_limits<int64_t>::min();
+  int64_t last_row_ = -1;
 };
 
 }  // namespace

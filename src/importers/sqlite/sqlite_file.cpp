@@ -1,8 +1,10 @@
 #include "sqlite_file.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 
 namespace ascprof::importers::db {
@@ -45,37 +47,51 @@ bool Query::step() {
   return false;
 }
 
-int64_t Query::i64(int c, int64_t absent) const {
-  switch (sqlite3_column_type(st_, c)) {
-    case SQLITE_INTEGER: return sqlite3_column_int64(st_, c);
-    case SQLITE_FLOAT: {
-      const double d = sqlite3_column_double(st_, c);
-      if (!std::isfinite(d) || std::fabs(d) > 9.2e18) return absent;
-      return static_cast<int64_t>(std::llround(d));
-    }
-    case SQLITE_TEXT: {  // PYTORCH_API declares its times TEXT
+DbValue Query::value(int c) const {
+  DbValue v;
+  v.type = sqlite3_column_type(st_, c);
+  switch (v.type) {
+    case SQLITE_INTEGER: v.i = sqlite3_column_int64(st_, c); break;
+    case SQLITE_FLOAT: v.d = sqlite3_column_double(st_, c); break;
+    case SQLITE_TEXT: {
       const char* s = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
-      if (s == nullptr || *s == '\0') return absent;
+      if (s != nullptr) v.text = std::string_view(s, std::strlen(s));  // (up to a NUL, as strtoll read it)
+      break;
+    }
+    default: break;
+  }
+  return v;
+}
+
+int64_t value_i64(const DbValue& v, int64_t absent) {
+  switch (v.type) {
+    case SQLITE_INTEGER: return v.i;
+    case SQLITE_FLOAT:
+      if (!std::isfinite(v.d) || std::fabs(v.d) > 9.2e18) return absent;
+      return static_cast<int64_t>(std::llround(v.d));
+    case SQLITE_TEXT: {  // PYTORCH_API declares its times TEXT
+      if (v.text.empty()) return absent;
+      const std::string s(v.text);
       char* end = nullptr;
       errno = 0;
-      const long long v = std::strtoll(s, &end, 10);
-      if (errno != 0 || end == s || *end != '\0') return absent;
-      return v;
+      const long long x = std::strtoll(s.c_str(), &end, 10);
+      if (errno != 0 || end == s.c_str() || *end != '\0') return absent;
+      return x;
     }
     default: return absent;
   }
 }
 
-double Query::f64(int c) const {
-  switch (sqlite3_column_type(st_, c)) {
-    case SQLITE_INTEGER:
-    case SQLITE_FLOAT: return sqlite3_column_double(st_, c);
+double value_f64(const DbValue& v) {
+  switch (v.type) {
+    case SQLITE_INTEGER: return static_cast<double>(v.i);
+    case SQLITE_FLOAT: return v.d;
     case SQLITE_TEXT: {
-      const char* s = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
-      if (s == nullptr || *s == '\0') return std::numeric_limits<double>::quiet_NaN();
+      if (v.text.empty()) return std::numeric_limits<double>::quiet_NaN();
+      const std::string s(v.text);
       char* end = nullptr;
-      const double v = std::strtod(s, &end);
-      return end != s && *end == '\0' ? v : std::numeric_limits<double>::quiet_NaN();
+      const double x = std::strtod(s.c_str(), &end);
+      return end != s.c_str() && *end == '\0' ? x : std::numeric_limits<double>::quiet_NaN();
     }
     default: return std::numeric_limits<double>::quiet_NaN();
   }

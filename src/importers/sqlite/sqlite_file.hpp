@@ -17,6 +17,21 @@
 
 namespace ascprof::importers::db {
 
+/// One value of a row, typed as SQLite stores it (SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT,
+/// SQLITE_BLOB, SQLITE_NULL); `text` lives as long as the row it came from.
+struct DbValue {
+  int type = SQLITE_NULL;
+  int64_t i = 0;
+  double d = 0;
+  std::string_view text;
+};
+
+/// Integer value: a REAL rounded (`absent` if not finite or out of range), TEXT holding a whole
+/// decimal number converted (PYTORCH_API declares its times TEXT), NULL and anything else `absent`.
+int64_t value_i64(const DbValue& v, int64_t absent);
+/// Real value: NaN for NULL, a BLOB, or TEXT that is not a number.
+double value_f64(const DbValue& v);
+
 /// One prepared query over one table. step() is true on a row, false when done or failed (then
 /// status() says why, naming file and table).
 class Query {
@@ -35,9 +50,11 @@ class Query {
   void reset() { sqlite3_reset(st_); }
 
   bool null(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
-  /// Integer value; a REAL is truncated, TEXT holding a number converted; NULL gives `absent`.
-  int64_t i64(int c, int64_t absent) const;
-  double f64(int c) const;  ///< NaN for NULL
+  /// Column `c` of the current row (the TableScan reads values the same way: value_i64, value_f64).
+  DbValue value(int c) const;
+  /// value_i64 of column `c`.
+  int64_t i64(int c, int64_t absent) const { return value_i64(value(c), absent); }
+  double f64(int c) const { return value_f64(value(c)); }  ///< value_f64 of column `c`
   /// An integer count of a coarser unit scaled exactly (µs stored as INTEGER -> ns); a REAL is
   /// multiplied and rounded. `absent` for NULL or a value out of range.
   int64_t scaled_i64(int c, int64_t factor, int64_t absent) const;

@@ -23,7 +23,11 @@ uint32_t be32(const unsigned char* p) {
 }
 
 // SQLite's varint: 1-9 bytes, 7 bits each big-endian, the ninth byte whole. False past `end`.
-bool varint(const unsigned char*& p, const unsigned char* end, uint64_t& v) {
+inline bool varint(const unsigned char*& p, const unsigned char* end, uint64_t& v) {
+  if (p < end && *p < 0x80) {  // one byte: serial types of numbers and short text, small sizes
+    v = *p++;
+    return true;
+  }
   v = 0;
   for (int i = 0; i < 8; ++i) {
     if (p >= end) return false;
@@ -260,14 +264,21 @@ bool TableScan::decode_record(std::string_view payload, int64_t rowid) {
   const unsigned char* p = begin;
   uint64_t header = 0;
   if (!varint(p, end, header) || header > payload.size() || begin + header < p) return fail("record header past the payload");
+  // the serial types and, in the same pass, every value's offset (one more: the record's end)
   serial_.clear();
+  offsets_.clear();
+  uint64_t at_value = header;
   for (const unsigned char* h = begin + header; p < h;) {
     uint64_t t = 0;
     if (!varint(p, h, t)) return fail("record header cut short");
+    const int64_t n = serial_size(t);
+    if (n < 0) return fail("reserved serial type");
+    if (static_cast<uint64_t>(n) > payload.size() - at_value) return fail("value past the record");
     serial_.push_back(t);
+    offsets_.push_back(at_value);
+    at_value += static_cast<uint64_t>(n);
   }
-  // value offsets, in column order
-  const unsigned char* body = begin + header;
+  offsets_.push_back(at_value);
   for (size_t w = 0; w < wanted_.size(); ++w) {
     const int want = wanted_[w];
     const size_t col = static_cast<size_t>(want < 0 ? -1 - want : want);
@@ -277,16 +288,9 @@ bool TableScan::decode_record(std::string_view payload, int64_t rowid) {
       if (want < 0) v = {SQLITE_INTEGER, rowid, 0, {}};
       continue;
     }
-    const unsigned char* at = body;
-    for (size_t c = 0; c < col; ++c) {
-      const int64_t n = serial_size(serial_[c]);
-      if (n < 0) return fail("reserved serial type");
-      at += n;
-    }
+    const unsigned char* at = begin + offsets_[col];
     const uint64_t t = serial_[col];
-    const int64_t n = serial_size(t);
-    if (n < 0) return fail("reserved serial type");
-    if (at > end || n > end - at) return fail("value past the record");
+    const int64_t n = static_cast<int64_t>(offsets_[col + 1] - offsets_[col]);
     if (t == 0) {
       if (want < 0) v = {SQLITE_INTEGER, rowid, 0, {}};
     } else if (t <= 6) {

@@ -63,7 +63,8 @@ class TableScan {
   std::string leaf_;            // the current leaf page
   uint32_t leaf_page_ = 0, leaf_cell_ = 0, leaf_cells_ = 0;
   std::string overflow_;        // a payload assembled from overflow pages
-  std::vector<uint64_t> serial_;  // the record's serial types
+  std::vector<uint64_t> serial_;   // the record's serial types
+  std::vector<uint64_t> offsets_;  // and each value's offset in the payload (one more: its end)
   std::vector<DbValue> values_;
   Status status_;
   bool done_ = false;

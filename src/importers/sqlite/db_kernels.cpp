@@ -1,6 +1,9 @@
 // Kernel rows of a profiler database: the kernel_details.csv equivalent (see profiler_db.hpp).
 #include <algorithm>
+#include <array>
+#include <deque>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_map>
@@ -88,8 +91,9 @@ class KernelReader {
     return unquoted_.emplace(s, pool_.intern(v)).first->second;
   }
 
-  void bad_row(const char* table, int64_t key, const char* what) {
-    stats_.note(Stat::db_bad_row, f_.path() + ":table " + table + ": key " + std::to_string(key) + ": " + what);
+  void bad_row(const char* table, int64_t key, const char* what, Stats* stats = nullptr) {
+    (stats != nullptr ? *stats : stats_)
+        .note(Stat::db_bad_row, f_.path() + ":table " + table + ": key " + std::to_string(key) + ": " + what);
   }
 
   Status compute_rows() {
@@ -109,6 +113,9 @@ class KernelReader {
     const std::string block = block_num ? "c.blockNum" : old_block ? "c.blockDim" : "NULL";
     const std::string mix = block_num ? db::column_or_null(cols_, "mixBlockNum", "c.")
                                       : old_block ? db::column_or_null(cols_, "mixBlockDim", "c.") : "NULL";
+    rows_.reserve(f_.row_count("COMPUTE_TASK_INFO") + f_.row_count("COMMUNICATION_OP"));
+    if (compute_rows_scanned(old_block ? "blockDim" : block_num ? "blockNum" : "", old_block ? "mixBlockDim" : "mixBlockNum"))
+      return {};
     const std::string sql =
         "SELECT t.startNs, t.endNs, t.globalTaskId, t.deviceId, t.streamId, t.taskId, t.modelId, t.contextId, c.name, "
         "c.opType, c.taskType, " + block + ", " + mix + ", " + db::column_or_null(cols_, "opState", "c.") + ", " +
@@ -119,42 +126,145 @@ class KernelReader {
         " FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId";
     auto q = f_.prepare(sql, "COMPUTE_TASK_INFO");
     if (!q.ok()) return q.status();
-    rows_.reserve(f_.row_count("COMPUTE_TASK_INFO") + f_.row_count("COMMUNICATION_OP"));
     uint64_t n = 0;
+    std::array<db::DbValue, 21> v;
     while (q->step()) {
       if (++n % db::kInterruptCheckRows == 0 && interrupted()) return interrupted_status(f_.path());
-      Row r{};
-      r.start = q->i64(0, -1);
-      r.end = q->i64(1, -1);
-      r.key = q->i64(2, -1);
-      if (r.start < 0 || r.end < r.start) {
-        bad_row("TASK", r.key, "startNs/endNs missing or end before start; kernel row skipped");
-        continue;
-      }
-      const int32_t dev = narrow(q->i64(3, kAbsentI64));
-      r.device = dev != kAbsentI32 ? dev : device_;
-      r.stream = narrow(q->i64(4, kAbsentI64));
-      r.task_id = q->i64(5, kAbsentI64);
-      r.model_id = q->i64(6, kAbsentI64);
-      const int64_t ctx = q->i64(7, kAbsentI64);
-      r.context = ctx == 4294967295LL ? kAbsentI32 : narrow(ctx);  // the DB's "invalid" is the CSV's N/A
-      r.name = ids_.get(*q, 8);
-      r.type = ids_.get(*q, 9);
-      r.core = ids_.get(*q, 10);
-      r.block = narrow(q->i64(11, kAbsentI64));
-      r.mix = narrow(q->i64(12, kAbsentI64));
-      r.op_state = ids_.get(*q, 13);
-      r.hf32 = ids_.get(*q, 14);
-      r.ishape = unquoted(ids_.get(*q, 15));
-      r.itype = ids_.get(*q, 16);
-      r.iformat = ids_.get(*q, 17);
-      r.oshape = unquoted(ids_.get(*q, 18));
-      r.otype = ids_.get(*q, 19);
-      r.oformat = ids_.get(*q, 20);
-      r.source = static_cast<uint8_t>(model::KernelSource::kComputeTask);
-      rows_.push_back(r);
+      for (size_t c = 0; c < v.size(); ++c) v[c] = q->value(static_cast<int>(c));
+      compute_row(v.data(), v.data() + 8, stats_);
     }
     return q->status();
+  }
+
+  // One joined row: `t` the TASK values (startNs, endNs, globalTaskId, deviceId, streamId, taskId,
+  // modelId, contextId), `c` the COMPUTE_TASK_INFO ones (name, opType, taskType, block, mix block,
+  // opState, hf32Eligible, input shapes / types / formats, output shapes / types / formats).
+  void compute_row(const db::DbValue* t, const db::DbValue* c, Stats& stats) {
+    auto id = [this](const db::DbValue& x) { return x.type == SQLITE_NULL ? StrId{0} : ids_.get_id(db::value_i64(x, -1)); };
+    Row r{};
+    r.start = db::value_i64(t[0], -1);
+    r.end = db::value_i64(t[1], -1);
+    r.key = db::value_i64(t[2], -1);
+    if (r.start < 0 || r.end < r.start) {
+      bad_row("TASK", r.key, "startNs/endNs missing or end before start; kernel row skipped", &stats);
+      return;
+    }
+    const int32_t dev = narrow(db::value_i64(t[3], kAbsentI64));
+    r.device = dev != kAbsentI32 ? dev : device_;
+    r.stream = narrow(db::value_i64(t[4], kAbsentI64));
+    r.task_id = db::value_i64(t[5], kAbsentI64);
+    r.model_id = db::value_i64(t[6], kAbsentI64);
+    const int64_t ctx = db::value_i64(t[7], kAbsentI64);
+    r.context = ctx == 4294967295LL ? kAbsentI32 : narrow(ctx);  // the DB's "invalid" is the CSV's N/A
+    r.name = id(c[0]);
+    r.type = id(c[1]);
+    r.core = id(c[2]);
+    r.block = narrow(db::value_i64(c[3], kAbsentI64));
+    r.mix = narrow(db::value_i64(c[4], kAbsentI64));
+    r.op_state = id(c[5]);
+    r.hf32 = id(c[6]);
+    r.ishape = unquoted(id(c[7]));
+    r.itype = id(c[8]);
+    r.iformat = id(c[9]);
+    r.oshape = unquoted(id(c[10]));
+    r.otype = id(c[11]);
+    r.oformat = id(c[12]);
+    r.source = static_cast<uint8_t>(model::KernelSource::kComputeTask);
+    rows_.push_back(r);
+  }
+
+  // The join of the SQL above, as SQLite runs it (every TASK row in rowid order, its
+  // COMPUTE_TASK_INFO row looked up by rowid), over the tables' pages read directly (btree_scan.hpp).
+  // False, with nothing kept, when a scan refuses a table or a page does not parse: the caller then
+  // runs the SQL, whose answer (rows or error) is the reference.
+  bool compute_rows_scanned(const std::string& block, const std::string& mix) {
+    std::vector<std::string> ccols = {"globalTaskId"};
+    for (const char* name : {"name", "opType", "taskType"}) ccols.emplace_back(name);
+    for (const std::string& name : {block, mix, std::string("opState"), std::string("hf32Eligible"),
+                                    std::string("inputShapes"), std::string("inputDataTypes"),
+                                    std::string("inputFormats"), std::string("outputShapes"),
+                                    std::string("outputDataTypes"), std::string("outputFormats")})
+      ccols.push_back(!name.empty() && db::has_column(cols_, name) ? name : std::string());
+    std::vector<std::string> wanted;  // the present ones; absent ones read NULL
+    std::vector<int> at(ccols.size(), -1);
+    for (size_t i = 0; i < ccols.size(); ++i)
+      if (!ccols[i].empty()) {
+        at[i] = static_cast<int>(wanted.size());
+        wanted.push_back(ccols[i]);
+      }
+    auto compute = db::TableScan::open(f_, "COMPUTE_TASK_INFO", wanted);
+    if (!compute.ok()) return false;
+    // COMPUTE_TASK_INFO in rowid (= globalTaskId) order, so the keys ascend: the 13 values
+    // compute_row takes per row, packed (a value and its type; a REAL's bits, a TEXT's index)
+    constexpr size_t kValues = 13;
+    std::vector<int64_t> keys, packed;
+    std::vector<uint8_t> types;
+    std::deque<std::string> texts;  // TEXT values (string ids are integers; text is rare)
+    keys.reserve(rows_.capacity());
+    packed.reserve(rows_.capacity() * kValues);
+    types.reserve(rows_.capacity() * kValues);
+    uint64_t n = 0;
+    while (compute->next()) {
+      if (++n % db::kInterruptCheckRows == 0 && interrupted()) return false;
+      const db::DbValue& key = compute->value(0);
+      if (key.type != SQLITE_INTEGER || (!keys.empty() && key.i <= keys.back())) return false;  // damage
+      keys.push_back(key.i);
+      for (size_t i = 1; i < ccols.size(); ++i) {
+        const db::DbValue x = at[i] < 0 ? db::DbValue{} : compute->value(static_cast<size_t>(at[i]));
+        int64_t bits = x.i;
+        if (x.type == SQLITE_FLOAT) std::memcpy(&bits, &x.d, sizeof bits);
+        if (x.type == SQLITE_TEXT || x.type == SQLITE_BLOB) {
+          bits = static_cast<int64_t>(texts.size());
+          texts.emplace_back(x.text);
+        }
+        packed.push_back(bits);
+        types.push_back(static_cast<uint8_t>(x.type));
+      }
+    }
+    if (!compute->status().ok()) return false;
+    auto unpack = [&](size_t row, std::array<db::DbValue, kValues>& c) {
+      for (size_t i = 0; i < kValues; ++i) {
+        const int64_t bits = packed[row * kValues + i];
+        db::DbValue& x = c[i];
+        x = db::DbValue{};
+        x.type = types[row * kValues + i];
+        if (x.type == SQLITE_INTEGER) x.i = bits;
+        else if (x.type == SQLITE_FLOAT) std::memcpy(&x.d, &bits, sizeof bits);
+        else if (x.type == SQLITE_TEXT || x.type == SQLITE_BLOB) x.text = texts[static_cast<size_t>(bits)];
+      }
+    };
+    auto task = db::TableScan::open(
+        f_, "TASK", {"startNs", "endNs", "globalTaskId", "deviceId", "streamId", "taskId", "modelId", "contextId"});
+    if (!task.ok()) return false;
+    Stats local;
+    const size_t rows_before = rows_.size();
+    std::array<db::DbValue, 8> t;
+    std::array<db::DbValue, kValues> c;
+    n = 0;
+    bool stopped = false;  // interrupted: SQLite's pass below reports it
+    while (task->next()) {
+      if (++n % db::kInterruptCheckRows == 0 && interrupted()) {
+        stopped = true;
+        break;
+      }
+      const db::DbValue& key = task->value(2);
+      // t.globalTaskId = c.globalTaskId (an INTEGER PRIMARY KEY): an integer, or a real equal to one
+      int64_t k = 0;
+      if (key.type == SQLITE_INTEGER) k = key.i;
+      else if (key.type == SQLITE_FLOAT && std::nearbyint(key.d) == key.d && std::fabs(key.d) < 9.2e18) k = static_cast<int64_t>(key.d);
+      else continue;
+      const auto it = std::lower_bound(keys.begin(), keys.end(), k);
+      if (it == keys.end() || *it != k) continue;
+      for (size_t i = 0; i < t.size(); ++i) t[i] = task->value(i);
+      unpack(static_cast<size_t>(it - keys.begin()), c);
+      compute_row(t.data(), c.data(), local);
+    }
+    if (stopped || !task->status().ok()) {
+      rows_.resize(rows_before);
+      return false;
+    }
+    stats_.merge(local);
+    return true;
   }
 
   Status communication_rows() {

@@ -1,6 +1,7 @@
 #include "ascprof/pipeline/structure_outputs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cerrno>
 #include <cstdio>
@@ -313,16 +314,29 @@ struct Rows {
   }
 };
 
-// Renders one rank (write_rank_structure_parts): its rows straight into the pack, its classes
-// (merged within the rank) and manifest figures as lines at the end.
-struct RankRenderer {
-  Rows steps, layers, observations, role_observations, evidence, blocks;
-  std::vector<std::string> rank_summaries, hard_errors, disagreements;
-  uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
+// What the two manifests and class_signatures.json hold besides the rows: a rank's (filled by its
+// renderer) or the root's (their sum, the root's writer).
+struct StructureFigures {
   StructureTotals totals;
-  ClassMap step_classes, layer_classes, block_classes;
+  uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
   uint64_t layers_with_blocks = 0, companion_layers = 0;
   uint64_t kind_counts[5] = {0, 0, 0, 0, 0};
+  std::vector<std::string> rank_summaries, hard_errors, disagreements;
+  ClassMap step_classes, layer_classes, block_classes;
+
+  // The figures of a pack's "counts" line, in its order: the one list its writer and reader use.
+  std::array<uint64_t*, 18> counts() {
+    return {&totals.segment_count, &totals.step_count, &totals.layer_count, &totals.hard_error_count,
+            &totals.interior_island_total, &totals.evidence_count, &totals.structure_observation_count,
+            &totals.block_count, &layers_with_blocks, &companion_layers, &kind_counts[0], &kind_counts[1],
+            &kind_counts[2], &kind_counts[3], &kind_counts[4], &declared_steps, &agreeing, &ranks_with_declared};
+  }
+};
+
+// Renders one rank (write_rank_structure_parts): its rows straight into the pack, its classes
+// (merged within the rank) and manifest figures as lines at the end.
+struct RankRenderer : StructureFigures {
+  Rows steps, layers, observations, role_observations, evidence, blocks;
 
   explicit RankRenderer(store::PartPackWriter& pack) {
     const std::pair<Rows*, const char*> arrays[] = {{&steps, kStepRows},
@@ -342,31 +356,25 @@ struct RankRenderer {
   void add_classes(const std::string& rank_id, const model::RankStructure& s, const model::RankClasses& c,
                    const std::vector<std::string>& layer_evd);
   std::string class_lines() const;
-  std::string manifest_lines() const;
+  std::string manifest_lines();
 };
 
 }  // namespace
 
-struct StructureOutputWriter::Impl {
+struct StructureOutputWriter::Impl : StructureFigures {  // the figures summed over the ranks
   fs::path out;
   StructureOutputOptions options;
   Status failed;
   bool finished = false;
   bool any_rank = false;
   uint32_t last_ordinal = 0;
-  StructureTotals totals;
   std::vector<fs::path> outputs;
 
   // segment stage
   // observations: ours, one per (step, layer role); role_observations: the reference's, per (step, operator role)
   TempArray steps, layers, observations, role_observations, evidence;
-  std::vector<std::string> rank_summaries, hard_errors, disagreements;
-  uint64_t declared_steps = 0, agreeing = 0, ranks_with_declared = 0;
   // classify stage
   TempArray blocks;
-  ClassMap step_classes, layer_classes, block_classes;
-  uint64_t layers_with_blocks = 0, companion_layers = 0;
-  uint64_t kind_counts[5] = {0, 0, 0, 0, 0};
   // temporaries written by finish() before the renames
   std::vector<fs::path> finish_temps;
 
@@ -859,13 +867,11 @@ std::string RankRenderer::class_lines() const {
 
 // "counts" and the figures the manifests add up, then the rank's summary, hard errors and
 // boundary-check disagreements (rendered JSON), one per line.
-std::string RankRenderer::manifest_lines() const {
+std::string RankRenderer::manifest_lines() {
+  totals.evidence_count = evidence.n;
+  totals.structure_observation_count = role_observations.n;
   std::string o = "counts";
-  for (const uint64_t v : {totals.segment_count, totals.step_count, totals.layer_count, totals.hard_error_count,
-                           totals.interior_island_total, evidence.n, role_observations.n, totals.block_count,
-                           layers_with_blocks, companion_layers, kind_counts[0], kind_counts[1], kind_counts[2],
-                           kind_counts[3], kind_counts[4], declared_steps, agreeing, ranks_with_declared})
-    put_field(o, std::to_string(v));
+  for (const uint64_t* v : counts()) put_field(o, std::to_string(*v));
   o += '\n';
   const std::pair<const char*, const std::vector<std::string>*> lists[] = {
       {"summary", &rank_summaries}, {"hard_error", &hard_errors}, {"disagreement", &disagreements}};
@@ -910,29 +916,13 @@ Status StructureOutputWriter::Impl::merge_manifest(const store::PartPackReader& 
   ASCPROF_ASSIGN_OR_RETURN(auto lines, section_lines(pack, kManifestLines));
   for (size_t i = 0; i < lines.size(); ++i) {
     const auto& f = lines[i];
-    if (f[0] == "counts") {
-      uint64_t v[18];
-      if (f.size() != 19) return bad_section(pack, kManifestLines, i, "counts: expected 18 figures");
-      for (size_t k = 0; k < 18; ++k)
+    if (f[0] == "counts") {  // added up whatever files are written: a rank that did not classify has zeros
+      const auto mine = counts();
+      if (f.size() != mine.size() + 1) return bad_section(pack, kManifestLines, i, "counts: wrong number of figures");
+      std::array<uint64_t, std::tuple_size_v<decltype(mine)>> v{};
+      for (size_t k = 0; k < mine.size(); ++k)
         if (!to_u64(f[k + 1], v[k])) return bad_section(pack, kManifestLines, i, "counts: not a number");
-      totals.segment_count += v[0];
-      totals.step_count += v[1];
-      totals.layer_count += v[2];
-      totals.hard_error_count += v[3];
-      totals.interior_island_total += v[4];
-      if (options.segment_files) {
-        totals.evidence_count += v[5];
-        totals.structure_observation_count += v[6];
-        declared_steps += v[15];
-        agreeing += v[16];
-        ranks_with_declared += v[17];
-      }
-      if (options.classify_files) {
-        totals.block_count += v[7];
-        layers_with_blocks += v[8];
-        companion_layers += v[9];
-        for (size_t k = 0; k < 5; ++k) kind_counts[k] += v[10 + k];
-      }
+      for (size_t k = 0; k < mine.size(); ++k) *mine[k] += v[k];
       continue;
     }
     if (f.size() != 2) return bad_section(pack, kManifestLines, i, "expected a tag and one field");

@@ -104,11 +104,11 @@ Result<TableScan> TableScan::open(const SqliteFile& file, std::string_view table
       s.wanted_.push_back(rowid_alias ? -1 - static_cast<int>(it->cid) : static_cast<int>(it->cid));
     }
   }
-  s.fd_ = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
-  if (s.fd_ < 0) return file_error(ErrorCode::kIo, file.path(), "", std::strerror(errno));
+  s.fd_.fd = ::open(file.path().c_str(), O_RDONLY | O_CLOEXEC);
+  if (s.fd_.fd < 0) return file_error(ErrorCode::kIo, file.path(), "", std::strerror(errno));
   unsigned char h[100];
   struct stat st {};
-  if (::pread(s.fd_, h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) || ::fstat(s.fd_, &st) != 0)
+  if (::pread(s.fd_.fd, h, sizeof h, 0) != static_cast<ssize_t>(sizeof h) || ::fstat(s.fd_.fd, &st) != 0)
     return refuse("header unreadable");
   if (std::memcmp(h, "SQLite format 3", 16) != 0) return refuse("not an SQLite 3 header");
   const uint32_t page_size = be16(h + 16) == 1 ? 65536u : be16(h + 16);
@@ -124,30 +124,8 @@ Result<TableScan> TableScan::open(const SqliteFile& file, std::string_view table
   return s;
 }
 
-TableScan::TableScan(TableScan&& o) noexcept
-    : fd_(o.fd_),
-      path_(std::move(o.path_)),
-      table_(std::move(o.table_)),
-      page_size_(o.page_size_),
-      usable_(o.usable_),
-      page_count_(o.page_count_),
-      pages_read_(o.pages_read_),
-      wanted_(std::move(o.wanted_)),
-      stack_(std::move(o.stack_)),
-      leaf_(std::move(o.leaf_)),
-      leaf_page_(o.leaf_page_),
-      leaf_cell_(o.leaf_cell_),
-      leaf_cells_(o.leaf_cells_),
-      overflow_(std::move(o.overflow_)),
-      serial_(std::move(o.serial_)),
-      values_(std::move(o.values_)),
-      status_(std::move(o.status_)),
-      done_(o.done_) {
-  o.fd_ = -1;
-}
-
-TableScan::~TableScan() {
-  if (fd_ >= 0) ::close(fd_);
+TableScan::Fd::~Fd() {
+  if (fd >= 0) ::close(fd);
 }
 
 bool TableScan::fail(const std::string& why) {
@@ -164,7 +142,7 @@ bool TableScan::read_page(uint32_t page, std::string& out) {
   out.resize(page_size_);
   const off_t at = static_cast<off_t>(page - 1) * page_size_;
   for (size_t got = 0; got < page_size_;) {
-    const ssize_t n = ::pread(fd_, out.data() + got, page_size_ - got, at + static_cast<off_t>(got));
+    const ssize_t n = ::pread(fd_.fd, out.data() + got, page_size_ - got, at + static_cast<off_t>(got));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return fail("page " + std::to_string(page) + " unreadable");
     got += static_cast<size_t>(n);

@@ -29,11 +29,8 @@ class TableScan {
   /// table is one the scan does not read (see the file comment): read it through SQLite then.
   static Result<TableScan> open(const SqliteFile& file, std::string_view table, const std::vector<std::string>& columns);
 
-  TableScan(TableScan&& o) noexcept;
+  TableScan(TableScan&&) noexcept = default;
   TableScan& operator=(TableScan&&) = delete;
-  TableScan(const TableScan&) = delete;
-  TableScan& operator=(const TableScan&) = delete;
-  ~TableScan();
 
   /// The next row; false at the end, or when a page does not parse (status() then says where).
   bool next();
@@ -54,7 +51,14 @@ class TableScan {
   bool decode_cell(uint32_t offset);
   bool decode_record(std::string_view payload, int64_t rowid);
 
-  int fd_ = -1;
+  struct Fd {  // the database file, closed with the scan
+    int fd = -1;
+    Fd() = default;
+    Fd(Fd&& o) noexcept : fd(o.fd) { o.fd = -1; }
+    Fd& operator=(Fd&&) = delete;
+    ~Fd();
+  };
+  Fd fd_;
   std::string path_, table_;
   uint32_t page_size_ = 0, usable_ = 0, page_count_ = 0;
   uint64_t pages_read_ = 0;

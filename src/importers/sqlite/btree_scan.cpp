@@ -97,6 +97,10 @@ Result<TableScan> TableScan::open(const SqliteFile& file, std::string_view table
     if (!q->status().ok()) return q->status();
     const auto pks = std::count_if(cols.begin(), cols.end(), [](const Col& c) { return c.pk > 0; });
     for (const auto& want : columns) {
+      if (want == "rowid") {
+        s.wanted_.push_back(kRowid);
+        continue;
+      }
       const auto it = std::find_if(cols.begin(), cols.end(), [&want](const Col& c) { return c.name == want; });
       if (it == cols.end()) return refuse("no column " + want);
       if (it->has_default) return refuse("column " + want + " has a DEFAULT");
@@ -259,8 +263,12 @@ bool TableScan::decode_record(std::string_view payload, int64_t rowid) {
   offsets_.push_back(at_value);
   for (size_t w = 0; w < wanted_.size(); ++w) {
     const int want = wanted_[w];
-    const size_t col = static_cast<size_t>(want < 0 ? -1 - want : want);
     DbValue& v = values_[w];
+    if (want == kRowid) {
+      v = {SQLITE_INTEGER, rowid, 0, {}};
+      continue;
+    }
+    const size_t col = static_cast<size_t>(want < 0 ? -1 - want : want);
     v = DbValue{};
     if (col >= serial_.size()) {  // a row older than the column (ALTER TABLE ADD COLUMN): NULL
       if (want < 0) v = {SQLITE_INTEGER, rowid, 0, {}};
@@ -290,5 +298,25 @@ bool TableScan::decode_record(std::string_view payload, int64_t rowid) {
   }
   return true;
 }
+
+Result<TableRows> TableRows::open(const SqliteFile& file, std::string_view table, const std::vector<std::string>& columns,
+                                  bool allow_scan) {
+  TableRows rows;
+  if (allow_scan)
+    if (auto scan = TableScan::open(file, table, columns); scan.ok()) {
+      rows.scan_.emplace(std::move(scan).value());
+      return rows;
+    }
+  std::string sql = "SELECT ";
+  for (size_t i = 0; i < columns.size(); ++i) sql += (i ? ", " : "") + columns[i];
+  auto q = file.prepare(sql + " FROM " + std::string(table), table);
+  if (!q.ok()) return q.status();
+  rows.query_ = std::move(q).value();
+  return rows;
+}
+
+bool TableRows::step() { return scan_ ? scan_->next() : query_.step(); }
+
+const Status& TableRows::status() const { return scan_ ? scan_->status() : query_.status(); }
 
 }  // namespace ascprof::importers::db

@@ -13,7 +13,9 @@
 // its default in SQLite). Anything else, and any page that does not parse (bounds, page types,
 // cycles, overflow chains), is a failure the caller answers by reading the table through SQLite,
 // whose result and error messages stay the reference.
+#include <climits>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +27,9 @@ namespace ascprof::importers::db {
 
 class TableScan {
  public:
-  /// Prepares a scan of `columns` of `table`. kSchema when the table or a column is absent, or the
-  /// table is one the scan does not read (see the file comment): read it through SQLite then.
+  /// Prepares a scan of `columns` of `table` ("rowid" names the row's rowid). kSchema when the table
+  /// or a column is absent, or the table is one the scan does not read (see the file comment): read
+  /// it through SQLite then.
   static Result<TableScan> open(const SqliteFile& file, std::string_view table, const std::vector<std::string>& columns);
 
   TableScan(TableScan&&) noexcept = default;
@@ -62,7 +65,8 @@ class TableScan {
   std::string path_, table_;
   uint32_t page_size_ = 0, usable_ = 0, page_count_ = 0;
   uint64_t pages_read_ = 0;
-  std::vector<int> wanted_;     // per wanted column: its position in the record, -1 for the rowid alias
+  static constexpr int kRowid = INT32_MIN;  // a wanted "rowid"
+  std::vector<int> wanted_;  // per wanted column: its position in the record (-1 - it for the rowid alias), or kRowid
   std::vector<Level> stack_;    // interior pages from the root down
   std::string leaf_;            // the current leaf page
   uint32_t leaf_page_ = 0, leaf_cell_ = 0, leaf_cells_ = 0;
@@ -72,6 +76,26 @@ class TableScan {
   std::vector<DbValue> values_;
   Status status_;
   bool done_ = false;
+};
+
+/// A table's rows as `SELECT columns FROM table` returns them: through the page scan when it reads
+/// the table (and `allow_scan`), through SQLite otherwise. The same values either way; a scan that
+/// stops on a page it cannot parse reports it (scan_failed()), and its caller redoes the import
+/// through SQLite alone, whose answer is the reference.
+class TableRows {
+ public:
+  static Result<TableRows> open(const SqliteFile& file, std::string_view table, const std::vector<std::string>& columns,
+                                bool allow_scan);
+  bool step();
+  const Status& status() const;
+  bool scan_failed() const { return scan_.has_value() && !scan_->status().ok(); }
+  DbValue value(int c) const { return scan_ ? scan_->value(static_cast<size_t>(c)) : query_.value(c); }
+  int64_t i64(int c, int64_t absent) const { return value_i64(value(c), absent); }
+  bool null(int c) const { return value(c).type == SQLITE_NULL; }
+
+ private:
+  std::optional<TableScan> scan_;
+  Query query_;
 };
 
 }  // namespace ascprof::importers::db

@@ -1,10 +1,13 @@
 // Trace tables of a profiler database (the trace_view.json equivalent): host ops, steps, device
 // tasks, communication ops and plane tasks, launch flows.
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ascprof/importers/profiler_db.hpp"
+#include "btree_scan.hpp"
 #include "db_columns.hpp"
 #include "sqlite_file.hpp"
 
@@ -29,8 +32,11 @@ constexpr int64_t kApiOp = 50001, kApiQueue = 50002, kApiTrace = 50003, kApiMstx
 
 class TraceReader {
  public:
-  TraceReader(const db::SqliteFile& f, StringPool& pool, model::TraceTables& out, Stats& stats)
-      : f_(f), pool_(pool), out_(out), stats_(stats), ids_(f, pool, stats) {}
+  TraceReader(const db::SqliteFile& f, StringPool& pool, model::TraceTables& out, Stats& stats, bool allow_scan)
+      : f_(f), pool_(pool), out_(out), stats_(stats), ids_(f, pool, stats), allow_scan_(allow_scan) {}
+
+  /// A page scan (db::TableRows) stopped on a page it could not parse: redo the import through SQLite.
+  bool scan_failed() const { return scan_failed_; }
 
   Status run() {
     ASCPROF_RETURN_IF_ERROR(ids_.init());
@@ -71,6 +77,16 @@ class TraceReader {
     if (f_.has_table(table)) return true;
     stats_.note(Stat::db_table_absent, f_.path() + ":table " + table + ": absent");
     return false;
+  }
+
+  // The big tables' rows: through the page scan when it reads them (btree_scan.hpp).
+  Result<db::TableRows> rows(std::string_view table, const std::vector<std::string>& columns) const {
+    return db::TableRows::open(f_, table, columns, allow_scan_);
+  }
+  // A table read to its end: its status, noting a scan that stopped on a page.
+  Status done(const db::TableRows& q) {
+    scan_failed_ = scan_failed_ || q.scan_failed();
+    return q.status();
   }
 
   Status check_interrupt(uint64_t rows) const {
@@ -144,7 +160,7 @@ class TraceReader {
 
   Status torch_ops() {
     if (!optional_table("PYTORCH_API")) return steps_as_host_ops();
-    auto q = f_.prepare("SELECT rowid, startNs, endNs, globalTid, name, type, connectionId FROM PYTORCH_API", "PYTORCH_API");
+    auto q = rows("PYTORCH_API", {"rowid", "startNs", "endNs", "globalTid", "name", "type", "connectionId"});
     if (!q.ok()) return q.status();
     const StrId cpu_op = pool_.intern("cpu_op"), enqueue = pool_.intern("enqueue"), dequeue = pool_.intern("dequeue"),
                 python = pool_.intern("python_function"), mstx = pool_.intern("mstx");
@@ -154,7 +170,7 @@ class TraceReader {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1);
       if (!usable_span("PYTORCH_API", rowid, a, b)) continue;
-      const StrId name = ids_.get(*q, 4);
+      const StrId name = ids_.get(q->value(4));
       const int64_t type = q->i64(5, -1);
       const std::string_view nv = pool_.view(name);
       StrId cat = 0;
@@ -168,7 +184,7 @@ class TraceReader {
       if (!q->null(6)) torch_conn_.emplace(q->i64(6, -1), HostEnd{a, tid});
       python_tid_ = tid;
     }
-    ASCPROF_RETURN_IF_ERROR(q->status());
+    ASCPROF_RETURN_IF_ERROR(done(*q));
     return saw_step ? Status{} : steps_as_host_ops();
   }
 
@@ -184,7 +200,7 @@ class TraceReader {
 
   Status cann_apis() {
     if (!optional_table("CANN_API")) return {};
-    auto q = f_.prepare("SELECT rowid, startNs, endNs, type, globalTid, connectionId, name FROM CANN_API", "CANN_API");
+    auto q = rows("CANN_API", {"rowid", "startNs", "endNs", "type", "globalTid", "connectionId", "name"});
     if (!q.ok()) return q.status();
     std::unordered_map<uint64_t, StrId> names;  // (type, name id) -> "Level@name"
     uint64_t n = 0;
@@ -192,7 +208,7 @@ class TraceReader {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1), type = q->i64(3, -1);
       if (!usable_span("CANN_API", rowid, a, b)) continue;
-      const StrId raw = ids_.get(*q, 6);
+      const StrId raw = ids_.get(q->value(6));
       const uint64_t key = (static_cast<uint64_t>(type) << 32) ^ raw;
       auto it = names.find(key);
       if (it == names.end()) {
@@ -210,18 +226,32 @@ class TraceReader {
         launches_.emplace(conn, HostEnd{a, tid});
       }
     }
-    return q->status();
+    return done(*q);
   }
 
   Status device_tasks() {
     // A compute task is named by its kernel; any other task (event record, notify wait, memcpy) by its
     // task type. COMMUNICATION_TASK_INFO is not joined: several of its rows may share one task.
-    const bool cti = f_.has_table("COMPUTE_TASK_INFO");
-    std::string sql = "SELECT t.rowid, t.startNs, t.endNs, t.streamId, t.taskId, t.connectionId, t.taskType, ";
-    sql += cti ? "c.name" : "NULL";
-    sql += " FROM TASK t";
-    if (cti) sql += " LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId";
-    auto q = f_.prepare(sql, "TASK");
+    // `TASK t LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId`, as SQLite runs it:
+    // TASK in rowid order, each row's kernel name looked up by c's rowid (names resolved in that order).
+    std::vector<int64_t> kernel_keys;
+    std::vector<db::DbValue> kernel_names;  // their name's string id, or NULL
+    if (f_.has_table("COMPUTE_TASK_INFO")) {
+      auto c = rows("COMPUTE_TASK_INFO", {"globalTaskId", "name"});
+      if (!c.ok()) return c.status();
+      while (c->step()) {
+        const db::DbValue key = c->value(0);
+        if (key.type != SQLITE_INTEGER || (!kernel_keys.empty() && key.i <= kernel_keys.back())) {
+          // not a rowid table read in rowid order (cannot be, but then the SQL decides)
+          return file_error(ErrorCode::kParse, f_.path(), "table COMPUTE_TASK_INFO", "globalTaskId out of order");
+        }
+        kernel_keys.push_back(key.i);
+        const db::DbValue name = c->value(1);  // kept as the id it reads as (the row's bytes go)
+        kernel_names.push_back(name.type == SQLITE_NULL ? name : db::DbValue{SQLITE_INTEGER, db::value_i64(name, -1), 0, {}});
+      }
+      ASCPROF_RETURN_IF_ERROR(done(*c));
+    }
+    auto q = rows("TASK", {"rowid", "startNs", "endNs", "streamId", "taskId", "connectionId", "taskType", "globalTaskId"});
     if (!q.ok()) return q.status();
     // (trace_view.json names these flows by their category too: "HostToDevice", "torch_to_npu")
     const StrId h2d = pool_.intern("HostToDevice"), async = pool_.intern("async_npu");
@@ -234,8 +264,15 @@ class TraceReader {
       ASCPROF_RETURN_IF_ERROR(check_interrupt(++n));
       const int64_t rowid = q->i64(0, -1), a = q->i64(1, -1), b = q->i64(2, -1);
       if (!usable_span("TASK", rowid, a, b)) continue;
-      const StrId type = ids_.get(*q, 6);
-      StrId name = ids_.get(*q, 7);
+      const StrId type = ids_.get(q->value(6));
+      StrId name = 0;
+      const db::DbValue key = q->value(7);
+      int64_t k = 0;
+      if (key.type == SQLITE_INTEGER) k = key.i;
+      else if (key.type == SQLITE_FLOAT && std::nearbyint(key.d) == key.d && std::fabs(key.d) < 9.2e18) k = static_cast<int64_t>(key.d);
+      if (key.type == SQLITE_INTEGER || key.type == SQLITE_FLOAT)
+        if (const auto it = std::lower_bound(kernel_keys.begin(), kernel_keys.end(), k); it != kernel_keys.end() && *it == k)
+          name = ids_.get(kernel_names[static_cast<size_t>(it - kernel_keys.begin())]);
       if (name == 0) name = type;
       const int64_t stream = q->i64(3, -1), conn = q->i64(5, -1);
       d.name.push_back(name);
@@ -255,14 +292,14 @@ class TraceReader {
       }
       if (async_ids.count(conn) != 0) flow(async, torch_to_npu, conn, 'f', kDbPidHardware, stream, a, static_cast<uint64_t>(rowid));
     }
-    return q->status();
+    return done(*q);
   }
 
   // async_npu flows: a torch op (PYTORCH_API.connectionId -> CONNECTION_IDS.id) to the device tasks
   // sharing one of its connection ids. The 's' ends are written here; the 'f' ends with the tasks.
   Status torch_flows(std::unordered_set<int64_t>& ids) {
     if (torch_conn_.empty() || !f_.has_table("CONNECTION_IDS")) return {};
-    auto q = f_.prepare("SELECT id, connectionId FROM CONNECTION_IDS", "CONNECTION_IDS");
+    auto q = rows("CONNECTION_IDS", {"id", "connectionId"});
     if (!q.ok()) return q.status();
     const StrId async = pool_.intern("async_npu"), torch_to_npu = pool_.intern("torch_to_npu");
     while (q->step()) {
@@ -272,7 +309,7 @@ class TraceReader {
       if (!ids.insert(conn).second) continue;
       flow(async, torch_to_npu, conn, 's', kDbPidPython, it->second.tid, it->second.ts, 0);
     }
-    return q->status();
+    return done(*q);
   }
 
   void flow(StrId cat, StrId name, int64_t id, char phase, int64_t pid, int64_t tid, int64_t ts, uint64_t rowid) {
@@ -398,6 +435,8 @@ class TraceReader {
   model::TraceTables& out_;
   Stats& stats_;
   db::StringIds ids_;
+  const bool allow_scan_;
+  bool scan_failed_ = false;
   EnumMap api_types_, transports_, links_, data_types_;
   std::unordered_map<int64_t, HostEnd> launches_;    // node launch connectionId -> its host end
   std::unordered_set<int64_t> launched_;             // launches whose 's' end is written
@@ -413,8 +452,17 @@ Status import_db_trace(const fs::path& path, StringPool& pool, model::TraceTable
   auto opened = db::SqliteFile::open(path);
   if (!opened.ok()) return opened.status();
   Stats local;
-  TraceReader reader(*opened, pool, out, local);
-  Status st = reader.run();
+  Status st;
+  {
+    TraceReader reader(*opened, pool, out, local, /*allow_scan=*/true);
+    st = reader.run();
+    if (reader.scan_failed()) {  // a page the scan could not parse: SQLite's answer, from the start
+      out = model::TraceTables{};
+      local = Stats{};
+      TraceReader again(*opened, pool, out, local, /*allow_scan=*/false);
+      st = again.run();
+    }
+  }
   if (!st.ok()) {
     out = model::TraceTables{};
     return st;

@@ -103,6 +103,8 @@ class StringIds {
   Status init();
   /// The pooled string of `id`; "" (id 0 of the pool) for NULL; a dangling id is counted and read as "".
   StrId get(const Query& q, int column);
+  /// The same for a value already read (a TableRows or TableScan column).
+  StrId get(const DbValue& v) { return v.type == SQLITE_NULL ? StrId{0} : get_id(value_i64(v, -1)); }
   StrId get_id(int64_t id);
   std::string_view view(StrId s) const { return pool_.view(s); }
   /// Not ok when STRING_IDS itself could not be read (a damaged page): the caller fails the table.

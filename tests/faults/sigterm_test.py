@@ -34,6 +34,16 @@ RANKS = 8
 STOP_WITHIN_S = 30  # generous for the sanitizer build; the Release build stops in about 1 s
 
 
+def alive(pid):
+    """The process exists and is not a zombie. (It may end between any two looks: reading its
+    /proc/<pid>/stat then fails with ProcessLookupError or FileNotFoundError, which means gone.)"""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return not f.read().split(") ")[-1].startswith("Z")
+    except OSError:
+        return False
+
+
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)
@@ -102,8 +112,7 @@ def run_and_signal(exe, cap, out, env, np_, after_ranks, sig, targets):
             pass
     # the time that counts is until the tool's processes are gone; mpirun itself lingers for its
     # odls_base_sigkill_timeout after a SIGTERM of its own, whatever its processes do
-    while any(os.path.exists("/proc/%d" % q) and not open("/proc/%d/stat" % q).read().split(") ")[-1].startswith("Z")
-              for q in procs if q != p.pid or targets == "self"):
+    while any(alive(q) for q in procs if q != p.pid or targets == "self"):
         if time.time() - t0 > STOP_WITHIN_S:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()

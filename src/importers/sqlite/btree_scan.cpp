@@ -60,6 +60,16 @@ std::string sql_string(std::string_view s) {
 
 }  // namespace
 
+bool as_rowid(const DbValue& v, int64_t& rowid) {
+  if (v.type == SQLITE_INTEGER) {
+    rowid = v.i;
+    return true;
+  }
+  if (v.type != SQLITE_FLOAT || std::nearbyint(v.d) != v.d || std::fabs(v.d) >= 9.2e18) return false;
+  rowid = static_cast<int64_t>(v.d);
+  return true;
+}
+
 Result<TableScan> TableScan::open(const SqliteFile& file, std::string_view table, const std::vector<std::string>& columns) {
   auto refuse = [&](const std::string& why) {
     return file_error(ErrorCode::kSchema, file.path(), "table " + std::string(table), "not scanned directly: " + why);

@@ -25,6 +25,10 @@
 
 namespace ascprof::importers::db {
 
+/// The rowid a `column = rowid` join matches for value `v`: an integer, or a real equal to one
+/// (SQLite compares them numerically); false for anything else (NULL, text, a fraction).
+bool as_rowid(const DbValue& v, int64_t& rowid);
+
 class TableScan {
  public:
   /// Prepares a scan of `columns` of `table` ("rowid" names the row's rowid). kSchema when the table

@@ -247,12 +247,8 @@ class KernelReader {
         stopped = true;
         break;
       }
-      const db::DbValue& key = task->value(2);
-      // t.globalTaskId = c.globalTaskId (an INTEGER PRIMARY KEY): an integer, or a real equal to one
       int64_t k = 0;
-      if (key.type == SQLITE_INTEGER) k = key.i;
-      else if (key.type == SQLITE_FLOAT && std::nearbyint(key.d) == key.d && std::fabs(key.d) < 9.2e18) k = static_cast<int64_t>(key.d);
-      else continue;
+      if (!db::as_rowid(task->value(2), k)) continue;
       const auto it = std::lower_bound(keys.begin(), keys.end(), k);
       if (it == keys.end() || *it != k) continue;
       for (size_t i = 0; i < t.size(); ++i) t[i] = task->value(i);

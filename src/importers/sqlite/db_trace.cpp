@@ -1,7 +1,6 @@
 // Trace tables of a profiler database (the trace_view.json equivalent): host ops, steps, device
 // tasks, communication ops and plane tasks, launch flows.
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -266,11 +265,7 @@ class TraceReader {
       if (!usable_span("TASK", rowid, a, b)) continue;
       const StrId type = ids_.get(q->value(6));
       StrId name = 0;
-      const db::DbValue key = q->value(7);
-      int64_t k = 0;
-      if (key.type == SQLITE_INTEGER) k = key.i;
-      else if (key.type == SQLITE_FLOAT && std::nearbyint(key.d) == key.d && std::fabs(key.d) < 9.2e18) k = static_cast<int64_t>(key.d);
-      if (key.type == SQLITE_INTEGER || key.type == SQLITE_FLOAT)
+      if (int64_t k = 0; db::as_rowid(q->value(7), k))
         if (const auto it = std::lower_bound(kernel_keys.begin(), kernel_keys.end(), k); it != kernel_keys.end() && *it == k)
           name = ids_.get(kernel_names[static_cast<size_t>(it - kernel_keys.begin())]);
       if (name == 0) name = type;

@@ -1,7 +1,7 @@
 // Coordinator benchmark by simulation (issue 22): what process 0 costs at thousands of ranks, measured
-// on the code `ascprof-mpi analyze` runs today (one Boost.MPI gather of the outcomes, a second one of
-// the operator bucket partials, then write_root_outputs on process 0). Nothing here is a new
-// algorithm: it is the baseline the tree reduction will be measured against.
+// on the code `ascprof-mpi analyze` runs (one Boost.MPI gather of the outcomes, the operator buckets
+// folded per process and merged up a binomial tree of processes, then write_root_outputs on process
+// 0). Nothing here is a new algorithm: the same functions analyze_run calls, on fabricated ranks.
 //
 //   coordinator_bench prepare --capture ROOT --work DIR [--knowledge DIR]
 //       (any number of MPI processes) runs the real rank job (pipeline::run_rank_stages) on every rank
@@ -11,7 +11,7 @@
 //   mpiexec -n 2 coordinator_bench run --capture ROOT --work DIR --ranks N [options]
 //       every process loads those template outcomes (parallel::load_checkpoint), fabricates its half
 //       of N rank outcomes (renumbered, clock-shifted, jittered; a few planted slow ranks copied from
-//       the capture's slow rank), then both go through analyze_run's two gathers and process 0 runs
+//       the capture's slow rank), then both go through analyze_run's gather and reduction and process 0 runs
 //       the coordinator's post-gather work into DIR/out_<N>/. Prints one JSON object (process 0).
 //
 // run options:
@@ -31,9 +31,6 @@
 //                        files skipped, so the root tables that grow with ranks x rows are not written
 //                        (see light_parts); full: the real ones (use on a few ranks, then scale)
 //   --root-outputs 0|1   0: stop before write_root_outputs (default 1)
-//   --free-folded        drop each rank's unpacked buckets once packed (analyze_run keeps them until
-//                        all its ranks are folded): lowers the peak of process 1, which holds N/2 ranks
-//                        here but a few in a real run; process 0's peak (at the unpack) is unchanged
 //   --keep               keep DIR/out_<N>/ (removed after the run otherwise)
 #include <sys/resource.h>
 
@@ -87,7 +84,7 @@ namespace mpi = boost::mpi;
 using namespace ascprof;
 // the messages analyze_run moves, from its own header
 using parallel::packed_size;
-using parallel::RankBucketsMessage;
+using parallel::reduce_operator_buckets;
 using parallel::RankOffset;
 
 namespace {
@@ -101,7 +98,7 @@ struct Args {
   uint64_t ranks = 0, seed = 22;
   int detail = 2;
   double jitter = 0.03, clock_skew_us = 2000, start_noise_us = 5;
-  bool full_tables = false, keep = false, root_outputs = true, free_folded = false;
+  bool full_tables = false, keep = false, root_outputs = true;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -109,7 +106,7 @@ struct Args {
                "coordinator_bench: %s\nusage: coordinator_bench prepare --capture ROOT --work DIR [--knowledge DIR]\n"
                "       mpiexec -n 2 coordinator_bench run --capture ROOT --work DIR --ranks N [--slow-template ID]\n"
                "              [--planted a,b,c] [--jitter F] [--clock-skew-us U] [--start-noise-us U] [--seed S]\n"
-               "              [--detail 0|1|2] [--tables light|full] [--root-outputs 0|1] [--free-folded]\n"
+               "              [--detail 0|1|2] [--tables light|full] [--root-outputs 0|1]\n"
                "              [--keep]\n"
                "              [--knowledge DIR]\n",
                why);
@@ -142,7 +139,6 @@ Args parse_args(int argc, char** argv) {
       if (v != "light" && v != "full") usage("--tables light|full");
       a.full_tables = v == "full";
     } else if (k == "--root-outputs") a.root_outputs = next() != "0";
-    else if (k == "--free-folded") a.free_folded = true;
     else if (k == "--keep") a.keep = true;
     else usage(("unknown option " + k).c_str());
   }
@@ -490,10 +486,17 @@ void add_outcome_bytes(const pipeline::RankOutcome& o, MemoryBreakdown& m) {
   for (const auto& s : o.step_windows) m.step_windows += str_bytes(s.segment_id) + str_bytes(s.step_family);
   m.findings += vec_bytes(o.findings);
   for (const auto& f : o.findings) m.findings += str_bytes(f.summary) + str_bytes(f.metrics_json) + 64 * f.evidence_ids.size();
-  m.buckets += vec_bytes(o.operator_buckets.buckets) + vec_bytes(o.operator_buckets.keys);
-  for (const auto& k : o.operator_buckets.keys) m.buckets += str_bytes(k.name_key) + str_bytes(k.shape);
-  for (const auto& b : o.operator_buckets.buckets) m.bucket_rows += vec_bytes(b.rows);
-  m.bucket_count += o.operator_buckets.buckets.size();
+}
+
+// What process 0 holds of the merged operator buckets.
+void add_merged_bytes(const analysis::OperatorBucketMerge& merged, MemoryBreakdown& m) {
+  m.buckets += vec_bytes(merged.buckets) + vec_bytes(merged.keys);
+  for (const auto& k : merged.keys) m.buckets += str_bytes(k.name_key) + str_bytes(k.shape);
+  for (const auto& b : merged.buckets) {
+    m.bucket_rows += vec_bytes(b.ranges) + vec_bytes(b.events);
+    for (const auto& rows : b.outlier_rows) m.bucket_rows += vec_bytes(rows);
+  }
+  m.bucket_count += merged.buckets.size();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -630,7 +633,9 @@ std::vector<StandOut> standing_out(const pipeline::CrossRank& cr, const knowledg
     const auto& key = al.keys[a.key];
     if (key.role >= rules.roles.size() || rules.roles[key.role].finding.empty()) continue;
     const auto& role = rules.roles[key.role];
-    for (uint32_t m = 0; m < a.member_ranks; ++m) ++member_of[{key.role, al.members[a.first_member + m].rank}];
+    for (uint32_t r = 0; r < a.range_count; ++r)
+      for (uint32_t rank = al.ranges[a.first_range + r].first; rank < al.ranges[a.first_range + r].end; ++rank)
+        ++member_of[{key.role, rank}];
     if (role.start_skew_trigger) {
       if (static_cast<double>(a.start_skew_ns) / 1000.0 < d.cross_rank_skew_us) continue;
       auto& g = groups[{key.role, a.latest_start_rank, true}];
@@ -766,7 +771,8 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     }
   }
 
-  // --- clock offsets on process 0, broadcast; each process folds its ranks' buckets; second gather
+  // --- clock offsets on process 0, broadcast; each process folds its ranks' buckets into one merge;
+  // the merges go up the binomial tree
   std::vector<RankOffset> offsets;
   if (me == 0) {
     const auto ns = pipeline::clock_offsets_ns(outcomes);
@@ -776,45 +782,30 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   clock.end("clock offsets (process 0) + broadcast");
   std::map<int32_t, int64_t> offset_of;
   for (const auto& x : offsets) offset_of[x.rank_index] = x.offset_ns;
-  std::vector<RankBucketsMessage> my_buckets;
-  my_buckets.reserve(mine.size());
+  std::map<int32_t, analysis::OperatorBucketMerge> merges;  // root 0: this process's ranks merged
   for (auto& o : mine) {
     o.candidates = fold_candidates(w, static_cast<uint64_t>(o.rank_index));
     const auto it = offset_of.find(o.rank_index);
-    pipeline::fold_operator_buckets(o, it == offset_of.end() ? 0 : it->second, kb);
-    if (o.operator_buckets.built) my_buckets.push_back({o.root_index, o.rank_index, analysis::pack_buckets(o.operator_buckets)});
-    if (a.free_folded) o.operator_buckets = {};
+    const int64_t offset = it == offset_of.end() ? 0 : it->second;
+    pipeline::fold_operator_buckets(o, offset, kb);
+    analysis::fold_rank_buckets(merges[0], static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
+                                kb.operator_alignment);
+    o.operator_buckets = {};
   }
   mine.clear();
   mine.shrink_to_fit();
-  clock.end("fold + pack buckets (each process, its own ranks)");
+  clock.end("fold + merge buckets (each process, its own ranks)");
   world.barrier();
   clock.restart();
-  rep.round2_bytes = packed_size(world, my_buckets);
-  std::vector<std::vector<RankBucketsMessage>> all_buckets;
-  mpi::gather(world, my_buckets, all_buckets, 0);
-  my_buckets.clear();
-  my_buckets.shrink_to_fit();
-  clock.end("round2: gather buckets");
-  uint64_t damaged = 0;
-  if (me == 0) {
-    std::map<int32_t, pipeline::RankOutcome*> outcome_of;
-    for (auto& o : outcomes) outcome_of[o.rank_index] = &o;
-    for (auto& per_process : all_buckets)
-      for (auto& m : per_process) {
-        auto it = outcome_of.find(m.rank_index);
-        if (it != outcome_of.end() && !analysis::unpack_buckets(m.packed, &it->second->operator_buckets)) ++damaged;
-        std::string().swap(m.packed);
-      }
-  }
-  all_buckets.clear();
-  all_buckets.shrink_to_fit();
-  clock.end("round2: unpack buckets (process 0)");
+  rep.round2_bytes = reduce_operator_buckets(world, merges, kb.operator_alignment);
+  clock.end("round2: reduce buckets (binomial tree)");
+  analysis::OperatorBucketMerge merged = std::move(merges[0]);  // process 0: every rank's buckets
 
   // --- process 0: the coordinator's post-gather work
   JsonWriter out;
   MemoryBreakdown mem;
-  uint64_t step_alignments = 0, operator_alignments = 0, operator_members = 0, step_members = 0, windows = 0;
+  uint64_t step_alignments = 0, operator_alignments = 0, operator_members = 0, operator_ranges = 0, step_members = 0,
+           windows = 0;
   double offsets_estimated = 0;
   std::vector<StandOut> stand_out;
   uint64_t kernel_rows_simulated = 0;
@@ -829,6 +820,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
       add_outcome_bytes(o, mem);
       kernel_rows_simulated += o.kernel_rows;
     }
+    add_merged_bytes(merged, mem);
     clock.end("sort + measure (bench bookkeeping)");
     if (a.detail >= 1) {
       // the parts of write_root_outputs' cross_rank and diagnostics, timed on their own
@@ -853,14 +845,19 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
         cr.steps = analysis::align_steps(cr.windows, window_offset, kb.diagnostics);
         clock.end("detail: align_steps");
       }
-      for (const auto& o : outcomes)
-        if (pipeline::kernel_stages_ran(o) && o.operator_buckets.built) {
-          cr.per_rank.push_back(&o.operator_buckets);
-          cr.rank_ids.push_back(o.rank_id);
-          cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
+      for (const auto& o : outcomes) {  // by member position (rank_index), as write_root_outputs names them
+        const auto pos = static_cast<size_t>(o.rank_index);
+        if (cr.rank_ids.size() <= pos) {
+          cr.rank_ids.resize(pos + 1);
+          cr.rank_ordinals.resize(pos + 1);
         }
-      cr.operators = analysis::align_operators(cr.per_rank, kb.operator_alignment);
-      clock.end("detail: align_operators");
+        cr.rank_ids[pos] = o.rank_id;
+        cr.rank_ordinals[pos] = static_cast<uint32_t>(pos);
+      }
+      analysis::OperatorBucketMerge copy = merged;  // write_root_outputs consumes the original below
+      clock.end("detail: copy the merged buckets (bench bookkeeping)");
+      cr.operators = analysis::finish_alignments(std::move(copy), kb.operator_alignment);
+      clock.end("detail: finish_alignments");
       if (a.detail >= 2) {  // the critical paths walk the step alignments
         std::vector<analysis::PathRankView> path_ranks;
         for (const auto& o : outcomes)
@@ -875,7 +872,8 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
       step_alignments = cr.steps.size();
       for (const auto& s : cr.steps) step_members += s.members.size();
       operator_alignments = cr.operators.alignments.size();
-      operator_members = cr.operators.members.size();
+      for (const auto& al : cr.operators.alignments) operator_members += al.member_ranks;
+      operator_ranges = cr.operators.ranges.size();
       const auto findings = pipeline::run_detectors(outcomes, kb, cr);
       detail_findings = findings.size();
       clock.end("detail: run_detectors");
@@ -894,7 +892,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     task.last_stage = a.full_tables ? pipeline::kStageSummarize : pipeline::kStageNormalize;
     plan.tasks.push_back(task);
     const auto t0 = SteadyClock::now();
-    if (a.root_outputs) summary = pipeline::write_root_outputs(plan, std::move(outcomes), kb);
+    if (a.root_outputs) summary = pipeline::write_root_outputs(plan, std::move(outcomes), kb, &merged);
     root_outputs_seconds = seconds_since(t0);
     outcomes = {};
     if (a.root_outputs) {
@@ -932,7 +930,6 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     out.kv("processes", static_cast<int64_t>(np));
     out.kv("status", a.root_outputs ? summary.status : std::string("root_outputs_skipped"));
     out.kv("tables", a.full_tables ? "full" : "light");
-    out.kv("free_folded", a.free_folded);
     if (!summary.error.empty()) out.kv("error", summary.error);
     out.key("template");
     out.begin_object();
@@ -955,7 +952,6 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     out.kv("round1_per_rank", static_cast<double>(r1) / static_cast<double>(w.n));
     out.kv("round2_per_rank", static_cast<double>(r2) / static_cast<double>(w.n));
     out.kv("per_kernel_row", kernel_rows_simulated ? static_cast<double>(r1 + r2) / static_cast<double>(kernel_rows_simulated) : 0.0);
-    out.kv("damaged_bucket_messages", damaged);
     out.end_object();
     out.key("process0_memory_estimate");  // capacities of what process 0 holds after the gathers
     out.begin_object();
@@ -970,7 +966,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     out.kv("operator_buckets", mem.buckets);
     out.kv("operator_bucket_rows", mem.bucket_rows);
     out.kv("operator_bucket_count", mem.bucket_count);
-    out.kv("operator_alignment_members_bytes", operator_members * sizeof(analysis::AlignmentMember));
+    out.kv("operator_alignment_ranges_bytes", operator_ranges * sizeof(analysis::RankRange));
     out.kv("operator_alignments_bytes", operator_alignments * sizeof(analysis::OperatorAlignment));
     out.kv("step_alignment_members_bytes", step_members * sizeof(size_t));
     out.end_object();

@@ -22,15 +22,14 @@ sizes = [int(x) for x in sys.argv[2:]]
 ROWS = [
     ("round 1 gather (outcomes)", ["round1: packed_size (analyze_run counts the payload)", "round1: gather outcomes"], True),
     ("clock offsets + broadcast", ["clock offsets (process 0) + broadcast"], True),
-    ("fold + pack buckets [rank side]", ["fold + pack buckets (each process, its own ranks)"], False),
-    ("round 2 gather (buckets)", ["round2: gather buckets"], True),
-    ("unpack buckets", ["round2: unpack buckets (process 0)"], True),
+    ("fold + merge buckets [rank side]", ["fold + merge buckets (each process, its own ranks)"], False),
+    ("round 2 reduce (bucket merges)", ["round2: reduce buckets (binomial tree)"], True),
     ("root: manifests + analysis.h5", ["write_root_outputs: manifests + analysis.h5"], True),
     ("root: summary/class/deep dive", ["write_root_outputs: summary + class + deep dive"], True),
     ("root: cross_rank", ["write_root_outputs: cross_rank"], True),
     ("root: diagnostics", ["write_root_outputs: diagnostics"], True),
     ("  of which align_steps", ["detail: align_steps"], False),
-    ("  of which align_operators", ["detail: align_operators"], False),
+    ("  of which finish_alignments", ["detail: finish_alignments"], False),
     ("  of which critical paths", ["detail: walk_critical_paths"], False),
     ("  of which run_detectors", ["detail: run_detectors"], False),
 ]
@@ -212,10 +211,6 @@ def mem_row(label, get, unit=1 << 20, fmt="{:.0f}"):
 
 mem_row("peak RSS process 0 (MiB)", lambda r: r["processes_detail"][0]["peak_rss_bytes"])
 mem_row("peak RSS process 1 (MiB)", lambda r: r["processes_detail"][1]["peak_rss_bytes"])
-ff = [n for n in sorted(measured) if measured[n].get("free_folded")]
-if ff:
-    print(f"{'':{w}}  process 1 with --free-folded at " + ", ".join(f"{n:,}" for n in ff) +
-          " (it holds N/2 ranks here, a few in a real run); extrapolations from the largest size")
 mem_row("gathered MB total", lambda r: r["gathered_bytes"]["round1_total"] + r["gathered_bytes"]["round2_total"], 1e6)
 print(f"{'gathered per rank (KB)':{w}}" + "".join(
     f"{format(measured[n]['gathered_bytes']['per_rank'] / 1e3, '.0f') if n in measured else '~' + format(ref['gathered_bytes']['per_rank'] / 1e3, '.0f'):>12}" for n in cols))

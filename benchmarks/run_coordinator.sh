@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # Coordinator benchmark by simulation (issue 22): what process 0 costs at 1,024, 4,096 and 10,000
-# ranks with today's gather path (analyze_run's two Boost.MPI gathers, then write_root_outputs),
+# ranks on analyze_run's path (the outcomes' gather, the operator buckets' reduction tree, then
+# write_root_outputs),
 # without generating thousands of captures. Builds nothing.
 #   benchmarks/run_coordinator.sh BUILD_DIR [WORKDIR=/tmp/ascprof-bench-coord] [SIZES="1024 4096 10000"]
 # Environment:
 #   STEPS (228) LAYERS (61) TEMPLATE_RANKS (8) SLOW_RANK (3) SLOW_MAG (1.4): the template capture,
 #     `ascprof-mpi synth --scenario moe_mla_decode` with the slow_rank fault: 215,232 kernel rows per rank
 #   CALIBRATE ("128 256"): smaller sizes run first, every part timed on its own (--detail 2)
-#   DETAIL_MAX (512): every size has its parts timed on their own (--detail 2; step alignment, now
-#     O(W log W), is cheap to time twice); above DETAIL_MAX also --free-folded (process 1, which holds
-#     N/2 ranks here and a few in a real run, drops each rank's unpacked buckets once packed; process
-#     0's peak is unchanged)
+#   every size has its parts timed on their own (--detail 2; step alignment, O(W log W), and the
+#     finish of the merged operator buckets are cheap to time twice)
 #   MEM_LIMIT_GB (75 % of MemAvailable) TIME_LIMIT_S (420): a size whose predicted peak RSS (both
 #     processes) or wall time passes them is not run: the table extrapolates it and says so. With the
 #     defaults 1,024 runs (~5 min, ~15 GB) and 4,096 / 10,000 are extrapolated: ~8 min in all.
@@ -31,7 +30,6 @@ slow="${SLOW_RANK:-3}"
 mag="${SLOW_MAG:-1.4}"
 np="${NP:-2}"
 calibrate="${CALIBRATE:-128 256}"
-detail_max="${DETAIL_MAX:-512}"
 avail_kb=$(awk '/MemAvailable/ {print $2}' /proc/meminfo)
 mem_limit=$(( ${MEM_LIMIT_GB:-$(( avail_kb * 3 / 4 / 1024 / 1024 ))} * 1024 * 1024 * 1024 ))
 time_limit="${TIME_LIMIT_S:-420}"
@@ -72,7 +70,7 @@ run() {  # run NAME RANKS [options...]: WORKDIR/result_NAME.json
 
 # predicted "peak_rss_bytes_both wall_seconds" at N from the two largest sizes measured so far
 predict() {
-  python3 - "$work" "$1" "$detail_max" <<'PY'
+  python3 - "$work" "$1" <<'PY'
 import glob, json, math, os, sys
 work, n = sys.argv[1], int(sys.argv[2])
 pts = []
@@ -85,9 +83,6 @@ for f in glob.glob(os.path.join(work, "result_*.json")):
 pts.sort()
 if not pts: print(0, 0); sys.exit()
 (n2, m2, w2) = pts[-1]
-if n > int(sys.argv[3]):  # --free-folded: process 1 about a third of process 0 (measured at 1,024)
-    r = json.load(open(os.path.join(work, f"result_{n2}.json")))
-    m2 = int(r["processes_detail"][0]["peak_rss_bytes"] * 1.35)
 b = 1.0
 if len(pts) > 1 and pts[-2][2] > 0 and n2 > pts[-2][0]:
     b = max(1.0, math.log(w2 / pts[-2][2]) / math.log(n2 / pts[-2][0]))
@@ -108,7 +103,7 @@ for n in $sizes; do
     continue
   fi
   echo "ranks $n (predicted ~$(( mem >> 20 )) MiB, ~$wall s) ..." >&2
-  if [ "$n" -le "$detail_max" ]; then run "$n" "$n" --detail 2; else run "$n" "$n" --detail 2 --free-folded; fi
+  run "$n" "$n" --detail 2
 done
 echo "findings check with planted ${CHECK_PLANTED:-20,90} at ${CHECK_RANKS:-128} ranks ..." >&2
 PLANTED="${CHECK_PLANTED:-20,90}" run check "${CHECK_RANKS:-128}" --detail 1

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 #include <unordered_map>
 
@@ -24,138 +25,7 @@ std::string key_text(const OperatorKey& k) {
   return s;
 }
 
-// Varints: unsigned LEB128; signed values zigzag-mapped first.
-void put_u(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-void put_s(std::string& out, int64_t v) {
-  put_u(out, (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63));
-}
-void put_text(std::string& out, const std::string& t) {
-  put_u(out, t.size());
-  out += t;
-}
-
-class Reader {
- public:
-  explicit Reader(std::string_view b) : b_(b) {}
-  bool u(uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (pos_ >= b_.size()) return false;
-      const auto c = static_cast<uint8_t>(b_[pos_++]);
-      *v |= static_cast<uint64_t>(c & 0x7f) << shift;
-      if ((c & 0x80) == 0) return true;
-    }
-    return false;
-  }
-  bool s(int64_t* v) {
-    uint64_t z = 0;
-    if (!u(&z)) return false;
-    *v = static_cast<int64_t>((z >> 1) ^ (~(z & 1) + 1));
-    return true;
-  }
-  bool text(std::string* t) {
-    uint64_t n = 0;
-    if (!u(&n) || n > b_.size() - pos_) return false;
-    t->assign(b_.substr(pos_, n));
-    pos_ += n;
-    return true;
-  }
-  bool done() const { return pos_ == b_.size(); }
-
- private:
-  std::string_view b_;
-  size_t pos_ = 0;
-};
-
 }  // namespace
-
-std::string pack_buckets(const RankOperatorBuckets& r) {
-  std::string out;
-  out.reserve(16 + r.buckets.size() * 24);
-  put_u(out, r.built ? 1 : 0);
-  put_u(out, r.keys.size());
-  for (const auto& k : r.keys) {
-    put_u(out, k.role);
-    put_text(out, k.name_key);
-    put_text(out, k.shape);
-  }
-  put_u(out, r.buckets.size());
-  uint32_t key = 0;
-  int64_t bucket = 0;
-  for (const auto& b : r.buckets) {
-    put_s(out, static_cast<int64_t>(b.key) - key);
-    put_s(out, b.bucket - bucket);
-    key = b.key;
-    bucket = b.bucket;
-    put_u(out, b.count);
-    put_s(out, b.start_min_ns);  // absolute once per bucket: the others are relative to it
-    put_s(out, b.start_max_ns - b.start_min_ns);
-    put_s(out, b.end_max_ns - b.start_max_ns);
-    put_s(out, b.dur_min_ns);
-    put_s(out, b.dur_max_ns - b.dur_min_ns);
-    put_s(out, b.wait_max_ns);
-    put_u(out, b.rows.size());
-    int64_t row = 0;
-    for (const uint32_t x : b.rows) {
-      put_s(out, static_cast<int64_t>(x) - row);
-      row = x;
-    }
-  }
-  return out;
-}
-
-bool unpack_buckets(std::string_view bytes, RankOperatorBuckets* out) {
-  Reader in(bytes);
-  RankOperatorBuckets r;
-  uint64_t built = 0, nkeys = 0, nbuckets = 0;
-  if (!in.u(&built) || !in.u(&nkeys) || nkeys > bytes.size()) return false;
-  r.built = built != 0;
-  r.keys.resize(nkeys);
-  for (auto& k : r.keys) {
-    uint64_t role = 0;
-    if (!in.u(&role) || !in.text(&k.name_key) || !in.text(&k.shape)) return false;
-    k.role = static_cast<uint32_t>(role);
-  }
-  if (!in.u(&nbuckets) || nbuckets > bytes.size()) return false;
-  r.buckets.resize(nbuckets);
-  int64_t key = 0, bucket = 0;
-  for (auto& b : r.buckets) {
-    int64_t dk = 0, db = 0, smin = 0, sspan = 0, eoff = 0, dmin = 0, dspan = 0, wait = 0;
-    uint64_t count = 0, nrows = 0;
-    if (!in.s(&dk) || !in.s(&db) || !in.u(&count) || !in.s(&smin) || !in.s(&sspan) || !in.s(&eoff) || !in.s(&dmin) ||
-        !in.s(&dspan) || !in.s(&wait) || !in.u(&nrows) || nrows > bytes.size())
-      return false;
-    key += dk;
-    bucket += db;
-    if (key < 0 || static_cast<uint64_t>(key) >= nkeys) return false;
-    b.key = static_cast<uint32_t>(key);
-    b.bucket = bucket;
-    b.count = static_cast<uint32_t>(count);
-    b.start_min_ns = smin;
-    b.start_max_ns = smin + sspan;
-    b.end_max_ns = b.start_max_ns + eoff;
-    b.dur_min_ns = dmin;
-    b.dur_max_ns = dmin + dspan;
-    b.wait_max_ns = wait;
-    b.rows.resize(nrows);
-    int64_t row = 0;
-    for (auto& x : b.rows) {
-      int64_t d = 0;
-      if (!in.s(&d)) return false;
-      row += d;
-      x = static_cast<uint32_t>(row);
-    }
-  }
-  if (!in.done()) return false;
-  *out = std::move(r);
-  return true;
-}
 
 const char* confidence_name(uint8_t c) { return c >= 2 ? "high" : (c == 1 ? "medium" : "low"); }
 
@@ -248,95 +118,314 @@ RankOperatorBuckets operator_buckets(const OperatorCandidates& c, int64_t offset
   return out;
 }
 
-OperatorAlignments align_operators(const std::vector<const RankOperatorBuckets*>& per_rank,
-                                   const knowledge::OperatorAlignmentRules& rules) {
-  OperatorAlignments out;
-  // global keys, and every partial as (global key, bucket, rank, partial)
-  std::unordered_map<std::string, uint32_t> global;
-  struct Ref {
-    uint32_t key;
-    int64_t bucket;
-    uint32_t rank, partial;
-  };
-  std::vector<Ref> refs;
-  size_t total = 0;
-  for (const auto* r : per_rank) total += (r != nullptr && r->built) ? r->buckets.size() : 0;
-  refs.reserve(total);
-  for (uint32_t rank = 0; rank < per_rank.size(); ++rank) {
-    const auto* r = per_rank[rank];
-    if (r == nullptr || !r->built) continue;
-    std::vector<uint32_t> to_global(r->keys.size());
-    for (size_t k = 0; k < r->keys.size(); ++k) {
-      auto [it, inserted] = global.emplace(key_text(r->keys[k]), static_cast<uint32_t>(out.keys.size()));
-      if (inserted) out.keys.push_back(r->keys[k]);
-      to_global[k] = it->second;
-    }
-    for (uint32_t p = 0; p < r->buckets.size(); ++p) {
-      const auto& b = r->buckets[p];
-      if (b.key < to_global.size()) refs.push_back({to_global[b.key], b.bucket, rank, p});
-    }
+namespace {
+
+// (depth, rank) order of the event_ids when they do not all fit
+bool event_before(const MergedEvent& a, const MergedEvent& b) {
+  return a.depth != b.depth ? a.depth < b.depth : a.rank < b.rank;
+}
+
+// Merges `add` (sorted) into `events` (sorted), keeping the first `cap`.
+void merge_events(std::vector<MergedEvent>& events, const MergedEvent* add, size_t n, size_t cap) {
+  if (n == 0 || cap == 0) return;
+  if (events.size() >= cap && !event_before(add[0], events.back())) return;  // the usual case past `cap` ranks
+  std::vector<MergedEvent> out;
+  out.reserve(std::min(cap, events.size() + n));
+  size_t i = 0, j = 0;
+  while (out.size() < cap && (i < events.size() || j < n)) {
+    if (j == n || (i < events.size() && !event_before(add[j], events[i]))) out.push_back(events[i++]);
+    else out.push_back(add[j++]);
   }
-  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
-    if (a.key != b.key) return a.key < b.key;
-    if (a.bucket != b.bucket) return a.bucket < b.bucket;
-    return a.rank < b.rank;
-  });
-  for (size_t i = 0; i < refs.size();) {
-    size_t j = i;
-    while (j < refs.size() && refs[j].key == refs[i].key && refs[j].bucket == refs[i].bucket) ++j;
-    if (j - i >= 2) {  // one partial per rank and bucket: j - i ranks
-      OperatorAlignment a;
-      a.key = refs[i].key;
-      a.bucket = refs[i].bucket;
-      a.first_member = static_cast<uint32_t>(out.members.size());
-      a.member_ranks = static_cast<uint32_t>(j - i);
-      int64_t start_min = INT64_MAX, start_max = INT64_MIN, end_min = INT64_MAX, end_max = INT64_MIN;
-      a.dur_min_ns = INT64_MAX;
-      a.dur_max_ns = INT64_MIN;
-      for (size_t m = i; m < j; ++m) {
-        const auto& b = per_rank[refs[m].rank]->buckets[refs[m].partial];
-        out.members.push_back({refs[m].rank, refs[m].partial});
-        a.member_count += b.count;
-        if (b.start_min_ns < start_min) start_min = b.start_min_ns;
-        if (b.start_max_ns > start_max) {
-          start_max = b.start_max_ns;
-          a.latest_start_rank = refs[m].rank;
-        }
-        end_min = std::min(end_min, b.end_max_ns);
-        if (b.end_max_ns > end_max) {
-          end_max = b.end_max_ns;
-          a.latest_end_rank = refs[m].rank;
-        }
-        if (b.dur_min_ns < a.dur_min_ns) {
-          a.dur_min_ns = b.dur_min_ns;
-          a.shortest_rank = refs[m].rank;
-        }
-        if (b.dur_max_ns > a.dur_max_ns) {
-          a.dur_max_ns = b.dur_max_ns;
-          a.longest_rank = refs[m].rank;
-        }
-        a.wait_max_ns = std::max(a.wait_max_ns, b.wait_max_ns);
-      }
-      a.start_ns = start_min;
-      a.end_ns = end_max;
-      a.start_skew_ns = start_max - start_min;
-      a.end_skew_ns = end_max - end_min;
-      const double dmin_us = static_cast<double>(a.dur_min_ns) / 1000.0;
-      const double dmax_us = static_cast<double>(a.dur_max_ns) / 1000.0;
-      a.duration_ratio = dmax_us / std::max(1e-6, dmin_us);
-      const double skew_us = static_cast<double>(a.start_skew_ns) / 1000.0;
-      if (a.duration_ratio >= rules.low_min_duration_ratio || skew_us >= rules.low_min_start_skew_us) a.confidence = 0;
-      else if (a.member_count >= rules.high_min_members && a.duration_ratio <= rules.high_max_duration_ratio &&
-               skew_us <= rules.high_max_start_skew_us)
-        a.confidence = 2;
-      else if (a.member_count >= 2 && a.duration_ratio <= rules.medium_max_duration_ratio &&
-               skew_us <= rules.medium_max_start_skew_us)
-        a.confidence = 1;
-      else a.confidence = 0;
-      out.alignments.push_back(a);
+  events = std::move(out);
+}
+
+// Adds the runs `add` (sorted, disjoint from `ranges`) to `ranges`, coalescing neighbours.
+void merge_ranges(std::vector<RankRange>& ranges, const RankRange* add, size_t n) {
+  if (n == 0) return;
+  if (ranges.empty() || add[0].first >= ranges.back().end) {  // the usual case: folds in rank order
+    for (size_t k = 0; k < n; ++k) {
+      if (!ranges.empty() && ranges.back().end == add[k].first) ranges.back().end = add[k].end;
+      else ranges.push_back(add[k]);
     }
+    return;
+  }
+  std::vector<RankRange> out;
+  out.reserve(ranges.size() + n);
+  size_t i = 0, j = 0;
+  while (i < ranges.size() || j < n) {
+    const RankRange r = (j == n || (i < ranges.size() && ranges[i].first < add[j].first)) ? ranges[i++] : add[j++];
+    if (!out.empty() && out.back().end == r.first) out.back().end = r.end;
+    else out.push_back(r);
+  }
+  ranges = std::move(out);
+}
+
+// `candidate` replaces `current` as an outlier when it is further out, or as far at a lower position.
+bool wins(int64_t candidate, uint32_t candidate_rank, int64_t current, uint32_t current_rank, bool larger) {
+  if (candidate != current) return larger ? candidate > current : candidate < current;
+  return candidate_rank < current_rank;
+}
+
+// One rank's partial as a merge of one member.
+BucketMerge single(uint32_t key, const BucketPartial& p, uint32_t rank, int64_t offset_ns, size_t cap) {
+  BucketMerge m;
+  m.key = key;
+  m.bucket = p.bucket;
+  m.member_ranks = 1;
+  m.member_count = p.count;
+  m.start_min_ns = p.start_min_ns;
+  m.start_max_ns = p.start_max_ns;
+  m.end_min_ns = m.end_max_ns = p.end_max_ns;
+  m.dur_min_ns = p.dur_min_ns;
+  m.dur_max_ns = p.dur_max_ns;
+  m.wait_max_ns = p.wait_max_ns;
+  m.raw_start_min_ns = p.start_min_ns + offset_ns;
+  m.raw_start_max_ns = p.start_max_ns + offset_ns;
+  m.raw_end_ns = p.end_max_ns + offset_ns;
+  for (int o = 0; o < kOutliers; ++o) {
+    m.outlier_rank[o] = rank;
+    m.outlier_rows[o] = p.rows;
+  }
+  m.ranges.push_back({rank, rank + 1});
+  for (size_t d = 0; d < p.rows.size() && d < cap; ++d) m.events.push_back({static_cast<uint32_t>(d), rank, p.rows[d]});
+  return m;
+}
+
+// Merges `b` into `a` (same key and bucket, disjoint ranks).
+void merge_into(BucketMerge& a, BucketMerge&& b, size_t cap) {
+  a.member_ranks += b.member_ranks;
+  a.member_count += b.member_count;
+  a.start_min_ns = std::min(a.start_min_ns, b.start_min_ns);
+  a.end_min_ns = std::min(a.end_min_ns, b.end_min_ns);
+  a.wait_max_ns = std::max(a.wait_max_ns, b.wait_max_ns);
+  a.raw_start_min_ns = std::min(a.raw_start_min_ns, b.raw_start_min_ns);
+  a.raw_start_max_ns = std::max(a.raw_start_max_ns, b.raw_start_max_ns);
+  a.raw_end_ns = std::max(a.raw_end_ns, b.raw_end_ns);
+  auto outlier = [&](Outlier o, int64_t& av, int64_t bv, bool larger) {
+    if (!wins(bv, b.outlier_rank[o], av, a.outlier_rank[o], larger)) return;
+    av = bv;
+    a.outlier_rank[o] = b.outlier_rank[o];
+    a.outlier_rows[o] = std::move(b.outlier_rows[o]);
+  };
+  outlier(kLatestStart, a.start_max_ns, b.start_max_ns, true);
+  outlier(kLatestEnd, a.end_max_ns, b.end_max_ns, true);
+  outlier(kLongest, a.dur_max_ns, b.dur_max_ns, true);
+  outlier(kShortest, a.dur_min_ns, b.dur_min_ns, false);
+  merge_ranges(a.ranges, b.ranges.data(), b.ranges.size());
+  merge_events(a.events, b.events.data(), b.events.size(), cap);
+}
+
+// Merges one rank's partial into `a` without building a BucketMerge for it (the fold's hot path).
+void merge_partial(BucketMerge& a, const BucketPartial& p, uint32_t rank, int64_t offset_ns, size_t cap) {
+  a.member_ranks += 1;
+  a.member_count += p.count;
+  a.start_min_ns = std::min(a.start_min_ns, p.start_min_ns);
+  a.end_min_ns = std::min(a.end_min_ns, p.end_max_ns);
+  a.wait_max_ns = std::max(a.wait_max_ns, p.wait_max_ns);
+  a.raw_start_min_ns = std::min(a.raw_start_min_ns, p.start_min_ns + offset_ns);
+  a.raw_start_max_ns = std::max(a.raw_start_max_ns, p.start_max_ns + offset_ns);
+  a.raw_end_ns = std::max(a.raw_end_ns, p.end_max_ns + offset_ns);
+  auto outlier = [&](Outlier o, int64_t& av, int64_t pv, bool larger) {
+    if (!wins(pv, rank, av, a.outlier_rank[o], larger)) return;
+    av = pv;
+    a.outlier_rank[o] = rank;
+    a.outlier_rows[o].assign(p.rows.begin(), p.rows.end());
+  };
+  outlier(kLatestStart, a.start_max_ns, p.start_max_ns, true);
+  outlier(kLatestEnd, a.end_max_ns, p.end_max_ns, true);
+  outlier(kLongest, a.dur_max_ns, p.dur_max_ns, true);
+  outlier(kShortest, a.dur_min_ns, p.dur_min_ns, false);
+  const RankRange r{rank, rank + 1};
+  merge_ranges(a.ranges, &r, 1);
+  thread_local std::vector<MergedEvent> add;  // reused: no allocation per partial
+  add.clear();
+  for (size_t d = 0; d < p.rows.size() && d < cap; ++d) add.push_back({static_cast<uint32_t>(d), rank, p.rows[d]});
+  merge_events(a.events, add.data(), add.size(), cap);
+}
+
+// The order in which `keys` (indices into one key table) must be visited so that the buckets they
+// group, remapped through `to_acc`, come out sorted by accumulator key: runs of equal key index
+// `[begin, end)` in `key_of` order, visited by ascending `to_acc`.
+template <class KeyOf>
+std::vector<std::pair<size_t, size_t>> runs_by_acc_key(size_t n, KeyOf key_of, const std::vector<uint32_t>& to_acc) {
+  std::vector<std::pair<size_t, size_t>> runs;
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && key_of(j) == key_of(i)) ++j;
+    runs.push_back({i, j});
     i = j;
   }
+  std::sort(runs.begin(), runs.end(), [&](const auto& x, const auto& y) {
+    return to_acc[key_of(x.first)] < to_acc[key_of(y.first)];
+  });
+  return runs;
+}
+
+// Indices of `keys` in acc.keys (appending the new ones).
+std::vector<uint32_t> map_keys(OperatorBucketMerge& acc, const std::vector<OperatorKey>& keys) {
+  std::unordered_map<std::string, uint32_t> index;
+  index.reserve(acc.keys.size() + keys.size());
+  for (uint32_t k = 0; k < acc.keys.size(); ++k) index.emplace(key_text(acc.keys[k]), k);
+  std::vector<uint32_t> to_acc(keys.size());
+  for (size_t k = 0; k < keys.size(); ++k) {
+    auto [it, inserted] = index.emplace(key_text(keys[k]), static_cast<uint32_t>(acc.keys.size()));
+    if (inserted) acc.keys.push_back(keys[k]);
+    to_acc[k] = it->second;
+  }
+  return to_acc;
+}
+
+bool merge_before(const BucketMerge& a, uint32_t key, int64_t bucket) {
+  return a.key != key ? a.key < key : a.bucket < bucket;
+}
+
+// Merges the sorted sequence `next(i)` (i < n; (key, bucket) order on acc's keys) into acc.buckets:
+// in place when every entry is already there, else by one merge pass into a new vector.
+template <class KeyBucket, class Merge, class Make>
+void merge_sorted(std::vector<BucketMerge>& acc, size_t n, KeyBucket key_bucket, Merge merge, Make make) {
+  size_t i = 0, j = 0;
+  for (; j < n; ++j) {  // in place while the other side's buckets exist here
+    const auto [key, bucket] = key_bucket(j);
+    while (i < acc.size() && merge_before(acc[i], key, bucket)) ++i;
+    if (i == acc.size() || acc[i].key != key || acc[i].bucket != bucket) break;
+    merge(acc[i], j);
+  }
+  if (j == n) return;
+  std::vector<BucketMerge> out;
+  out.reserve(acc.size() + (n - j));
+  std::move(acc.begin(), acc.begin() + static_cast<ptrdiff_t>(i), std::back_inserter(out));
+  for (; j < n; ++j) {
+    const auto [key, bucket] = key_bucket(j);
+    while (i < acc.size() && merge_before(acc[i], key, bucket)) out.push_back(std::move(acc[i++]));
+    if (i < acc.size() && acc[i].key == key && acc[i].bucket == bucket) {
+      out.push_back(std::move(acc[i++]));
+      merge(out.back(), j);
+    } else {
+      out.push_back(make(j));
+    }
+  }
+  std::move(acc.begin() + static_cast<ptrdiff_t>(i), acc.end(), std::back_inserter(out));
+  acc = std::move(out);
+}
+
+}  // namespace
+
+void fold_rank_buckets(OperatorBucketMerge& acc, uint32_t rank_position, const RankOperatorBuckets& rank,
+                       int64_t offset_ns, const knowledge::OperatorAlignmentRules& rules) {
+  if (!rank.built) return;
+  ++acc.ranks;
+  const auto to_acc = map_keys(acc, rank.keys);
+  // the rank's buckets in acc key order: its runs of one key, ordered by the key's acc index
+  std::vector<uint32_t> order;
+  order.reserve(rank.buckets.size());
+  const auto& b = rank.buckets;
+  std::vector<uint32_t> valid;  // buckets whose key is in range (a damaged rank could hold others)
+  valid.reserve(b.size());
+  for (uint32_t p = 0; p < b.size(); ++p)
+    if (b[p].key < to_acc.size()) valid.push_back(p);
+  for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
+    for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
+  const size_t cap = rules.max_event_ids_per_row;
+  merge_sorted(
+      acc.buckets, order.size(),
+      [&](size_t j) { return std::pair<uint32_t, int64_t>(to_acc[b[order[j]].key], b[order[j]].bucket); },
+      [&](BucketMerge& m, size_t j) { merge_partial(m, b[order[j]], rank_position, offset_ns, cap); },
+      [&](size_t j) { return single(to_acc[b[order[j]].key], b[order[j]], rank_position, offset_ns, cap); });
+}
+
+void merge_bucket_merges(OperatorBucketMerge& acc, OperatorBucketMerge&& other,
+                         const knowledge::OperatorAlignmentRules& rules) {
+  acc.ranks += other.ranks;
+  const auto to_acc = map_keys(acc, other.keys);
+  auto& b = other.buckets;
+  std::vector<uint32_t> order;
+  order.reserve(b.size());
+  std::vector<uint32_t> valid;
+  valid.reserve(b.size());
+  for (uint32_t p = 0; p < b.size(); ++p)
+    if (b[p].key < to_acc.size()) valid.push_back(p);
+  for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
+    for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
+  const size_t cap = rules.max_event_ids_per_row;
+  merge_sorted(
+      acc.buckets, order.size(),
+      [&](size_t j) { return std::pair<uint32_t, int64_t>(to_acc[b[order[j]].key], b[order[j]].bucket); },
+      [&](BucketMerge& m, size_t j) { merge_into(m, std::move(b[order[j]]), cap); },
+      [&](size_t j) {
+        BucketMerge m = std::move(b[order[j]]);
+        m.key = to_acc[m.key];
+        return m;
+      });
+  other = {};
+}
+
+std::vector<uint32_t> OperatorAlignments::outlier_rows(const OperatorAlignment& a, uint32_t rank) const {
+  const uint32_t by_outlier[kOutliers] = {a.latest_start_rank, a.latest_end_rank, a.longest_rank, a.shortest_rank};
+  for (int o = 0; o < kOutliers; ++o)
+    if (by_outlier[o] == rank)
+      return {rows.begin() + a.first_rows[o], rows.begin() + a.first_rows[o] + a.row_counts[o]};
+  return {};
+}
+
+OperatorAlignments finish_alignments(OperatorBucketMerge&& merged, const knowledge::OperatorAlignmentRules& rules) {
+  OperatorAlignments out;
+  out.keys = std::move(merged.keys);
+  out.ranks = merged.ranks;
+  for (BucketMerge& m : merged.buckets) {
+    if (m.member_ranks < 2) continue;
+    OperatorAlignment a;
+    a.key = m.key;
+    a.bucket = m.bucket;
+    a.member_ranks = m.member_ranks;
+    a.member_count = m.member_count;
+    a.start_ns = m.start_min_ns;
+    a.end_ns = m.end_max_ns;
+    a.start_skew_ns = m.start_max_ns - m.start_min_ns;
+    a.end_skew_ns = m.end_max_ns - m.end_min_ns;
+    a.dur_min_ns = m.dur_min_ns;
+    a.dur_max_ns = m.dur_max_ns;
+    a.wait_max_ns = m.wait_max_ns;
+    a.raw_start_min_ns = m.raw_start_min_ns;
+    a.raw_start_max_ns = m.raw_start_max_ns;
+    a.raw_end_ns = m.raw_end_ns;
+    a.latest_start_rank = m.outlier_rank[kLatestStart];
+    a.latest_end_rank = m.outlier_rank[kLatestEnd];
+    a.longest_rank = m.outlier_rank[kLongest];
+    a.shortest_rank = m.outlier_rank[kShortest];
+    const double dmin_us = static_cast<double>(a.dur_min_ns) / 1000.0;
+    const double dmax_us = static_cast<double>(a.dur_max_ns) / 1000.0;
+    a.duration_ratio = dmax_us / std::max(1e-6, dmin_us);
+    const double skew_us = static_cast<double>(a.start_skew_ns) / 1000.0;
+    if (a.duration_ratio >= rules.low_min_duration_ratio || skew_us >= rules.low_min_start_skew_us) a.confidence = 0;
+    else if (a.member_count >= rules.high_min_members && a.duration_ratio <= rules.high_max_duration_ratio &&
+             skew_us <= rules.high_max_start_skew_us)
+      a.confidence = 2;
+    else if (a.member_count >= 2 && a.duration_ratio <= rules.medium_max_duration_ratio &&
+             skew_us <= rules.medium_max_start_skew_us)
+      a.confidence = 1;
+    else a.confidence = 0;
+    a.first_range = static_cast<uint32_t>(out.ranges.size());
+    a.range_count = static_cast<uint32_t>(m.ranges.size());
+    out.ranges.insert(out.ranges.end(), m.ranges.begin(), m.ranges.end());
+    // event ids rank by rank, as the reference lists them, when they all fit under the cap (then
+    // the merge kept them all); else round-robin over the ranks, each rank's first row before any
+    // second one, as merged
+    if (a.member_count <= rules.max_event_ids_per_row)
+      std::sort(m.events.begin(), m.events.end(), [](const MergedEvent& x, const MergedEvent& y) {
+        return x.rank != y.rank ? x.rank < y.rank : x.depth < y.depth;
+      });
+    a.first_event = static_cast<uint32_t>(out.events.size());
+    a.event_count = static_cast<uint32_t>(m.events.size());
+    for (const MergedEvent& e : m.events) out.events.push_back({e.rank, e.row});
+    for (int o = 0; o < kOutliers; ++o) {
+      a.first_rows[o] = static_cast<uint32_t>(out.rows.size());
+      a.row_counts[o] = static_cast<uint32_t>(m.outlier_rows[o].size());
+      out.rows.insert(out.rows.end(), m.outlier_rows[o].begin(), m.outlier_rows[o].end());
+    }
+    out.alignments.push_back(a);
+    m = {};  // frees its vectors as the walk goes
+  }
+  merged = {};
   // output order: (role, start), then the key's text so ties are deterministic
   std::sort(out.alignments.begin(), out.alignments.end(), [&out](const OperatorAlignment& a, const OperatorAlignment& b) {
     const auto& ka = out.keys[a.key];
@@ -347,6 +436,14 @@ OperatorAlignments align_operators(const std::vector<const RankOperatorBuckets*>
     return ka.shape < kb.shape;
   });
   return out;
+}
+
+OperatorAlignments align_operators(const std::vector<const RankOperatorBuckets*>& per_rank,
+                                   const knowledge::OperatorAlignmentRules& rules) {
+  OperatorBucketMerge acc;
+  for (uint32_t rank = 0; rank < per_rank.size(); ++rank)
+    if (per_rank[rank] != nullptr) fold_rank_buckets(acc, rank, *per_rank[rank], 0, rules);
+  return finish_alignments(std::move(acc), rules);
 }
 
 }  // namespace ascprof::analysis

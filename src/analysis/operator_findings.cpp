@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "ascprof/analysis/diagnose.hpp"
@@ -38,7 +37,6 @@ std::string operator_alignment_id(const OperatorAlignments& al, const OperatorAl
 }
 
 std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignments& al,
-                                                         const std::vector<const RankOperatorBuckets*>& per_rank,
                                                          const std::vector<std::string>& rank_ids,
                                                          const std::vector<uint32_t>& rank_ordinals,
                                                          const knowledge::Knowledge& kb,
@@ -47,13 +45,21 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
   const auto& rules = kb.operator_alignment;
   // (role, suspected rank position, late arrival?) -> hits; alignments per role for the share
   std::map<std::tuple<uint32_t, uint32_t, bool>, std::vector<Hit>> groups;
-  std::map<std::pair<uint32_t, uint32_t>, uint64_t> member_of;  // (role, rank) -> alignments it is in
+  // (role, rank) -> alignments it is in: per role, +1 at each member run's start and -1 past its end
+  // (the members are runs of positions, so this costs the runs, not alignments x ranks)
+  std::vector<std::vector<int64_t>> member_runs(rules.roles.size());
   for (size_t i = 0; i < al.alignments.size(); ++i) {
     const auto& a = al.alignments[i];
     const auto& key = al.keys[a.key];
     if (key.role >= rules.roles.size() || rules.roles[key.role].finding.empty()) continue;
     const auto& role = rules.roles[key.role];
-    for (uint32_t m = 0; m < a.member_ranks; ++m) ++member_of[{key.role, al.members[a.first_member + m].rank}];
+    auto& runs = member_runs[key.role];
+    for (uint32_t r = 0; r < a.range_count; ++r) {
+      const RankRange& range = al.ranges[a.first_range + r];
+      if (runs.size() <= range.end) runs.resize(range.end + 1, 0);
+      ++runs[range.first];
+      --runs[range.end];
+    }
     if (role.start_skew_trigger) {
       if (us(a.start_skew_ns) < d.cross_rank_skew_us) continue;
       groups[{key.role, a.latest_start_rank, true}].push_back({i, static_cast<double>(a.start_skew_ns), a.duration_ratio});
@@ -66,6 +72,12 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     groups[{key.role, late_arrival ? a.latest_start_rank : a.latest_end_rank, late_arrival}].push_back(
         {i, static_cast<double>(spread), a.duration_ratio});
   }
+  for (auto& runs : member_runs)
+    for (size_t r = 1; r < runs.size(); ++r) runs[r] += runs[r - 1];  // now: alignments per rank
+  auto member_of = [&member_runs](uint32_t role, uint32_t rank) -> uint64_t {
+    const auto& counts = member_runs[role];
+    return rank < counts.size() ? static_cast<uint64_t>(counts[rank]) : 0;
+  };
   std::vector<model::Finding> out;
   for (auto& [gk, hits] : groups) {
     const auto& [role_index, suspect, late] = gk;
@@ -76,21 +88,26 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     double group_excess_ns = 0;
     for (const auto& h : hits) group_excess_ns += h.excess_ns;
     const double share = static_cast<double>(hits.size()) /
-                         static_cast<double>(std::max<uint64_t>(1, member_of[{role_index, suspect}]));
+                         static_cast<double>(std::max<uint64_t>(1, member_of(role_index, suspect)));
     if (share < d.align_finding_min_share || group_excess_ns / 1e6 < d.align_finding_min_excess_ms) continue;
     std::stable_sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.excess_ns > y.excess_ns; });
     double excess = 0, worst_ratio = 0;
-    std::set<uint32_t> ranks;
+    std::vector<RankRange> runs;  // the member runs of every hit, then their union
     std::map<std::string, uint64_t> names;  // name key -> skewed alignments
     for (const auto& h : hits) {
       const auto& a = al.alignments[h.alignment];
       excess += h.excess_ns;
       worst_ratio = std::max(worst_ratio, h.ratio);
-      for (uint32_t m = 0; m < a.member_ranks; ++m) ranks.insert(al.members[a.first_member + m].rank);
+      runs.insert(runs.end(), al.ranges.begin() + a.first_range, al.ranges.begin() + a.first_range + a.range_count);
       ++names[al.keys[a.key].name_key];
     }
+    std::sort(runs.begin(), runs.end(), [](const RankRange& x, const RankRange& y) { return x.first < y.first; });
     std::vector<std::string> ids;
-    for (const uint32_t r : ranks) ids.push_back(rank_ids[r]);
+    uint32_t next = 0;  // positions below it are listed
+    for (const RankRange& run : runs) {
+      for (uint32_t r = std::max(next, run.first); r < run.end; ++r) ids.push_back(rank_ids[r]);
+      next = std::max(next, run.end);
+    }
     const std::string& who = rank_ids[suspect];
     if (late) {  // the others wait for `who`: a consequence when a cause already names it
       auto cause = causes.end();
@@ -119,7 +136,7 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     if (role.start_skew_trigger) {
       f.summary = what + ": " + who + " starts last in " + std::to_string(hits.size()) + " aligned time buckets" +
                   fmt(" (start skew up to %.3f ms across %.0f ranks)", us(worst.start_skew_ns) / 1000.0,
-                      static_cast<double>(ranks.size()));
+                      static_cast<double>(ids.size()));
     } else if (late) {
       f.summary = what + ": in " + std::to_string(hits.size()) + " aligned calls the others wait for " + who +
                   fmt(", which arrives last (durations differ up to %.2fx, %.3f ms)", worst_ratio,
@@ -134,12 +151,14 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
       if (f.alignment_ids.size() >= d.max_evidence_ids) break;
       const auto& a = al.alignments[h.alignment];
       f.alignment_ids.push_back(operator_alignment_id(al, a, rules));
-      for (uint32_t m = 0; m < a.member_ranks && f.evidence_ids.size() < d.max_evidence_ids; ++m) {
-        const auto& mem = al.members[a.first_member + m];
-        if (mem.rank != suspect && mem.rank != a.shortest_rank && mem.rank != a.longest_rank) continue;
-        for (const uint32_t row : per_rank[mem.rank]->buckets[mem.partial].rows) {
+      // the suspect's, the shortest's and the longest's rows, in rank order
+      uint32_t named[3] = {suspect, a.shortest_rank, a.longest_rank};
+      std::sort(std::begin(named), std::end(named));
+      for (int n = 0; n < 3 && f.evidence_ids.size() < d.max_evidence_ids; ++n) {
+        if (n > 0 && named[n] == named[n - 1]) continue;
+        for (const uint32_t row : al.outlier_rows(a, named[n])) {
           if (f.evidence_ids.size() >= d.max_evidence_ids) break;
-          f.evidence_ids.push_back(model::event_id(rank_ordinals[mem.rank], row));
+          f.evidence_ids.push_back(model::event_id(rank_ordinals[named[n]], row));
         }
       }
     }

@@ -340,18 +340,25 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
 }
 
 // Phase 4: the outcomes (compact) to process 0, by root; then the second round: process 0
-// estimates every root's clock offsets from the gathered collective marks, each process folds
-// the operator candidates of its own ranks into bucket partials on the corrected clock and sends
-// only those (the candidates never leave the process). Fills the gather's figures in `f`.
-std::map<int32_t, std::vector<pipeline::RankOutcome>> gather_outcomes(mpi::communicator& world, RankPhase& ranks,
-                                                                      const knowledge::Knowledge& kb, AnalyzeFigures& f) {
+// estimates every root's clock offsets from the gathered collective marks, each process folds the
+// operator candidates of its own ranks into bucket partials on the corrected clock and those into
+// one merge per root, and the merges go up a binomial tree of processes (the candidates never
+// leave the process; process 0 receives one merge per root and child, not one per rank). Fills the
+// gather's figures in `f`.
+struct Gathered {
+  std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
+  std::map<int32_t, analysis::OperatorBucketMerge> operators;  // process 0: each root's merged buckets
+};
+
+Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowledge::Knowledge& kb, AnalyzeFigures& f) {
   const int me = world.rank();
   uint64_t my_payload = packed_size(world, ranks.mine);
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : ranks.mine) my_deep_dive_payload += packed_size(world, o.deep_dive);
   std::vector<std::vector<pipeline::RankOutcome>> all;
   mpi::gather(world, ranks.mine, all, 0);
-  std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
+  Gathered g;
+  auto& by_root = g.by_root;
   if (me == 0)
     for (auto& per_process : all)
       for (auto& o : per_process) {
@@ -376,42 +383,30 @@ std::map<int32_t, std::vector<pipeline::RankOutcome>> gather_outcomes(mpi::commu
   mpi::broadcast(world, offsets, 0);
   std::map<std::pair<int32_t, int32_t>, int64_t> offset_of;
   for (const auto& x : offsets) offset_of[{x.root_index, x.rank_index}] = x.offset_ns;
-  std::vector<RankBucketsMessage> my_buckets;
   for (auto& o : ranks.mine) {
+    if (!pipeline::kernel_stages_ran(o)) continue;
     const auto it = offset_of.find({o.root_index, o.rank_index});
-    pipeline::fold_operator_buckets(o, it == offset_of.end() ? 0 : it->second, kb);
-    if (o.operator_buckets.built) my_buckets.push_back({o.root_index, o.rank_index, analysis::pack_buckets(o.operator_buckets)});
+    const int64_t offset = it == offset_of.end() ? 0 : it->second;
+    pipeline::fold_operator_buckets(o, offset, kb);
+    analysis::fold_rank_buckets(g.operators[o.root_index], static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
+                                kb.operator_alignment);
+    o.operator_buckets = {};
   }
   ranks.mine.clear();
-  const uint64_t my_bucket_payload = packed_size(world, my_buckets);
+  const uint64_t my_bucket_payload = reduce_operator_buckets(world, g.operators, kb.operator_alignment);
   my_payload += my_bucket_payload;
-  std::vector<std::vector<RankBucketsMessage>> all_buckets;
-  mpi::gather(world, my_buckets, all_buckets, 0);
-  my_buckets.clear();
-  if (me == 0) {
-    std::map<std::pair<int32_t, int32_t>, pipeline::RankOutcome*> outcome_of;
-    for (auto& [root, outcomes] : by_root)
-      for (auto& o : outcomes) outcome_of[{root, o.rank_index}] = &o;
-    for (auto& per_process : all_buckets)
-      for (auto& m : per_process)
-        if (auto it = outcome_of.find({m.root_index, m.rank_index}); it != outcome_of.end() &&
-                                                                      !analysis::unpack_buckets(m.packed, &it->second->operator_buckets))
-          std::fprintf(stderr, "ascprof-mpi: rank %s: damaged operator buckets in the gather; it takes no part in operator alignment\n",
-                       it->second->rank_id.c_str());
-  }
   mpi::gather(world, ranks.work_seconds, f.work_seconds, 0);
   mpi::gather(world, ranks.busy_seconds, f.busy_seconds, 0);
   mpi::gather(world, my_deep_dive_payload, f.deep_dive_payloads, 0);
   mpi::gather(world, my_payload, f.payloads, 0);
   mpi::gather(world, my_bucket_payload, f.bucket_payloads, 0);
-  return by_root;
+  return g;
 }
 
 // Phase 5 (process 0): every root's tables, cross-rank stage and diagnostics, root by root; a
 // root's outputs are written whole or not at all, so a stop ends the phase between roots.
 std::vector<pipeline::RootSummary> write_roots(const AnalyzeRequest& req, const std::vector<pipeline::RootPlan>& plans,
-                                               std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root,
-                                               const knowledge::Knowledge& kb) {
+                                               Gathered gathered, const knowledge::Knowledge& kb) {
   std::vector<pipeline::RootSummary> summaries;
   uint64_t plan_bytes = 0, bytes_done = 0;  // a root's outputs cost about what its input does
   for (const auto& p : plans)
@@ -419,7 +414,8 @@ std::vector<pipeline::RootSummary> write_roots(const AnalyzeRequest& req, const 
   StageProgress shown(req.progress, "root_outputs", plans.size(), plan_bytes);
   for (const auto& p : plans) {
     if (interrupted()) break;
-    summaries.push_back(pipeline::write_root_outputs(p, std::move(by_root[p.root_index]), kb));
+    summaries.push_back(pipeline::write_root_outputs(p, std::move(gathered.by_root[p.root_index]), kb,
+                                                     &gathered.operators[p.root_index]));
     for (const auto& task : p.tasks) bytes_done += task.input_bytes;
     shown.advance(summaries.size(), bytes_done);
   }
@@ -542,18 +538,18 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   // Phase 4: the gather.
   t = Clock::now();
   StageProgress gather_shown(me == 0 ? req.progress : ProgressMode::kNone, "gather", 1, 1);
-  auto by_root = gather_outcomes(world, ranks, *kb, f);
+  Gathered gathered = gather_outcomes(world, ranks, *kb, f);
   f.gather = seconds_since(t);
   gather_shown.advance(1, 1);
   gather_shown.finish();
   RankEnds rank_ends;  // process 0: every rank is done or failed by now (for an interrupted result)
-  for (const auto& [root, outcomes] : by_root) note_rank_ends(outcomes, rank_ends);
+  for (const auto& [root, outcomes] : gathered.by_root) note_rank_ends(outcomes, rank_ends);
 
   // Phase 5: the roots' outputs (process 0).
   std::vector<pipeline::RootSummary> summaries;
   if (me == 0) {
     t = Clock::now();
-    summaries = write_roots(req, plans, std::move(by_root), *kb);
+    summaries = write_roots(req, plans, std::move(gathered), *kb);
     f.root_outputs = seconds_since(t);
   }
   if (agree_interrupt(world) != 0) return interrupted_at("root_outputs", rank_ends);

@@ -175,49 +175,28 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   auto id_of = [&t](uint32_t rank, uint32_t row) {
     return model::event_id((*t.rank_ordinals)[rank], row);
   };
-  for (uint32_t m = 0; m < al.member_ranks; ++m) ranks.push_back((*t.rank_ids)[ops.members[al.first_member + m].rank]);
-  // event ids rank by rank, as the reference lists them, when they all fit under the cap; else
-  // round-robin over the ranks (every rank's first member before any second one), so each rank shows
-  const bool all_fit = al.member_count <= t.rules->max_event_ids_per_row;
-  for (uint32_t m = 0; all_fit && m < al.member_ranks; ++m) {
-    const auto& mem = ops.members[al.first_member + m];
-    for (const uint32_t row : (*t.per_rank)[mem.rank]->buckets[mem.partial].rows) events.push_back(id_of(mem.rank, row));
-  }
-  for (size_t depth = 0; !all_fit && events.size() < t.rules->max_event_ids_per_row; ++depth) {
-    bool any = false;
-    for (uint32_t m = 0; m < al.member_ranks && events.size() < t.rules->max_event_ids_per_row; ++m) {
-      const auto& mem = ops.members[al.first_member + m];
-      const auto& rows = (*t.per_rank)[mem.rank]->buckets[mem.partial].rows;
-      if (depth >= rows.size()) continue;
-      events.push_back(id_of(mem.rank, rows[depth]));
-      any = true;
-    }
-    if (!any) break;
+  for (uint32_t r = 0; r < al.range_count; ++r)
+    for (uint32_t rank = ops.ranges[al.first_range + r].first; rank < ops.ranges[al.first_range + r].end; ++rank)
+      ranks.push_back((*t.rank_ids)[rank]);
+  // event ids as the merge kept them: rank by rank when they all fit under the cap, else
+  // round-robin over the ranks (every rank's first member before any second one)
+  for (uint32_t e = 0; e < al.event_count; ++e) {
+    const auto& ev = ops.events[al.first_event + e];
+    events.push_back(id_of(ev.rank, ev.row));
   }
   // the evidence of the skew: the first rows of the longest and the shortest member
-  for (const uint32_t rank : {al.longest_rank, al.shortest_rank})
-    for (uint32_t m = 0; m < al.member_ranks; ++m) {
-      const auto& mem = ops.members[al.first_member + m];
-      const auto& rows = (*t.per_rank)[mem.rank]->buckets[mem.partial].rows;
-      if (mem.rank == rank && !rows.empty()) {
-        const std::string id = id_of(mem.rank, rows.front());
-        if (evidence.empty() || evidence.back() != id) evidence.push_back(id);
-      }
-    }
+  for (const uint32_t rank : {al.longest_rank, al.shortest_rank}) {
+    const auto rows = ops.outlier_rows(al, rank);
+    if (rows.empty()) continue;
+    const std::string id = id_of(rank, rows.front());
+    if (evidence.empty() || evidence.back() != id) evidence.push_back(id);
+  }
   std::string limitations = kOperatorLimitation;
   if (events.size() < al.member_count)
     limitations += " event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
                    " member events (each rank's first ones).";
-  // the raw clocks: each member's partial is on its rank's corrected clock (its offset subtracted)
-  int64_t raw_start_min = INT64_MAX, raw_start_max = INT64_MIN, raw_end = INT64_MIN;
-  for (uint32_t m = 0; m < al.member_ranks; ++m) {
-    const auto& mem = ops.members[al.first_member + m];
-    const auto& b = (*t.per_rank)[mem.rank]->buckets[mem.partial];
-    const int64_t off = t.rank_offsets_ns != nullptr && mem.rank < t.rank_offsets_ns->size() ? (*t.rank_offsets_ns)[mem.rank] : 0;
-    raw_start_min = std::min(raw_start_min, b.start_min_ns + off);
-    raw_start_max = std::max(raw_start_max, b.start_max_ns + off);
-    raw_end = std::max(raw_end, b.end_max_ns + off);
-  }
+  // the raw clocks: the merge added each member's offset back to its corrected times
+  const int64_t raw_start_min = al.raw_start_min_ns, raw_start_max = al.raw_start_max_ns, raw_end = al.raw_end_ns;
   const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
   const char* conf = analysis::confidence_name(al.confidence);
   const double skew = us(al.dur_max_ns - al.dur_min_ns);

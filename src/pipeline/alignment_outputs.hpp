@@ -17,14 +17,12 @@ struct AlignmentTables {
   const std::vector<analysis::StepAlignment>* steps = nullptr;
   const std::vector<analysis::StepWindow>* windows = nullptr;  ///< what step members index
   const analysis::OperatorAlignments* operators = nullptr;
-  const std::vector<const analysis::RankOperatorBuckets*>* per_rank = nullptr;  ///< what operator members index
-  const std::vector<std::string>* rank_ids = nullptr;   ///< per_rank's rank ids
-  const std::vector<uint32_t>* rank_ordinals = nullptr; ///< per_rank's ordinals (event ids)
+  const std::vector<std::string>* rank_ids = nullptr;   ///< by operator member position: rank id
+  const std::vector<uint32_t>* rank_ordinals = nullptr; ///< by operator member position: ordinal (event ids)
   const knowledge::OperatorAlignmentRules* rules = nullptr;
-  /// The clock offset each `per_rank` entry's buckets were folded with (0 where none was estimated;
-  /// null: all 0). The reference's columns get raw times back (corrected + offset), the corrected
-  /// ones go to the corrected_* columns; step rows take their raw times from `windows`.
-  const std::vector<int64_t>* rank_offsets_ns = nullptr;
+  // Operator rows carry raw times (their members' offsets added back by the merge) for the
+  // reference's columns and corrected ones for the corrected_* columns; step rows take their raw
+  // times from `windows`.
 };
 
 /// Writes both files into `out_dir`; appends their paths to `written`.

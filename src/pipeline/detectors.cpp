@@ -118,7 +118,7 @@ void critical_path(const DiagnosticsFacts& d, Findings& out) {
 // Skew in the operator alignments may follow from a cause found above: it runs after them.
 void operator_alignments(const DiagnosticsFacts& d, Findings& out) {
   const CrossRank& cr = d.cross_rank;
-  append(out, analysis::diagnose_operator_alignments(cr.operators, cr.per_rank, cr.rank_ids, cr.rank_ordinals, d.kb, out));
+  append(out, analysis::diagnose_operator_alignments(cr.operators, cr.rank_ids, cr.rank_ordinals, d.kb, out));
 }
 
 // A slow rank whose AI Cores ran throttled says so (annotates slow_rank_suspected found above).

@@ -17,15 +17,13 @@
 namespace ascprof::pipeline {
 
 /// What the cross_rank stage leaves for the diagnostics: step windows and alignments, operator
-/// alignments with each rank's bucket partials, the steps' critical paths.
+/// alignments (with the names of their member positions), the steps' critical paths.
 struct CrossRank {
   std::vector<analysis::StepWindow> windows;
   std::vector<analysis::StepAlignment> steps;
   analysis::OperatorAlignments operators;
-  std::vector<const analysis::RankOperatorBuckets*> per_rank;  // ranks with buckets, rank order
-  std::vector<std::string> rank_ids;
-  std::vector<uint32_t> rank_ordinals;
-  std::vector<int64_t> rank_offsets_ns;  // per per_rank entry: the clock offset its buckets were folded with
+  std::vector<std::string> rank_ids;     // by operator member position (the rank's rank_index)
+  std::vector<uint32_t> rank_ordinals;   // by operator member position: its ordinal in event ids
   analysis::CriticalPaths paths;
 };
 

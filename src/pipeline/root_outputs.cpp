@@ -299,7 +299,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
 // The cross_rank stage: clock offsets, step alignments and operator alignments on corrected times,
 // written to cross_rank_alignment.{json,csv} and cross_rank_manifest.json.
 void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                       CrossRank& cr, RootSummary& s) {
+                       analysis::OperatorBucketMerge* merged_operators, CrossRank& cr, RootSummary& s) {
   const auto offsets = root_clock_offsets(outcomes);
   std::map<std::string, int64_t> offset_of;
   for (const auto& c : offsets)
@@ -313,15 +313,28 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
       }
   {
     cr.steps = analysis::align_steps(cr.windows, window_offset, kb.diagnostics);
-    for (const auto& o : outcomes)
-      if (kernel_stages_ran(o) && o.operator_buckets.built) {
-        cr.per_rank.push_back(&o.operator_buckets);
-        const auto off = offset_of.find(o.rank_id);
-        cr.rank_offsets_ns.push_back(off == offset_of.end() ? 0 : off->second);
-        cr.rank_ids.push_back(o.rank_id);
-        cr.rank_ordinals.push_back(static_cast<uint32_t>(o.rank_index));
+    // operator alignments from the root's merged buckets: the reduction's, or folded here from the
+    // ranks this process analysed (serial callers); a rank's member position is its rank_index
+    analysis::OperatorBucketMerge local;
+    if (merged_operators == nullptr) {
+      for (const auto& o : outcomes)
+        if (kernel_stages_ran(o) && o.operator_buckets.built) {
+          const auto off = offset_of.find(o.rank_id);
+          analysis::fold_rank_buckets(local, static_cast<uint32_t>(o.rank_index), o.operator_buckets,
+                                      off == offset_of.end() ? 0 : off->second, kb.operator_alignment);
+        }
+      merged_operators = &local;
+    }
+    for (const auto& o : outcomes) {
+      const auto pos = static_cast<size_t>(std::max(0, o.rank_index));
+      if (cr.rank_ids.size() <= pos) {
+        cr.rank_ids.resize(pos + 1);
+        cr.rank_ordinals.resize(pos + 1);
       }
-    cr.operators = analysis::align_operators(cr.per_rank, kb.operator_alignment);
+      cr.rank_ids[pos] = o.rank_id;
+      cr.rank_ordinals[pos] = static_cast<uint32_t>(pos);
+    }
+    cr.operators = analysis::finish_alignments(std::move(*merged_operators), kb.operator_alignment);
     std::vector<analysis::PathRankView> path_ranks;
     for (const auto& o : outcomes)
       if (kernel_stages_ran(o) && !o.paths.empty()) {
@@ -341,11 +354,9 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   tables.steps = &cr.steps;
   tables.windows = &cr.windows;
   tables.operators = &cr.operators;
-  tables.per_rank = &cr.per_rank;
   tables.rank_ids = &cr.rank_ids;
   tables.rank_ordinals = &cr.rank_ordinals;
   tables.rules = &kb.operator_alignment;
-  tables.rank_offsets_ns = &cr.rank_offsets_ns;
   if (const Status st = write_alignment_tables(plan.out_dir, tables, &s.outputs); !st.ok()) {
     s.status = "failed";
     s.error = st.to_string();
@@ -373,7 +384,7 @@ void record_cross_rank(const RootPlan& plan, const std::vector<RankOutcome>& out
   w.kv("alignment_count", static_cast<uint64_t>(cr.steps.size() + cr.operators.alignments.size()));
   w.kv("step_alignment_count", static_cast<uint64_t>(cr.steps.size()));
   w.kv("operator_alignment_count", static_cast<uint64_t>(cr.operators.alignments.size()));
-  w.kv("operator_alignment_ranks", static_cast<uint64_t>(cr.per_rank.size()));
+  w.kv("operator_alignment_ranks", static_cast<uint64_t>(cr.operators.ranks));
   w.kv("rank_count", static_cast<uint64_t>(ids.size()));
   w.kv("reference_rank", ids.empty() ? std::string() : ids.front());
   w.kv("clock_offset_method", "median end-time difference of shared collectives (trace_view communication ops)");
@@ -605,7 +616,8 @@ std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes) 
   return out;
 }
 
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb) {
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
+                               analysis::OperatorBucketMerge* merged_operators) {
   std::sort(outcomes.begin(), outcomes.end(),
             [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
   RootSummary s;
@@ -657,13 +669,13 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now
-  {
+  if (merged_operators == nullptr) {
     const auto offsets = clock_offsets_ns(outcomes);
     for (size_t i = 0; i < outcomes.size(); ++i)
       if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], kb);
   }
   CrossRank cr;
-  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, cr, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, merged_operators, cr, s);
   s.step_alignment_count = cr.steps.size();
   s.operator_alignment_count = cr.operators.alignments.size();
   s.cross_rank_seconds = seconds(t0);

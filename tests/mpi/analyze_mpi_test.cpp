@@ -121,7 +121,8 @@ TEST(AnalyzeMpi, RankFilesIdenticalToSerialRunForAnyProcessCount) {
     EXPECT_EQ(in_folder(*a, plan.out_dir, mpi_root.string()), *b)
         << f << " differs between the MPI run and a serial composition";
   }
-  // the operator alignment took part: its buckets crossed the second gather
+  // the operator alignment took part: its buckets went up the reduction tree (equal to the serial
+  // composition's local fold, compared above)
   auto manifest = read_file(mpi_root / "cross_rank_manifest.json");
   ASSERT_TRUE(manifest.ok());
   EXPECT_EQ(manifest->find("\"operator_alignment_count\": 0"), std::string::npos) << *manifest;

@@ -147,9 +147,9 @@ std::string operator_alignment_id(const OperatorAlignments& al, const OperatorAl
 /// (slow rank, slow link, hot experts, late host launches, exposed AICPU, idle steps: the findings
 /// found before this one) are consequences: they are added to that finding's alignment ids and
 /// limitations instead of making a finding of their own.
-/// `per_rank[i]` holds rank i's partials; `rank_ids[i]` / `rank_ordinals[i]` name it.
+/// `rank_ids[p]` / `rank_ordinals[p]` name the rank at position p (the positions the buckets were
+/// folded at).
 std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignments& al,
-                                                         const std::vector<const RankOperatorBuckets*>& per_rank,
                                                          const std::vector<std::string>& rank_ids,
                                                          const std::vector<uint32_t>& rank_ordinals,
                                                          const knowledge::Knowledge& kb,

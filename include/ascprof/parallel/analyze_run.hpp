@@ -8,7 +8,7 @@
 ///     function calls (pipeline::run_rank_stages) writing per-rank HDF5 files;
 ///  4. compact outcomes are gathered (Boost.MPI + Boost.Serialization) to process 0, which estimates
 ///     the clock offsets; each process then folds its ranks' operator buckets on the corrected clock
-///     and a second gather brings them to process 0;
+///     into one merge per root, and the merges go up a binomial tree of processes to process 0;
 ///  5. process 0 writes the root-level outputs (cross_rank, diagnostics), the report stage of each
 ///     root, and the final JSON result.
 /// Works for any number of processes and ranks (N = 1, N < ranks, N > ranks).

@@ -1,25 +1,24 @@
 #pragma once
 /// What analyze_run's processes send each other after the rank phase, declared once for it and for
-/// the coordinator benchmark (benchmarks/coordinator_bench.cpp), which runs the same gathers on
-/// fabricated ranks: the operator bucket partials of one rank (second gather) and the clock offset of
-/// one rank (broadcast by the coordinator), plus the packed size a value has on the wire.
+/// the coordinator benchmark (benchmarks/coordinator_bench.cpp), which runs the same exchanges on
+/// fabricated ranks: the clock offset of one rank (broadcast by the coordinator), the reduction of
+/// the operator buckets, plus the packed size a value has on the wire.
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <cstdint>
+#include <map>
 #include <string>
+
+#include "ascprof/analysis/operator_align.hpp"
 
 namespace ascprof::parallel {
 
-/// One rank's operator bucket partials (analysis::pack_buckets), sent in the second gather.
-struct RankBucketsMessage {
-  int32_t root_index = 0, rank_index = 0;
-  std::string packed;
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & root_index & rank_index & packed;
-  }
-};
+/// Merges every process's operator buckets (root index -> its ranks' buckets merged) up a binomial
+/// tree of processes: in round k a process whose k-th bit is its lowest set bit sends its map to the
+/// process 2^k below and stops; ceil(log2 P) rounds. Process 0 ends with every root's merge, the
+/// others with an empty map. Collective. Returns the bytes this process sent.
+uint64_t reduce_operator_buckets(boost::mpi::communicator& world, std::map<int32_t, analysis::OperatorBucketMerge>& merges,
+                                 const knowledge::OperatorAlignmentRules& rules);
 
 /// The clock offset of one rank, broadcast by the coordinator.
 struct RankOffset {

@@ -90,8 +90,11 @@ struct RootSummary {
 /// only, any order): normalize_manifest.json, source_index.json, analysis.h5, and the segment and
 /// classify files (structure_outputs.hpp, read back from the ranks' HDF5 files one at a time).
 /// Files are written atomically. Returns the summary; write failures make it "failed".
-/// Then the summarize, cross_rank and diagnostics outputs, with the rules of `kb`.
-RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb);
+/// Then the summarize, cross_rank and diagnostics outputs, with the rules of `kb`. The operator
+/// alignments come from `merged_operators` (the root's buckets merged over the processes, consumed)
+/// or, when it is null, from the outcomes' own candidates or buckets (ranks analysed here).
+RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
+                               analysis::OperatorBucketMerge* merged_operators = nullptr);
 
 /// The clock offsets of a root's ranks (clock_offsets.hpp), the lowest rank as the reference.
 std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes);

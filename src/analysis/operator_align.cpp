@@ -125,18 +125,23 @@ bool event_before(const MergedEvent& a, const MergedEvent& b) {
   return a.depth != b.depth ? a.depth < b.depth : a.rank < b.rank;
 }
 
-// Merges `add` (sorted) into `events` (sorted), keeping the first `cap`.
+// Merges `add` (sorted) into `events` (sorted), keeping the first `cap`. Called once per bucket
+// and rank: no allocation past the list's own growth (a per-thread scratch for the interleaving case).
 void merge_events(std::vector<MergedEvent>& events, const MergedEvent* add, size_t n, size_t cap) {
   if (n == 0 || cap == 0) return;
   if (events.size() >= cap && !event_before(add[0], events.back())) return;  // the usual case past `cap` ranks
-  std::vector<MergedEvent> out;
-  out.reserve(std::min(cap, events.size() + n));
+  if (events.empty() || event_before(events.back(), add[0])) {  // all after the list (and it has room)
+    events.insert(events.end(), add, add + std::min(n, cap - events.size()));
+    return;
+  }
+  thread_local std::vector<MergedEvent> out;
+  out.clear();
   size_t i = 0, j = 0;
   while (out.size() < cap && (i < events.size() || j < n)) {
     if (j == n || (i < events.size() && !event_before(add[j], events[i]))) out.push_back(events[i++]);
     else out.push_back(add[j++]);
   }
-  events = std::move(out);
+  events.assign(out.begin(), out.end());
 }
 
 // Adds the runs `add` (sorted, disjoint from `ranges`) to `ranges`, coalescing neighbours.
@@ -149,15 +154,15 @@ void merge_ranges(std::vector<RankRange>& ranges, const RankRange* add, size_t n
     }
     return;
   }
-  std::vector<RankRange> out;
-  out.reserve(ranges.size() + n);
+  thread_local std::vector<RankRange> out;
+  out.clear();
   size_t i = 0, j = 0;
   while (i < ranges.size() || j < n) {
     const RankRange r = (j == n || (i < ranges.size() && ranges[i].first < add[j].first)) ? ranges[i++] : add[j++];
     if (!out.empty() && out.back().end == r.first) out.back().end = r.end;
     else out.push_back(r);
   }
-  ranges = std::move(out);
+  ranges.assign(out.begin(), out.end());
 }
 
 // `candidate` replaces `current` as an outlier when it is further out, or as far at a lower position.
@@ -279,33 +284,37 @@ bool merge_before(const BucketMerge& a, uint32_t key, int64_t bucket) {
   return a.key != key ? a.key < key : a.bucket < bucket;
 }
 
-// Merges the sorted sequence `next(i)` (i < n; (key, bucket) order on acc's keys) into acc.buckets:
-// in place when every entry is already there, else by one merge pass into a new vector.
+// Merges the sequence `key_bucket(j)` (j < n, sorted by (acc key, bucket)) into acc: in place
+// while every entry is already there, else one pass that rebuilds acc.order (4 bytes a bucket; the
+// buckets themselves never move, new ones are appended to acc.buckets).
 template <class KeyBucket, class Merge, class Make>
-void merge_sorted(std::vector<BucketMerge>& acc, size_t n, KeyBucket key_bucket, Merge merge, Make make) {
+void merge_sorted(OperatorBucketMerge& acc, size_t n, KeyBucket key_bucket, Merge merge, Make make) {
+  auto& pool = acc.buckets;
+  auto& order = acc.order;
   size_t i = 0, j = 0;
-  for (; j < n; ++j) {  // in place while the other side's buckets exist here
-    const auto [key, bucket] = key_bucket(j);
-    while (i < acc.size() && merge_before(acc[i], key, bucket)) ++i;
-    if (i == acc.size() || acc[i].key != key || acc[i].bucket != bucket) break;
-    merge(acc[i], j);
-  }
-  if (j == n) return;
-  std::vector<BucketMerge> out;
-  out.reserve(acc.size() + (n - j));
-  std::move(acc.begin(), acc.begin() + static_cast<ptrdiff_t>(i), std::back_inserter(out));
   for (; j < n; ++j) {
     const auto [key, bucket] = key_bucket(j);
-    while (i < acc.size() && merge_before(acc[i], key, bucket)) out.push_back(std::move(acc[i++]));
-    if (i < acc.size() && acc[i].key == key && acc[i].bucket == bucket) {
-      out.push_back(std::move(acc[i++]));
-      merge(out.back(), j);
+    while (i < order.size() && merge_before(pool[order[i]], key, bucket)) ++i;
+    if (i == order.size() || pool[order[i]].key != key || pool[order[i]].bucket != bucket) break;
+    merge(pool[order[i]], j);
+  }
+  if (j == n) return;
+  std::vector<uint32_t> out;
+  out.reserve(order.size() + (n - j));
+  out.assign(order.begin(), order.begin() + static_cast<ptrdiff_t>(i));
+  for (; j < n; ++j) {
+    const auto [key, bucket] = key_bucket(j);
+    while (i < order.size() && merge_before(pool[order[i]], key, bucket)) out.push_back(order[i++]);
+    if (i < order.size() && pool[order[i]].key == key && pool[order[i]].bucket == bucket) {
+      merge(pool[order[i]], j);
+      out.push_back(order[i++]);
     } else {
-      out.push_back(make(j));
+      pool.push_back(make(j));
+      out.push_back(static_cast<uint32_t>(pool.size() - 1));
     }
   }
-  std::move(acc.begin() + static_cast<ptrdiff_t>(i), acc.end(), std::back_inserter(out));
-  acc = std::move(out);
+  out.insert(out.end(), order.begin() + static_cast<ptrdiff_t>(i), order.end());
+  order = std::move(out);
 }
 
 }  // namespace
@@ -327,7 +336,7 @@ void fold_rank_buckets(OperatorBucketMerge& acc, uint32_t rank_position, const R
     for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
   const size_t cap = rules.max_event_ids_per_row;
   merge_sorted(
-      acc.buckets, order.size(),
+      acc, order.size(),
       [&](size_t j) { return std::pair<uint32_t, int64_t>(to_acc[b[order[j]].key], b[order[j]].bucket); },
       [&](BucketMerge& m, size_t j) { merge_partial(m, b[order[j]], rank_position, offset_ns, cap); },
       [&](size_t j) { return single(to_acc[b[order[j]].key], b[order[j]], rank_position, offset_ns, cap); });
@@ -340,15 +349,15 @@ void merge_bucket_merges(OperatorBucketMerge& acc, OperatorBucketMerge&& other,
   auto& b = other.buckets;
   std::vector<uint32_t> order;
   order.reserve(b.size());
-  std::vector<uint32_t> valid;
+  std::vector<uint32_t> valid;  // other's buckets in its (key, bucket) order
   valid.reserve(b.size());
-  for (uint32_t p = 0; p < b.size(); ++p)
-    if (b[p].key < to_acc.size()) valid.push_back(p);
+  for (const uint32_t p : other.order)
+    if (p < b.size() && b[p].key < to_acc.size()) valid.push_back(p);
   for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
     for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
   const size_t cap = rules.max_event_ids_per_row;
   merge_sorted(
-      acc.buckets, order.size(),
+      acc, order.size(),
       [&](size_t j) { return std::pair<uint32_t, int64_t>(to_acc[b[order[j]].key], b[order[j]].bucket); },
       [&](BucketMerge& m, size_t j) { merge_into(m, std::move(b[order[j]]), cap); },
       [&](size_t j) {

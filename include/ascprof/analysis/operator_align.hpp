@@ -137,12 +137,13 @@ struct BucketMerge {
 /// ranks it holds, when their buckets coincide).
 struct OperatorBucketMerge {
   std::vector<OperatorKey> keys;      ///< distinct keys, first-seen order
-  std::vector<BucketMerge> buckets;   ///< sorted by (key index, bucket)
+  std::vector<BucketMerge> buckets;   ///< in the order they were first seen (a fold never moves them)
+  std::vector<uint32_t> order;        ///< indices into buckets, sorted by (key index, bucket)
   uint32_t ranks = 0;                 ///< ranks folded in
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & keys & buckets & ranks;
+    ar & keys & buckets & order & ranks;
   }
 };
 

@@ -83,6 +83,7 @@ namespace fs = std::filesystem;
 namespace mpi = boost::mpi;
 using namespace ascprof;
 // the messages analyze_run moves, from its own header
+using parallel::gather_rank_outcomes;
 using parallel::packed_size;
 using parallel::reduce_operator_buckets;
 using parallel::RankOffset;
@@ -220,6 +221,10 @@ class PhaseClock {
     r_.phases.push_back({name, s, current_rss_bytes(), peak_rss_bytes(), cpu - cpu_});
     restart();
     return s;
+  }
+  /// A part of the phase just ended, timed by the caller (wall seconds; no RSS or CPU of its own).
+  void add(const std::string& name, double seconds) {
+    r_.phases.push_back({name, seconds, current_rss_bytes(), peak_rss_bytes(), seconds});
   }
 
  private:
@@ -762,7 +767,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   std::vector<pipeline::RankOutcome> outcomes;  // process 0: every rank
   {
     std::vector<std::vector<pipeline::RankOutcome>> all;
-    mpi::gather(world, mine, all, 0);
+    gather_rank_outcomes(world, mine, all);
     clock.end("round1: gather outcomes");
     if (me == 0) {
       outcomes.reserve(w.n);
@@ -783,18 +788,25 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   std::map<int32_t, int64_t> offset_of;
   for (const auto& x : offsets) offset_of[x.rank_index] = x.offset_ns;
   std::map<int32_t, analysis::OperatorBucketMerge> merges;  // root 0: this process's ranks merged
+  double fold_seconds = 0, merge_seconds = 0;  // rank side (candidates to buckets) and the local merge
   for (auto& o : mine) {
+    const auto t0 = SteadyClock::now();
     o.candidates = fold_candidates(w, static_cast<uint64_t>(o.rank_index));
     const auto it = offset_of.find(o.rank_index);
     const int64_t offset = it == offset_of.end() ? 0 : it->second;
     pipeline::fold_operator_buckets(o, offset, kb);
+    const auto t1 = SteadyClock::now();
     analysis::fold_rank_buckets(merges[0], static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
                                 kb.operator_alignment);
     o.operator_buckets = {};
+    fold_seconds += std::chrono::duration<double>(t1 - t0).count();
+    merge_seconds += seconds_since(t1);
   }
   mine.clear();
   mine.shrink_to_fit();
   clock.end("fold + merge buckets (each process, its own ranks)");
+  clock.add("  of which candidates -> buckets [rank side]", fold_seconds);
+  clock.add("  of which buckets -> the process's merge", merge_seconds);
   world.barrier();
   clock.restart();
   rep.round2_bytes = reduce_operator_buckets(world, merges, kb.operator_alignment);

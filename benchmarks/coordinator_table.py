@@ -22,7 +22,8 @@ sizes = [int(x) for x in sys.argv[2:]]
 ROWS = [
     ("round 1 gather (outcomes)", ["round1: packed_size (analyze_run counts the payload)", "round1: gather outcomes"], True),
     ("clock offsets + broadcast", ["clock offsets (process 0) + broadcast"], True),
-    ("fold + merge buckets [rank side]", ["fold + merge buckets (each process, its own ranks)"], False),
+    ("candidates -> buckets [rank side]", ["  of which candidates -> buckets [rank side]"], False),
+    ("buckets -> process merge [each process]", ["  of which buckets -> the process's merge"], False),
     ("round 2 reduce (bucket merges)", ["round2: reduce buckets (binomial tree)"], True),
     ("root: manifests + analysis.h5", ["write_root_outputs: manifests + analysis.h5"], True),
     ("root: summary/class/deep dive", ["write_root_outputs: summary + class + deep dive"], True),

@@ -78,7 +78,7 @@ for f in glob.glob(os.path.join(work, "result_*.json")):
     b = os.path.basename(f)[7:-5]
     if not b.isdigit(): continue
     r = json.load(open(f))
-    wall = sum(p["seconds"] for p in r["processes_detail"][0]["phases"] if not p["name"].startswith(("write_root_outputs:", "detail:")))
+    wall = sum(p["seconds"] for p in r["processes_detail"][0]["phases"] if not p["name"].startswith(("write_root_outputs:", "detail:", "  of which")))
     pts.append((r["ranks"], sum(p["peak_rss_bytes"] for p in r["processes_detail"]), wall))
 pts.sort()
 if not pts: print(0, 0); sys.exit()

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <numeric>
 #include <unordered_map>
 
 namespace ascprof::analysis {
@@ -80,29 +79,35 @@ RankOperatorBuckets operator_buckets(const OperatorCandidates& c, int64_t offset
   out.keys = c.keys;
   const auto width_ns = std::max<int64_t>(1, std::llround(rules.bucket_us * 1000.0));
   const size_t n = c.size();
-  std::vector<int64_t> bucket(n);
-  for (size_t i = 0; i < n; ++i) bucket[i] = floor_div(c.start_ns[i] - offset_ns, width_ns);
-  std::vector<uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0u);
-  // (key, bucket, row): rows stay in file order inside a bucket, so the sampled rows are the first
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    if (c.key[a] != c.key[b]) return c.key[a] < c.key[b];
-    if (bucket[a] != bucket[b]) return bucket[a] < bucket[b];
-    return c.row[a] < c.row[b];
+  // (key, bucket, row) sorted on one contiguous array: rows stay in file order inside a bucket, so
+  // the sampled rows are the first
+  struct Item {
+    uint32_t key;
+    uint32_t row;
+    int64_t bucket;
+    uint32_t e;
+  };
+  std::vector<Item> items(n);
+  for (size_t i = 0; i < n; ++i)
+    items[i] = {c.key[i], c.row[i], floor_div(c.start_ns[i] - offset_ns, width_ns), static_cast<uint32_t>(i)};
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    if (a.key != b.key) return a.key < b.key;
+    if (a.bucket != b.bucket) return a.bucket < b.bucket;
+    return a.row < b.row;
   });
   for (size_t i = 0; i < n;) {
-    const uint32_t first = order[i];
     BucketPartial p;
-    p.key = c.key[first];
-    p.bucket = bucket[first];
+    p.key = items[i].key;
+    p.bucket = items[i].bucket;
     p.start_min_ns = INT64_MAX;
     p.start_max_ns = INT64_MIN;
     p.end_max_ns = INT64_MIN;
     p.dur_min_ns = INT64_MAX;
     p.dur_max_ns = INT64_MIN;
     p.wait_max_ns = 0;
-    for (; i < n && c.key[order[i]] == p.key && bucket[order[i]] == p.bucket; ++i) {
-      const uint32_t e = order[i];
+    p.first_row = static_cast<uint32_t>(out.rows.size());
+    for (; i < n && items[i].key == p.key && items[i].bucket == p.bucket; ++i) {
+      const uint32_t e = items[i].e;
       const int64_t s = c.start_ns[e] - offset_ns;
       ++p.count;
       p.start_min_ns = std::min(p.start_min_ns, s);
@@ -111,9 +116,12 @@ RankOperatorBuckets operator_buckets(const OperatorCandidates& c, int64_t offset
       p.dur_min_ns = std::min(p.dur_min_ns, c.dur_ns[e]);
       p.dur_max_ns = std::max(p.dur_max_ns, c.dur_ns[e]);
       p.wait_max_ns = std::max(p.wait_max_ns, c.wait_ns[e]);
-      if (p.rows.size() < rules.max_rows_per_rank) p.rows.push_back(c.row[e]);
+      if (p.row_count < rules.max_rows_per_rank) {
+        out.rows.push_back(items[i].row);
+        ++p.row_count;
+      }
     }
-    out.buckets.push_back(std::move(p));
+    out.buckets.push_back(p);
   }
   return out;
 }
@@ -172,7 +180,8 @@ bool wins(int64_t candidate, uint32_t candidate_rank, int64_t current, uint32_t 
 }
 
 // One rank's partial as a merge of one member.
-BucketMerge single(uint32_t key, const BucketPartial& p, uint32_t rank, int64_t offset_ns, size_t cap) {
+BucketMerge single(uint32_t key, const BucketPartial& p, std::span<const uint32_t> rows, uint32_t rank, int64_t offset_ns,
+                   size_t cap) {
   BucketMerge m;
   m.key = key;
   m.bucket = p.bucket;
@@ -189,10 +198,10 @@ BucketMerge single(uint32_t key, const BucketPartial& p, uint32_t rank, int64_t 
   m.raw_end_ns = p.end_max_ns + offset_ns;
   for (int o = 0; o < kOutliers; ++o) {
     m.outlier_rank[o] = rank;
-    m.outlier_rows[o] = p.rows;
+    m.outlier_rows[o].assign(rows.begin(), rows.end());
   }
   m.ranges.push_back({rank, rank + 1});
-  for (size_t d = 0; d < p.rows.size() && d < cap; ++d) m.events.push_back({static_cast<uint32_t>(d), rank, p.rows[d]});
+  for (size_t d = 0; d < rows.size() && d < cap; ++d) m.events.push_back({static_cast<uint32_t>(d), rank, rows[d]});
   return m;
 }
 
@@ -221,7 +230,8 @@ void merge_into(BucketMerge& a, BucketMerge&& b, size_t cap) {
 }
 
 // Merges one rank's partial into `a` without building a BucketMerge for it (the fold's hot path).
-void merge_partial(BucketMerge& a, const BucketPartial& p, uint32_t rank, int64_t offset_ns, size_t cap) {
+void merge_partial(BucketMerge& a, const BucketPartial& p, std::span<const uint32_t> rows, uint32_t rank, int64_t offset_ns,
+                   size_t cap) {
   a.member_ranks += 1;
   a.member_count += p.count;
   a.start_min_ns = std::min(a.start_min_ns, p.start_min_ns);
@@ -234,7 +244,7 @@ void merge_partial(BucketMerge& a, const BucketPartial& p, uint32_t rank, int64_
     if (!wins(pv, rank, av, a.outlier_rank[o], larger)) return;
     av = pv;
     a.outlier_rank[o] = rank;
-    a.outlier_rows[o].assign(p.rows.begin(), p.rows.end());
+    a.outlier_rows[o].assign(rows.begin(), rows.end());
   };
   outlier(kLatestStart, a.start_max_ns, p.start_max_ns, true);
   outlier(kLatestEnd, a.end_max_ns, p.end_max_ns, true);
@@ -244,7 +254,7 @@ void merge_partial(BucketMerge& a, const BucketPartial& p, uint32_t rank, int64_
   merge_ranges(a.ranges, &r, 1);
   thread_local std::vector<MergedEvent> add;  // reused: no allocation per partial
   add.clear();
-  for (size_t d = 0; d < p.rows.size() && d < cap; ++d) add.push_back({static_cast<uint32_t>(d), rank, p.rows[d]});
+  for (size_t d = 0; d < rows.size() && d < cap; ++d) add.push_back({static_cast<uint32_t>(d), rank, rows[d]});
   merge_events(a.events, add.data(), add.size(), cap);
 }
 
@@ -338,8 +348,10 @@ void fold_rank_buckets(OperatorBucketMerge& acc, uint32_t rank_position, const R
   merge_sorted(
       acc, order.size(),
       [&](size_t j) { return std::pair<uint32_t, int64_t>(to_acc[b[order[j]].key], b[order[j]].bucket); },
-      [&](BucketMerge& m, size_t j) { merge_partial(m, b[order[j]], rank_position, offset_ns, cap); },
-      [&](size_t j) { return single(to_acc[b[order[j]].key], b[order[j]], rank_position, offset_ns, cap); });
+      [&](BucketMerge& m, size_t j) { merge_partial(m, b[order[j]], rank.rows_of(b[order[j]]), rank_position, offset_ns, cap); },
+      [&](size_t j) {
+        return single(to_acc[b[order[j]].key], b[order[j]], rank.rows_of(b[order[j]]), rank_position, offset_ns, cap);
+      });
 }
 
 void merge_bucket_merges(OperatorBucketMerge& acc, OperatorBucketMerge&& other,

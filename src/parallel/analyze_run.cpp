@@ -356,7 +356,7 @@ Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowl
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : ranks.mine) my_deep_dive_payload += packed_size(world, o.deep_dive);
   std::vector<std::vector<pipeline::RankOutcome>> all;
-  mpi::gather(world, ranks.mine, all, 0);
+  gather_rank_outcomes(world, ranks.mine, all);
   Gathered g;
   auto& by_root = g.by_root;
   if (me == 0)
@@ -529,7 +529,7 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   };
   if (agree_interrupt(world) != 0) {
     std::vector<std::vector<pipeline::RankOutcome>> all;
-    mpi::gather(world, ranks.mine, all, 0);
+    gather_rank_outcomes(world, ranks.mine, all);
     RankEnds ends;
     for (const auto& per_process : all) note_rank_ends(per_process, ends);
     return interrupted_at("rank_jobs", ends);

@@ -11,6 +11,7 @@
 /// Roles, width and confidence thresholds: knowledge/operator_alignment.rules. Plain functions.
 #include <cstdint>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -57,24 +58,17 @@ struct BucketPartial {
   uint32_t count = 0;             ///< member events of this rank
   int64_t start_min_ns = 0, start_max_ns = 0, end_max_ns = 0;  ///< corrected clock
   int64_t dur_min_ns = 0, dur_max_ns = 0, wait_max_ns = 0;
-  std::vector<uint32_t> rows;     ///< the first OperatorAlignmentRules::max_rows_per_rank member rows
-
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & key & bucket & count & start_min_ns & start_max_ns & end_max_ns & dur_min_ns & dur_max_ns & wait_max_ns & rows;
-  }
+  uint32_t first_row = 0, row_count = 0;  ///< its first max_rows_per_rank member rows in RankOperatorBuckets::rows
 };
 
-/// A rank's bucket partials (gathered to the coordinator), ordered by (key, bucket).
+/// A rank's bucket partials (process-local: folded into the process's merge), ordered by (key, bucket).
 struct RankOperatorBuckets {
   bool built = false;             ///< false: the rank ran no summarize stage or has no candidates
   std::vector<OperatorKey> keys;
   std::vector<BucketPartial> buckets;
+  std::vector<uint32_t> rows;     ///< the buckets' sampled rows (one array: no allocation per bucket)
 
-  template <class Ar>
-  void serialize(Ar& ar, unsigned /*version*/) {
-    ar & built & keys & buckets;
-  }
+  std::span<const uint32_t> rows_of(const BucketPartial& p) const { return {rows.data() + p.first_row, p.row_count}; }
 };
 
 /// Folds the candidates into buckets after subtracting `offset_ns` (the rank's clock offset).

@@ -10,8 +10,16 @@
 #include <string>
 
 #include "ascprof/analysis/operator_align.hpp"
+#include "ascprof/pipeline/rank_job.hpp"
 
 namespace ascprof::parallel {
+
+/// Every process's rank outcomes to process 0, as one gather would leave them (all[p]: process p's,
+/// in its order; empty elsewhere), but one message per outcome: Boost.MPI's gather counts the bytes
+/// reaching the root in an int, and a big root's outcomes pass 2 GiB (~640 KB a rank of 215k kernel
+/// rows: ~3,300 ranks). Collective.
+void gather_rank_outcomes(boost::mpi::communicator& world, const std::vector<pipeline::RankOutcome>& mine,
+                          std::vector<std::vector<pipeline::RankOutcome>>& all);
 
 /// Merges every process's operator buckets (root index -> its ranks' buckets merged) up a binomial
 /// tree of processes: in round k a process whose k-th bit is its lowest set bit sends its map to the

@@ -76,7 +76,8 @@ TEST(OperatorAlign, BucketsFoldPerKeyAndCorrectedMillisecond) {
   EXPECT_EQ(b.buckets[0].dur_min_ns, 10'000);
   EXPECT_EQ(b.buckets[0].dur_max_ns, 30'000);
   EXPECT_EQ(b.buckets[0].wait_max_ns, 1'000);
-  EXPECT_EQ(b.buckets[0].rows, (std::vector<uint32_t>{10, 11}));
+  const auto rows = b.rows_of(b.buckets[0]);
+  EXPECT_EQ(std::vector<uint32_t>(rows.begin(), rows.end()), (std::vector<uint32_t>{10, 11}));
   EXPECT_EQ(b.buckets[1].bucket, 1001);
   // a negative corrected time still floors (a rank whose clock is ahead of the reference)
   const auto n = operator_buckets(candidates(keys, {{0, 100, 1}}), 600'000, kb().operator_alignment);
@@ -235,7 +236,7 @@ std::map<std::tuple<uint32_t, std::string, std::string, int64_t>, Expected> dire
       e.raw_start_min = std::min(e.raw_start_min, b.start_min_ns + offsets[r]);
       e.raw_start_max = std::max(e.raw_start_max, b.start_max_ns + offsets[r]);
       e.raw_end = std::max(e.raw_end, b.end_max_ns + offsets[r]);
-      e.rows[r] = b.rows;
+      e.rows[r].assign(per_rank[r].rows_of(b).begin(), per_rank[r].rows_of(b).end());
     }
   for (auto& [key, e] : out) {
     if (e.count <= rules.max_event_ids_per_row) {

@@ -46,7 +46,8 @@ Status OperatorAlignmentRules::load(const RuleFile& file, const Vocabulary& voca
   };
   std::map<std::string, size_t*> counts = {{"confidence.high_min_members", &high_min_members},
                                            {"evidence.max_rows_per_rank", &max_rows_per_rank},
-                                           {"evidence.max_event_ids_per_row", &max_event_ids_per_row}};
+                                           {"evidence.max_event_ids_per_row", &max_event_ids_per_row},
+                                           {"evidence.max_rank_ids_per_row", &max_rank_ids_per_row}};
   std::set<std::string> seen;
   for (const auto& block : file.blocks) {
     if (block.kind == "role") {

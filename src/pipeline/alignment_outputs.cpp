@@ -168,6 +168,7 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
 }
 
 void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& al, Sinks& out) {
+  using analysis::RankRange;
   const auto& ops = *t.operators;
   const auto& key = ops.keys[al.key];
   const std::string role = key.role < t.rules->roles.size() ? t.rules->roles[key.role].name : std::to_string(key.role);
@@ -175,9 +176,18 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   auto id_of = [&t](uint32_t rank, uint32_t row) {
     return model::event_id((*t.rank_ordinals)[rank], row);
   };
-  for (uint32_t r = 0; r < al.range_count; ++r)
-    for (uint32_t rank = ops.ranges[al.first_range + r].first; rank < ops.ranges[al.first_range + r].end; ++rank)
-      ranks.push_back((*t.rank_ids)[rank]);
+  // every member rank, or past max_rank_ids_per_row only the outlier ranks (the runs say the rest)
+  const bool all_ranks = al.member_ranks <= t.rules->max_rank_ids_per_row;
+  if (all_ranks) {
+    for (uint32_t r = 0; r < al.range_count; ++r)
+      for (uint32_t rank = ops.ranges[al.first_range + r].first; rank < ops.ranges[al.first_range + r].end; ++rank)
+        ranks.push_back((*t.rank_ids)[rank]);
+  } else {
+    uint32_t outliers[] = {al.latest_start_rank, al.latest_end_rank, al.longest_rank, al.shortest_rank};
+    std::sort(std::begin(outliers), std::end(outliers));
+    for (size_t i = 0; i < std::size(outliers); ++i)
+      if (i == 0 || outliers[i] != outliers[i - 1]) ranks.push_back((*t.rank_ids)[outliers[i]]);
+  }
   // event ids as the merge kept them: rank by rank when they all fit under the cap, else
   // round-robin over the ranks (every rank's first member before any second one)
   for (uint32_t e = 0; e < al.event_count; ++e) {
@@ -195,6 +205,28 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   if (events.size() < al.member_count)
     limitations += " event_ids lists " + std::to_string(events.size()) + " of the " + std::to_string(al.member_count) +
                    " member events (each rank's first ones).";
+  std::string runs;  // every member as runs of consecutive ranks, when rank_ids does not list them all
+  if (!all_ranks) {
+    JsonWriter w;
+    w.begin_array();
+    std::string text;
+    for (uint32_t r = 0; r < al.range_count; ++r) {
+      const RankRange& range = ops.ranges[al.first_range + r];
+      const std::string& first = (*t.rank_ids)[range.first];
+      const std::string& last = (*t.rank_ids)[range.end - 1];
+      w.begin_array();
+      w.value(first);
+      w.value(last);
+      w.end_array();
+      if (r < 16) text += (r ? ", " : "") + (range.end - range.first > 1 ? first + ".." + last : first);
+    }
+    w.end_array();
+    runs = w.take();
+    limitations += " rank_ids lists the " + std::to_string(ranks.size()) + " outlier ranks (latest start, latest end, " +
+                   "longest, shortest) of the " + std::to_string(al.member_ranks) + " member ranks: " + text +
+                   (al.range_count > 16 ? ", ... (" + std::to_string(al.range_count) + " runs in all)" : std::string()) +
+                   " (metrics.member_rank_runs in the JSON file).";
+  }
   // the raw clocks: the merge added each member's offset back to its corrected times
   const int64_t raw_start_min = al.raw_start_min_ns, raw_start_max = al.raw_start_max_ns, raw_end = al.raw_end_ns;
   const std::string id = analysis::operator_alignment_id(ops, al, *t.rules);
@@ -233,6 +265,10 @@ void operator_row(const AlignmentTables& t, const analysis::OperatorAlignment& a
   m.kv("corrected_start_us", us(al.start_ns));
   m.kv("corrected_end_us", us(al.end_ns));
   m.kv("corrected_start_skew_us", us(al.start_skew_ns));
+  if (!runs.empty()) {
+    m.key("member_rank_runs");  // [first, last] rank id of each run of consecutive member ranks
+    m.raw(runs);
+  }
   m.end_object();
   a.key("metrics");
   a.raw(m.str());

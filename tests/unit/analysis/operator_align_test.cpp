@@ -355,7 +355,7 @@ TEST(OperatorAlignRules, LateArrivalCausesComeFromTheRuleFile) {
       "[bucket]\nwidth_us = 1000\n[confidence]\nlow_min_duration_ratio = 5\nlow_min_start_skew_us = 20000\n"
       "high_min_members = 4\nhigh_max_duration_ratio = 1.5\nhigh_max_start_skew_us = 2000\n"
       "medium_max_duration_ratio = 2.5\nmedium_max_start_skew_us = 10000\n[evidence]\nmax_rows_per_rank = 8\n"
-      "max_event_ids_per_row = 64\n[role attention]\ncategories = attention\nname_key = role\n",
+      "max_event_ids_per_row = 64\nmax_rank_ids_per_row = 256\n[role attention]\ncategories = attention\nname_key = role\n",
       "op.rules");
   ASSERT_TRUE(file.ok());
   knowledge::OperatorAlignmentRules r;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <numeric>
 #include <unordered_map>
 
 namespace ascprof::analysis {
@@ -276,6 +277,22 @@ std::vector<std::pair<size_t, size_t>> runs_by_acc_key(size_t n, KeyOf key_of, c
   return runs;
 }
 
+// `own` (indices into b, in (own key, bucket) order) reordered to (acc key, bucket) order: its runs of
+// one key, visited by the key's acc index; entries out of range (damaged input) are left out.
+template <class Bucket>
+std::vector<uint32_t> acc_key_order(const std::vector<Bucket>& b, const std::vector<uint32_t>& own,
+                                    const std::vector<uint32_t>& to_acc) {
+  std::vector<uint32_t> valid;
+  valid.reserve(own.size());
+  for (const uint32_t p : own)
+    if (p < b.size() && b[p].key < to_acc.size()) valid.push_back(p);
+  std::vector<uint32_t> order;
+  order.reserve(valid.size());
+  for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
+    for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
+  return order;
+}
+
 // Indices of `keys` in acc.keys (appending the new ones).
 std::vector<uint32_t> map_keys(OperatorBucketMerge& acc, const std::vector<OperatorKey>& keys) {
   std::unordered_map<std::string, uint32_t> index;
@@ -334,16 +351,10 @@ void fold_rank_buckets(OperatorBucketMerge& acc, uint32_t rank_position, const R
   if (!rank.built) return;
   ++acc.ranks;
   const auto to_acc = map_keys(acc, rank.keys);
-  // the rank's buckets in acc key order: its runs of one key, ordered by the key's acc index
-  std::vector<uint32_t> order;
-  order.reserve(rank.buckets.size());
   const auto& b = rank.buckets;
-  std::vector<uint32_t> valid;  // buckets whose key is in range (a damaged rank could hold others)
-  valid.reserve(b.size());
-  for (uint32_t p = 0; p < b.size(); ++p)
-    if (b[p].key < to_acc.size()) valid.push_back(p);
-  for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
-    for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
+  std::vector<uint32_t> own(b.size());  // the rank's buckets are in (own key, bucket) order
+  std::iota(own.begin(), own.end(), 0u);
+  const std::vector<uint32_t> order = acc_key_order(b, own, to_acc);
   const size_t cap = rules.max_event_ids_per_row;
   merge_sorted(
       acc, order.size(),
@@ -359,14 +370,7 @@ void merge_bucket_merges(OperatorBucketMerge& acc, OperatorBucketMerge&& other,
   acc.ranks += other.ranks;
   const auto to_acc = map_keys(acc, other.keys);
   auto& b = other.buckets;
-  std::vector<uint32_t> order;
-  order.reserve(b.size());
-  std::vector<uint32_t> valid;  // other's buckets in its (key, bucket) order
-  valid.reserve(b.size());
-  for (const uint32_t p : other.order)
-    if (p < b.size() && b[p].key < to_acc.size()) valid.push_back(p);
-  for (const auto& [first, end] : runs_by_acc_key(valid.size(), [&](size_t i) { return b[valid[i]].key; }, to_acc))
-    for (size_t i = first; i < end; ++i) order.push_back(valid[i]);
+  const std::vector<uint32_t> order = acc_key_order(b, other.order, to_acc);
   const size_t cap = rules.max_event_ids_per_row;
   merge_sorted(
       acc, order.size(),

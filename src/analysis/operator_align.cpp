@@ -384,11 +384,10 @@ void merge_bucket_merges(OperatorBucketMerge& acc, OperatorBucketMerge&& other,
   other = {};
 }
 
-std::vector<uint32_t> OperatorAlignments::outlier_rows(const OperatorAlignment& a, uint32_t rank) const {
+std::span<const uint32_t> OperatorAlignments::outlier_rows(const OperatorAlignment& a, uint32_t rank) const {
   const uint32_t by_outlier[kOutliers] = {a.latest_start_rank, a.latest_end_rank, a.longest_rank, a.shortest_rank};
   for (int o = 0; o < kOutliers; ++o)
-    if (by_outlier[o] == rank)
-      return {rows.begin() + a.first_rows[o], rows.begin() + a.first_rows[o] + a.row_counts[o]};
+    if (by_outlier[o] == rank) return {rows.data() + a.first_rows[o], a.row_counts[o]};
   return {};
 }
 

@@ -106,7 +106,7 @@ std::string analyze_result_json(const AnalyzeFigures& f, const std::vector<pipel
   w.begin_object();
   w.kv("total", payload_total);
   w.kv("per_rank", f.outcome_count ? static_cast<double>(payload_total) / static_cast<double>(f.outcome_count) : 0.0);
-  w.kv("operator_buckets_per_rank",  // the second round's share of per_rank
+  w.kv("operator_buckets_per_rank",  // bytes sent up the buckets' reduction tree, within per_rank
        f.outcome_count ? static_cast<double>(bucket_total) / static_cast<double>(f.outcome_count) : 0.0);
   w.kv("deep_dive_per_rank",  // operator profiles inside the first round's outcomes
        f.outcome_count ? static_cast<double>(deep_dive_total) / static_cast<double>(f.outcome_count) : 0.0);

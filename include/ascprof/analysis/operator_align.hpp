@@ -186,7 +186,7 @@ struct OperatorAlignments {
   uint32_t ranks = 0;                         ///< ranks whose buckets were joined
 
   /// The sampled rows of `rank` in `a` when it is one of a's outlier ranks; empty otherwise.
-  std::vector<uint32_t> outlier_rows(const OperatorAlignment& a, uint32_t rank) const;
+  std::span<const uint32_t> outlier_rows(const OperatorAlignment& a, uint32_t rank) const;
 };
 
 /// The alignments of the merged buckets: every (key, bucket) present on at least two ranks, with

@@ -239,7 +239,7 @@ struct OperatorAlignmentRules {
   size_t high_min_members = 4;
   double high_max_duration_ratio = 1.5, high_max_start_skew_us = 2000;
   double medium_max_duration_ratio = 2.5, medium_max_start_skew_us = 10000;
-  size_t max_rows_per_rank = 8;  ///< member rows a rank keeps per bucket (gathered)
+  size_t max_rows_per_rank = 8;  ///< member rows a rank keeps per bucket (merged up the processes)
   size_t max_event_ids_per_row = 64;  ///< event ids one alignment row lists (round-robin over ranks)
   size_t max_rank_ids_per_row = 256;  ///< member ranks an operator row lists; beyond, its outlier ranks and runs
   /// Finding types that explain a late arrival, in the order one is chosen (a skewed alignment whose

@@ -191,7 +191,7 @@ struct RankOutcome {
   /// The rank's operator-alignment candidates: process-local (not serialised), kept until the clock
   /// offsets are known and turned into `operator_buckets` (fold_operator_buckets).
   std::shared_ptr<const analysis::OperatorCandidates> candidates;
-  /// Bucket partials on the corrected clock; gathered in a second round (not serialised with the rest).
+  /// Bucket partials on the corrected clock, until folded into the process's merge (not serialised).
   analysis::RankOperatorBuckets operator_buckets;
 
   template <class Ar>

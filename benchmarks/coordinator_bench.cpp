@@ -1,7 +1,7 @@
 // Coordinator benchmark by simulation (issue 22): what process 0 costs at thousands of ranks, measured
-// on the code `ascprof-mpi analyze` runs (one Boost.MPI gather of the outcomes, the operator buckets
-// folded per process and merged up a binomial tree of processes, then write_root_outputs on process
-// 0). Nothing here is a new algorithm: the same functions analyze_run calls, on fabricated ranks.
+// on the code `ascprof-mpi analyze` runs (the class partials and operator buckets folded per process
+// and merged up a binomial tree of processes, the class walls' quantiles selected over the processes,
+// the rest of the outcomes gathered, then write_root_outputs on process 0). Nothing here is a new algorithm: the same functions analyze_run calls, on fabricated ranks.
 //
 //   coordinator_bench prepare --capture ROOT --work DIR [--knowledge DIR]
 //       (any number of MPI processes) runs the real rank job (pipeline::run_rank_stages) on every rank
@@ -85,7 +85,8 @@ using namespace ascprof;
 // the messages analyze_run moves, from its own header
 using parallel::gather_rank_outcomes;
 using parallel::packed_size;
-using parallel::reduce_operator_buckets;
+using parallel::reduce_root_merges;
+using parallel::set_class_wall_quantiles;
 using parallel::RankOffset;
 
 namespace {
@@ -759,7 +760,14 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   world.barrier();
   clock.restart();
 
-  // --- first gather, as analyze_run: packed size for the report, then one gather of every outcome
+  // --- as analyze_run: each process folds its ranks' class partials into its merge (walls stay
+  // here), then the packed size for the report, then one gather of every outcome
+  std::map<int32_t, pipeline::RootMerge> merges;  // root 0: this process's ranks merged
+  std::map<int32_t, analysis::ClassWalls> walls;
+  for (auto& o : mine) pipeline::fold_class_partials(o, merges[0], walls[0], kb);
+  clock.end("fold class partials (each process, its own ranks)");
+  world.barrier();
+  clock.restart();
   rep.round1_bytes = packed_size(world, mine);
   clock.end("round1: packed_size (analyze_run counts the payload)");
   world.barrier();
@@ -787,7 +795,6 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   clock.end("clock offsets (process 0) + broadcast");
   std::map<int32_t, int64_t> offset_of;
   for (const auto& x : offsets) offset_of[x.rank_index] = x.offset_ns;
-  std::map<int32_t, analysis::OperatorBucketMerge> merges;  // root 0: this process's ranks merged
   double fold_seconds = 0, merge_seconds = 0;  // rank side (candidates to buckets) and the local merge
   for (auto& o : mine) {
     const auto t0 = SteadyClock::now();
@@ -796,7 +803,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     const int64_t offset = it == offset_of.end() ? 0 : it->second;
     pipeline::fold_operator_buckets(o, offset, kb);
     const auto t1 = SteadyClock::now();
-    analysis::fold_rank_buckets(merges[0], static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
+    analysis::fold_rank_buckets(merges[0].operators, static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
                                 kb.operator_alignment);
     o.operator_buckets = {};
     fold_seconds += std::chrono::duration<double>(t1 - t0).count();
@@ -809,9 +816,12 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   clock.add("  of which buckets -> the process's merge", merge_seconds);
   world.barrier();
   clock.restart();
-  rep.round2_bytes = reduce_operator_buckets(world, merges, kb.operator_alignment);
-  clock.end("round2: reduce buckets (binomial tree)");
-  analysis::OperatorBucketMerge merged = std::move(merges[0]);  // process 0: every rank's buckets
+  rep.round2_bytes = reduce_root_merges(world, merges, kb);
+  clock.end("round2: reduce root merges (binomial tree)");
+  set_class_wall_quantiles(world, merges, walls);
+  walls.clear();
+  clock.end("class wall quantiles (all processes)");
+  pipeline::RootMerge merged = std::move(merges[0]);  // process 0: every rank's buckets and classes
 
   // --- process 0: the coordinator's post-gather work
   JsonWriter out;
@@ -832,7 +842,8 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
       add_outcome_bytes(o, mem);
       kernel_rows_simulated += o.kernel_rows;
     }
-    add_merged_bytes(merged, mem);
+    add_merged_bytes(merged.operators, mem);
+    mem.class_partials += packed_size(world, merged.classes);  // the root's classes merged (walls stayed on their processes)
     clock.end("sort + measure (bench bookkeeping)");
     if (a.detail >= 1) {
       // the parts of write_root_outputs' cross_rank and diagnostics, timed on their own
@@ -866,7 +877,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
         cr.rank_ids[pos] = o.rank_id;
         cr.rank_ordinals[pos] = static_cast<uint32_t>(pos);
       }
-      analysis::OperatorBucketMerge copy = merged;  // write_root_outputs consumes the original below
+      analysis::OperatorBucketMerge copy = merged.operators;  // write_root_outputs consumes the original below
       clock.end("detail: copy the merged buckets (bench bookkeeping)");
       cr.operators = analysis::finish_alignments(std::move(copy), kb.operator_alignment);
       clock.end("detail: finish_alignments");

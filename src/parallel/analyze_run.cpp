@@ -339,25 +339,28 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
   return r;
 }
 
-// Phase 4: the outcomes (compact) to process 0, by root; then the second round: process 0
+// Phase 4: each process folds its ranks' class partials into one merge per root (their walls stay
+// here), then the outcomes (compact) go to process 0, by root; then the second round: process 0
 // estimates every root's clock offsets from the gathered collective marks, each process folds the
 // operator candidates of its own ranks into bucket partials on the corrected clock and those into
-// one merge per root, and the merges go up a binomial tree of processes (the candidates never
-// leave the process; process 0 receives one merge per root and child, not one per rank). Fills the
-// gather's figures in `f`.
+// its merge, the merges go up a binomial tree of processes (the candidates and the walls never
+// leave the process; process 0 receives one merge per root and child, not one per rank), and the
+// classes' wall quantiles are selected over the processes. Fills the gather's figures in `f`.
 struct Gathered {
   std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
-  std::map<int32_t, analysis::OperatorBucketMerge> operators;  // process 0: each root's merged buckets
+  std::map<int32_t, pipeline::RootMerge> merged;  // process 0: each root's ranks merged
 };
 
 Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowledge::Knowledge& kb, AnalyzeFigures& f) {
   const int me = world.rank();
+  Gathered g;
+  std::map<int32_t, analysis::ClassWalls> walls;  // this process's ranks' class walls, by root
+  for (auto& o : ranks.mine) pipeline::fold_class_partials(o, g.merged[o.root_index], walls[o.root_index], kb);
   uint64_t my_payload = packed_size(world, ranks.mine);
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : ranks.mine) my_deep_dive_payload += packed_size(world, o.deep_dive);
   std::vector<std::vector<pipeline::RankOutcome>> all;
   gather_rank_outcomes(world, ranks.mine, all);
-  Gathered g;
   auto& by_root = g.by_root;
   if (me == 0)
     for (auto& per_process : all)
@@ -388,12 +391,13 @@ Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowl
     const auto it = offset_of.find({o.root_index, o.rank_index});
     const int64_t offset = it == offset_of.end() ? 0 : it->second;
     pipeline::fold_operator_buckets(o, offset, kb);
-    analysis::fold_rank_buckets(g.operators[o.root_index], static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
+    analysis::fold_rank_buckets(g.merged[o.root_index].operators, static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
                                 kb.operator_alignment);
     o.operator_buckets = {};
   }
   ranks.mine.clear();
-  const uint64_t my_bucket_payload = reduce_operator_buckets(world, g.operators, kb.operator_alignment);
+  const uint64_t my_bucket_payload = reduce_root_merges(world, g.merged, kb);
+  set_class_wall_quantiles(world, g.merged, walls);
   my_payload += my_bucket_payload;
   mpi::gather(world, ranks.work_seconds, f.work_seconds, 0);
   mpi::gather(world, ranks.busy_seconds, f.busy_seconds, 0);
@@ -415,7 +419,7 @@ std::vector<pipeline::RootSummary> write_roots(const AnalyzeRequest& req, const 
   for (const auto& p : plans) {
     if (interrupted()) break;
     summaries.push_back(pipeline::write_root_outputs(p, std::move(gathered.by_root[p.root_index]), kb,
-                                                     &gathered.operators[p.root_index]));
+                                                     &gathered.merged[p.root_index]));
     for (const auto& task : p.tasks) bytes_done += task.input_bytes;
     shown.advance(summaries.size(), bytes_done);
   }

@@ -514,7 +514,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
 
 // The summarize tables: the ranks' fragments concatenated in rank order.
 void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                            RootSummary& s) {
+                            analysis::ClassPartialsMerge* merged_classes, RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
     if (o.ok && !o.parts_file.empty()) {
@@ -555,13 +555,13 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
         rank_hccl.push_back({b.hccl_op_kind, b.comm_aiv_fused, b.name_count, b.call_count, b.duration_sum_ns, b.wait_sum_ns,
                              b.duration_avg_us, b.duration_min_us, b.duration_p50_us, b.duration_p90_us, b.duration_max_us,
                              b.wait_ratio});
-      partials.push_back(o.class_partials);
+      if (merged_classes == nullptr) partials.push_back(o.class_partials);
     }
     auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, kb);
     if (!classes.ok()) return fail(classes.status());
     class_tables = *classes;
-    auto structure_classes =
-        write_root_structure_class_summaries(plan.out_dir, analysis::merge_class_partials(partials, kb), kb);
+    auto structure_classes = write_root_structure_class_summaries(
+        plan.out_dir, merged_classes != nullptr ? merged_classes->finish(kb) : analysis::merge_class_partials(partials, kb), kb);
     if (!structure_classes.ok()) return fail(structure_classes.status());
     class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
   }
@@ -616,8 +616,19 @@ std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes) 
   return out;
 }
 
+void fold_class_partials(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb) {
+  if (!o.ok || o.parts_file.empty()) return;  // as record_summary_outputs: only ranks that reached summarize
+  into.classes.fold(static_cast<uint32_t>(o.rank_index), std::move(o.class_partials), walls, kb);
+  o.class_partials = {};
+}
+
+void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowledge& kb) {
+  analysis::merge_bucket_merges(into.operators, std::move(from.operators), kb.operator_alignment);
+  into.classes.merge(std::move(from.classes));
+}
+
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
-                               analysis::OperatorBucketMerge* merged_operators) {
+                               RootMerge* merged) {
   std::sort(outcomes.begin(), outcomes.end(),
             [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
   RootSummary s;
@@ -662,20 +673,21 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   s.structure_seconds = seconds(t0);
   t0 = Clock::now();
-  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, s);
+  if (s.ranks_ok > 0 && s.status != "failed")
+    record_summary_outputs(plan, outcomes, kb, merged != nullptr ? &merged->classes : nullptr, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now
-  if (merged_operators == nullptr) {
+  if (merged == nullptr) {
     const auto offsets = clock_offsets_ns(outcomes);
     for (size_t i = 0; i < outcomes.size(); ++i)
       if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], kb);
   }
   CrossRank cr;
-  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, merged_operators, cr, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, merged != nullptr ? &merged->operators : nullptr, cr, s);
   s.step_alignment_count = cr.steps.size();
   s.operator_alignment_count = cr.operators.alignments.size();
   s.cross_rank_seconds = seconds(t0);

@@ -2,7 +2,7 @@
 /// What analyze_run's processes send each other after the rank phase, declared once for it and for
 /// the coordinator benchmark (benchmarks/coordinator_bench.cpp), which runs the same exchanges on
 /// fabricated ranks: the clock offset of one rank (broadcast by the coordinator), the reduction of
-/// the operator buckets, plus the packed size a value has on the wire.
+/// the root merges, plus the packed size a value has on the wire.
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
+#include "ascprof/pipeline/root_plan.hpp"
 
 namespace ascprof::parallel {
 
@@ -21,12 +22,19 @@ namespace ascprof::parallel {
 void gather_rank_outcomes(boost::mpi::communicator& world, const std::vector<pipeline::RankOutcome>& mine,
                           std::vector<std::vector<pipeline::RankOutcome>>& all);
 
-/// Merges every process's operator buckets (root index -> its ranks' buckets merged) up a binomial
-/// tree of processes: in round k a process whose k-th bit is its lowest set bit sends its map to the
-/// process 2^k below and stops; ceil(log2 P) rounds. Process 0 ends with every root's merge, the
-/// others with an empty map. Collective. Returns the bytes this process sent.
-uint64_t reduce_operator_buckets(boost::mpi::communicator& world, std::map<int32_t, analysis::OperatorBucketMerge>& merges,
-                                 const knowledge::OperatorAlignmentRules& rules);
+/// Merges every process's root merges (root index -> its ranks' operator buckets and class
+/// summaries merged) up a binomial tree of processes: in round k a process whose k-th bit is its
+/// lowest set bit sends its map to the process 2^k below and stops; ceil(log2 P) rounds. Process 0
+/// ends with every root's merge, the others with an empty map. Collective. Returns the bytes this
+/// process sent.
+uint64_t reduce_root_merges(boost::mpi::communicator& world, std::map<int32_t, pipeline::RootMerge>& merges,
+                            const knowledge::Knowledge& kb);
+
+/// After reduce_root_merges: the exact p50 / p90 of every class's walls of every root, selected
+/// over the processes that hold them (`walls`: this process's, by root; they never travel), set in
+/// process 0's merges. 64 all-reduces of one count per statistic at most. Collective.
+void set_class_wall_quantiles(boost::mpi::communicator& world, std::map<int32_t, pipeline::RootMerge>& merges,
+                              const std::map<int32_t, analysis::ClassWalls>& walls);
 
 /// The clock offset of one rank, broadcast by the coordinator.
 struct RankOffset {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ascprof/analysis/class_merge.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
@@ -86,15 +87,36 @@ struct RootSummary {
   double report_seconds = 0;  ///< the report stage (set by the caller that runs it)
 };
 
+/// A root's ranks merged by the processes before process 0 writes the root (issue 22): the operator
+/// buckets (analysis/operator_align.hpp) and the class summaries (analysis/class_merge.hpp), both
+/// exact; they go up the processes' reduction tree as one message per root.
+struct RootMerge {
+  analysis::OperatorBucketMerge operators;
+  analysis::ClassPartialsMerge classes;  ///< its wall quantiles set before write_root_outputs
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & operators & classes;
+  }
+};
+
+/// Moves the class partials of a rank that reached summarize (ok, with a part pack) into its root's
+/// merge, their walls into `walls` (they stay on this process); other ranks add nothing.
+void fold_class_partials(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb);
+
+/// Adds the merge of a disjoint set of the root's ranks (one step of the reduction tree).
+void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowledge& kb);
+
 /// Writes the root-level outputs of the rank-local stages from the gathered outcomes (of this root
 /// only, any order): normalize_manifest.json, source_index.json, analysis.h5, and the segment and
 /// classify files (structure_outputs.hpp, read back from the ranks' HDF5 files one at a time).
 /// Files are written atomically. Returns the summary; write failures make it "failed".
 /// Then the summarize, cross_rank and diagnostics outputs, with the rules of `kb`. The operator
-/// alignments come from `merged_operators` (the root's buckets merged over the processes, consumed)
-/// or, when it is null, from the outcomes' own candidates or buckets (ranks analysed here).
+/// alignments and the class summaries come from `merged` (the root's ranks merged over the
+/// processes, consumed) or, when it is null, from the outcomes themselves (ranks analysed here:
+/// their candidates or buckets, their class partials).
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
-                               analysis::OperatorBucketMerge* merged_operators = nullptr);
+                               RootMerge* merged = nullptr);
 
 /// The clock offsets of a root's ranks (clock_offsets.hpp), the lowest rank as the reference.
 std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes);

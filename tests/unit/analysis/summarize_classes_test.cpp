@@ -4,12 +4,18 @@
 // depend on how members are split over ranks or on a serialisation round trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <barrier>
 #include <cstdio>
+#include <limits>
 #include <map>
+#include <random>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "ascprof/analysis/class_merge.hpp"
 #include "ascprof/analysis/class_summary.hpp"
 #include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
@@ -476,7 +482,7 @@ struct OutArchive {
   std::string bytes;
   template <class T>
   OutArchive& operator&(const T& v) {
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
       bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
     } else if constexpr (std::is_same_v<T, std::string>) {
       *this & static_cast<uint64_t>(v.size());
@@ -496,7 +502,7 @@ struct InArchive {
   size_t pos = 0;
   template <class T>
   InArchive& operator&(T& v) {
-    if constexpr (std::is_arithmetic_v<T>) {
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
       bytes.copy(reinterpret_cast<char*>(&v), sizeof v, pos);
       pos += sizeof v;
     } else if constexpr (std::is_same_v<T, std::string>) {
@@ -545,6 +551,160 @@ TEST(SummarizeClasses, RankWithoutClassesContributesNothing) {
   const ClassSummaries without = merge_class_partials({rank0().partials(), rank1().partials()}, kb());
   EXPECT_EQ(dump(with), dump(without));
   EXPECT_TRUE(merge_class_partials({}, kb()).blocks.empty());
+}
+
+// ---- the merge up a tree of processes (class_merge.hpp) ----
+
+// A rank of random classes: few class ids (so ranks share them), walls with ties, doubles whose sum
+// depends on the order of adding (so a merge that added them out of rank order would show).
+RankBuilder random_rank(std::mt19937_64& rng, uint32_t id) {
+  auto pick = [&rng](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  auto real = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
+  const std::vector<std::string> op_names = {"FA", "MM", "Cast", "Dispatch", "Add", "Gather"};
+  RankBuilder r(std::to_string(id));
+  if (pick(3) == 0) r.edge(pick(5) * kMs);
+  const int steps = 1 + pick(3);
+  for (int si = 0; si < steps; ++si) {
+    const int64_t step_wall = (1 + pick(50)) * kMs + pick(1000);
+    const uint32_t s = r.step("stp_cls_" + std::string(1, static_cast<char>('a' + pick(3))), step_wall, step_wall / 2,
+                              anatomy(step_wall / 2, pick(2) * kMs, real(), real(), real()));
+    const int layers = 1 + pick(3);
+    for (int li = 0; li < layers; ++li) {
+      std::vector<BlockSpec> blocks;
+      const int n_blocks = 1 + pick(3);
+      for (int bi = 0; bi < n_blocks; ++bi) {
+        BlockSpec b;
+        b.kind = pick(2) == 0 ? BlockKind::kAttention : BlockKind::kMoe;
+        b.class_id = "blk_cls_" + std::to_string(pick(4));
+        b.wall_ns = pick(4) == 0 ? 2 * kMs : (1 + pick(5000)) * kUs + pick(999);  // ties, and spread
+        b.busy_ns = b.wall_ns - pick(100);
+        b.comm_share = real();
+        b.comm_ns = pick(500) * kUs;
+        if (pick(2) == 0) b.pipe = {{"aic_mac_time(us)", real() * 100}, {"aiv_vec_time(us)", real() * 100}};
+        b.family = std::vector<std::string>{"cube", "vector", "communication"}[static_cast<size_t>(pick(3))];
+        if (pick(2) == 0) b.op_types.push_back({"aic", static_cast<uint64_t>(1 + pick(4))});
+        if (pick(2) == 0) b.op_types.push_back({"aiv", static_cast<uint64_t>(1 + pick(4))});
+        for (int t = pick(3); t > 0; --t)
+          b.top.push_back({op_names[static_cast<size_t>(pick(6))], "AI_CORE", static_cast<uint64_t>(1 + pick(3)),
+                           (1 + pick(900)) * kUs});
+        blocks.push_back(std::move(b));
+      }
+      r.layer(s, "lyr_cls_" + std::to_string(pick(3)), (5 + pick(20)) * kMs + pick(77), 4 * kMs, blocks);
+    }
+  }
+  return r;
+}
+
+// Sums counts over `n` threads standing for processes (a collective: every thread calls it alike).
+class ThreadSum {
+ public:
+  explicit ThreadSum(size_t n) : barrier_(static_cast<std::ptrdiff_t>(n)), slots_(n) {}
+  SumOverProcesses for_process(size_t p) {
+    return [this, p](std::vector<uint64_t>& counts) {
+      slots_[p] = counts;
+      barrier_.arrive_and_wait();
+      std::vector<uint64_t> total(counts.size(), 0);
+      for (const auto& s : slots_)
+        for (size_t i = 0; i < total.size() && i < s.size(); ++i) total[i] += s[i];
+      barrier_.arrive_and_wait();
+      counts = std::move(total);
+    };
+  }
+
+ private:
+  std::barrier<> barrier_;
+  std::vector<std::vector<uint64_t>> slots_;
+};
+
+// Any split of the ranks over processes, any fold order inside a process, any merge order of the
+// processes' merges (each sent through an archive), with the walls never leaving their process:
+// every field of every row equals the single pass in rank order.
+TEST(ClassMerge, AnySplitOverProcessesAndMergeOrderEqualsTheSinglePass) {
+  std::mt19937_64 rng(20261203);
+  for (int trial = 0; trial < 40; ++trial) {
+    const size_t n_ranks = 1 + rng() % 9;
+    std::vector<ClassPartials> partials;
+    for (uint32_t r = 0; r < n_ranks; ++r) partials.push_back(random_rank(rng, r).partials());
+    const std::string expected = dump(merge_class_partials(partials, kb()));
+
+    const size_t n_procs = 1 + rng() % 4;
+    std::vector<std::vector<uint32_t>> ranks_of(n_procs);
+    for (uint32_t r = 0; r < n_ranks; ++r) ranks_of[rng() % n_procs].push_back(r);
+    std::vector<ClassPartialsMerge> merges(n_procs);
+    std::vector<ClassWalls> walls(n_procs);
+    for (size_t p = 0; p < n_procs; ++p) {
+      std::shuffle(ranks_of[p].begin(), ranks_of[p].end(), rng);
+      for (const uint32_t r : ranks_of[p]) merges[p].fold(r, partials[r], walls[p], kb());
+    }
+    std::vector<size_t> order(n_procs);
+    for (size_t p = 0; p < n_procs; ++p) order[p] = p;
+    std::shuffle(order.begin(), order.end(), rng);
+    ClassPartialsMerge merged;
+    for (const size_t p : order) {
+      OutArchive out;
+      out & merges[p];
+      InArchive in{out.bytes};
+      ClassPartialsMerge received;
+      in & received;
+      ASSERT_EQ(in.pos, out.bytes.size());
+      merged.merge(std::move(received));
+    }
+    const std::vector<WallRequest> requests = merged.wall_requests(0);
+    std::vector<std::vector<double>> quantiles(n_procs);
+    ThreadSum sum(n_procs);
+    std::vector<std::thread> procs;
+    for (size_t p = 0; p < n_procs; ++p)
+      procs.emplace_back([&, p] {
+        quantiles[p] = class_wall_quantiles(requests, [&](int32_t) { return &walls[p]; }, sum.for_process(p));
+      });
+    for (auto& t : procs) t.join();
+    for (size_t p = 1; p < n_procs; ++p) EXPECT_EQ(quantiles[p], quantiles[0]);
+    merged.set_wall_quantiles(quantiles[0]);
+    EXPECT_EQ(dump(merged.finish(kb())), expected) << "trial " << trial << ": " << n_ranks << " ranks over "
+                                                   << n_procs << " processes";
+  }
+}
+
+// The order statistics equal those of the values sorted in one place, whatever the values (ties,
+// negatives, the extremes of int64) and however they are spread.
+TEST(ClassMerge, OrderStatisticsAcrossProcessesEqualTheSortedValues) {
+  std::mt19937_64 rng(7);
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
+  for (int trial = 0; trial < 30; ++trial) {
+    const size_t n_procs = 1 + rng() % 3, n_sets = 1 + rng() % 4;
+    std::vector<std::vector<std::vector<int64_t>>> local(n_procs, std::vector<std::vector<int64_t>>(n_sets));
+    std::vector<std::vector<int64_t>> all(n_sets);
+    for (size_t s = 0; s < n_sets; ++s)
+      for (size_t i = rng() % 40; i > 0; --i) {
+        const int64_t v = std::vector<int64_t>{kMin, kMax, -1, 0, static_cast<int64_t>(rng() % 7),
+                                               static_cast<int64_t>(rng())}[rng() % 6];
+        local[rng() % n_procs][s].push_back(v);
+        all[s].push_back(v);
+      }
+    std::vector<OrderRequest> wanted;
+    for (size_t s = 0; s < n_sets; ++s) {
+      std::sort(all[s].begin(), all[s].end());
+      for (uint64_t k = 0; k <= all[s].size(); ++k) wanted.push_back({static_cast<uint32_t>(s), k});
+    }
+    std::vector<std::vector<int64_t>> got(n_procs);
+    ThreadSum sum(n_procs);
+    std::vector<std::thread> procs;
+    for (size_t p = 0; p < n_procs; ++p)
+      procs.emplace_back([&, p] {
+        std::vector<std::span<const int64_t>> sets;
+        for (auto& v : local[p]) {
+          std::sort(v.begin(), v.end());
+          sets.emplace_back(v);
+        }
+        got[p] = select_order_statistics(sets, wanted, sum.for_process(p));
+      });
+    for (auto& t : procs) t.join();
+    for (size_t i = 0; i < wanted.size(); ++i) {
+      const auto& values = all[wanted[i].set];
+      const int64_t want = wanted[i].k < values.size() ? values[wanted[i].k] : kMax;  // past the end: INT64_MAX
+      for (size_t p = 0; p < n_procs; ++p) EXPECT_EQ(got[p][i], want) << "trial " << trial << " request " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -194,8 +194,8 @@ T& SeenUnion<T>::at(const std::string& key, SeenAt seen, bool* fresh) {
   return item.value;
 }
 
-const std::vector<int64_t>* ClassWalls::find(ClassKind kind, const std::string& class_id) const {
-  const auto& m = by_kind[static_cast<size_t>(kind)];
+std::vector<int64_t>* ClassWalls::find(ClassKind kind, const std::string& class_id) {
+  auto& m = by_kind[static_cast<size_t>(kind)];
   const auto it = m.find(class_id);
   return it == m.end() ? nullptr : &it->second;
 }
@@ -457,18 +457,17 @@ std::vector<int64_t> select_order_statistics(std::span<const std::span<const int
 }
 
 std::vector<double> class_wall_quantiles(std::span<const WallRequest> requests,
-                                         const std::function<const ClassWalls*(int32_t root)>& walls_of,
+                                         const std::function<ClassWalls*(int32_t root)>& walls_of,
                                          const SumOverProcesses& sum) {
-  // this process's walls of every request, sorted
-  std::vector<std::vector<int64_t>> sorted(requests.size());
+  // this process's walls of every request, sorted in place (no copy: they are the biggest thing here)
+  std::vector<std::span<const int64_t>> sets(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    const ClassWalls* w = walls_of(requests[i].root);
-    const std::vector<int64_t>* v = w == nullptr ? nullptr : w->find(requests[i].kind, requests[i].class_id);
+    ClassWalls* w = walls_of(requests[i].root);
+    std::vector<int64_t>* v = w == nullptr ? nullptr : w->find(requests[i].kind, requests[i].class_id);
     if (v == nullptr) continue;
-    sorted[i] = *v;
-    std::sort(sorted[i].begin(), sorted[i].end());
+    std::sort(v->begin(), v->end());
+    sets[i] = *v;
   }
-  std::vector<std::span<const int64_t>> sets(sorted.begin(), sorted.end());
   std::vector<OrderRequest> wanted;
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i].members == 0) continue;

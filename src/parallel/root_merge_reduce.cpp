@@ -42,7 +42,7 @@ uint64_t reduce_root_merges(mpi::communicator& world, std::map<int32_t, pipeline
 }
 
 void set_class_wall_quantiles(mpi::communicator& world, std::map<int32_t, pipeline::RootMerge>& merges,
-                              const std::map<int32_t, analysis::ClassWalls>& walls) {
+                              std::map<int32_t, analysis::ClassWalls>& walls) {
   std::vector<analysis::WallRequest> requests;  // process 0 knows the classes; everyone needs the list
   if (world.rank() == 0)
     for (const auto& [root, m] : merges) {

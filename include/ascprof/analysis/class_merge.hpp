@@ -121,7 +121,7 @@ struct StepClassMerge {
 /// The members' walls of a root's classes on this process, by kind and class id (never sent).
 struct ClassWalls {
   std::array<std::unordered_map<std::string, std::vector<int64_t>>, 3> by_kind;
-  const std::vector<int64_t>* find(ClassKind kind, const std::string& class_id) const;
+  std::vector<int64_t>* find(ClassKind kind, const std::string& class_id);
 };
 
 /// One class whose wall quantiles are wanted: the same list, in the same order, on every process.
@@ -179,9 +179,10 @@ std::vector<int64_t> select_order_statistics(std::span<const std::span<const int
 
 /// The p50 and p90 (ms, sorted_quantile's interpolation) of every request's walls over all
 /// processes: two values per request. `walls_of(root)` gives this process's walls of a root (null:
-/// none here). Collective when `sum` is: every process passes the same requests.
+/// none here); they are sorted in place. Collective when `sum` is: every process passes the same
+/// requests.
 std::vector<double> class_wall_quantiles(std::span<const WallRequest> requests,
-                                         const std::function<const ClassWalls*(int32_t root)>& walls_of,
+                                         const std::function<ClassWalls*(int32_t root)>& walls_of,
                                          const SumOverProcesses& sum);
 
 }  // namespace ascprof::analysis

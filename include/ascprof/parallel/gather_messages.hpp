@@ -31,10 +31,10 @@ uint64_t reduce_root_merges(boost::mpi::communicator& world, std::map<int32_t, p
                             const knowledge::Knowledge& kb);
 
 /// After reduce_root_merges: the exact p50 / p90 of every class's walls of every root, selected
-/// over the processes that hold them (`walls`: this process's, by root; they never travel), set in
-/// process 0's merges. 64 all-reduces of one count per statistic at most. Collective.
+/// over the processes that hold them (`walls`: this process's, by root, sorted in place; they never
+/// travel), set in process 0's merges. 64 all-reduces of one count per statistic at most. Collective.
 void set_class_wall_quantiles(boost::mpi::communicator& world, std::map<int32_t, pipeline::RootMerge>& merges,
-                              const std::map<int32_t, analysis::ClassWalls>& walls);
+                              std::map<int32_t, analysis::ClassWalls>& walls);
 
 /// The clock offset of one rank, broadcast by the coordinator.
 struct RankOffset {

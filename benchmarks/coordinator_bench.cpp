@@ -1,7 +1,8 @@
 // Coordinator benchmark by simulation (issue 22): what process 0 costs at thousands of ranks, measured
-// on the code `ascprof-mpi analyze` runs (the class partials and operator buckets folded per process
-// and merged up a binomial tree of processes, the class walls' quantiles selected over the processes,
-// the rest of the outcomes gathered, then write_root_outputs on process 0). Nothing here is a new algorithm: the same functions analyze_run calls, on fabricated ranks.
+// on the code `ascprof-mpi analyze` runs (the class partials, operator profiles and operator buckets
+// folded per process and merged up a binomial tree of processes, the class walls' quantiles selected
+// over the processes, the rest of the outcomes gathered, then write_root_outputs on process 0).
+// Nothing here is a new algorithm: the same functions analyze_run calls, on fabricated ranks.
 //
 //   coordinator_bench prepare --capture ROOT --work DIR [--knowledge DIR]
 //       (any number of MPI processes) runs the real rank job (pipeline::run_rank_stages) on every rank
@@ -39,6 +40,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/packed_oarchive.hpp>
 #include <boost/serialization/array.hpp>
+#include <boost/serialization/map.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
@@ -760,12 +762,12 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   world.barrier();
   clock.restart();
 
-  // --- as analyze_run: each process folds its ranks' class partials into its merge (walls stay
-  // here), then the packed size for the report, then one gather of every outcome
+  // --- as analyze_run: each process folds its ranks' class partials and operator profiles into its
+  // merge (the class walls stay here), then the packed size for the report, then the gather
   std::map<int32_t, pipeline::RootMerge> merges;  // root 0: this process's ranks merged
   std::map<int32_t, analysis::ClassWalls> walls;
-  for (auto& o : mine) pipeline::fold_class_partials(o, merges[0], walls[0], kb);
-  clock.end("fold class partials (each process, its own ranks)");
+  for (auto& o : mine) pipeline::fold_rank_summaries(o, merges[0], walls[0], kb);
+  clock.end("fold class partials + deep dive (each process, its own ranks)");
   world.barrier();
   clock.restart();
   rep.round1_bytes = packed_size(world, mine);
@@ -844,6 +846,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     }
     add_merged_bytes(merged.operators, mem);
     mem.class_partials += packed_size(world, merged.classes);  // the root's classes merged (walls stayed on their processes)
+    mem.deep_dive += packed_size(world, merged.deep_dive);     // the deep dive's root scope merged
     clock.end("sort + measure (bench bookkeeping)");
     if (a.detail >= 1) {
       // the parts of write_root_outputs' cross_rank and diagnostics, timed on their own

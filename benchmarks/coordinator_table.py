@@ -24,7 +24,7 @@ ROWS = [
     ("clock offsets + broadcast", ["clock offsets (process 0) + broadcast"], True),
     ("candidates -> buckets [rank side]", ["  of which candidates -> buckets [rank side]"], False),
     ("buckets -> process merge [each process]", ["  of which buckets -> the process's merge"], False),
-    ("class partials -> process merge [each process]", ["fold class partials (each process, its own ranks)"], False),
+    ("classes + deep dive -> process merge [each process]", ["fold class partials (each process, its own ranks)", "fold class partials + deep dive (each process, its own ranks)"], False),
     ("round 2 reduce (buckets + classes)", ["round2: reduce buckets (binomial tree)", "round2: reduce root merges (binomial tree)"], True),
     ("class wall quantiles [all processes]", ["class wall quantiles (all processes)"], True),
     ("root: manifests + analysis.h5", ["write_root_outputs: manifests + analysis.h5"], True),

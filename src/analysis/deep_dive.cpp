@@ -233,6 +233,7 @@ class HostIndex {
       e.count += r.count;
     }
   }
+  void set(const std::string& api, double time_us, uint64_t count) { by_name_[api] = {time_us, count}; }
   bool empty() const { return by_name_.empty(); }
   bool match(const std::string& kernel_name, HostMatch* out) const {
     size_t best = 0;
@@ -463,7 +464,176 @@ std::string DeepDiveRow::verdict() const {
   return d.title + ": " + d.cause + " -> " + d.suggestion;
 }
 
+namespace {
+
+std::string operator_key(const OperatorProfile& p) {
+  std::string key = p.name;
+  for (const std::string* part : {&p.task_type, &p.kernel_type, &p.input_shapes, &p.input_dtypes}) {
+    key += '\x1f';
+    key += *part;
+  }
+  return key;
+}
+
+// Keeps the first `cap` evidence rows in (rank, sample position) order.
+void keep_first(std::vector<std::array<uint32_t, 3>>& evidence, size_t cap) {
+  std::sort(evidence.begin(), evidence.end());
+  if (evidence.size() > cap) evidence.resize(cap);
+}
+
+// One rank's or one merge's operator into the merge's operator of the same key.
+void merge_operator(DeepDiveRootMerge::Operator& into, DeepDiveRootMerge::Operator&& from, size_t cap) {
+  OperatorProfile& a = into.p;
+  const OperatorProfile& p = from.p;
+  if (into.rank_count == 0) {
+    into = std::move(from);
+    return;
+  }
+  if (std::pair(from.first_rank, from.first_position) < std::pair(into.first_rank, into.first_position)) {
+    into.first_rank = from.first_rank;  // the metadata is the first rank's
+    into.first_position = from.first_position;
+    a.kernel_type = p.kernel_type;
+    a.op_class = p.op_class;
+    a.categories = p.categories;
+    a.output_shapes = p.output_shapes;
+    a.output_dtypes = p.output_dtypes;
+  }
+  a.calls += p.calls;
+  a.dur_sum_ns += p.dur_sum_ns;
+  a.wait_sum_ns += p.wait_sum_ns;
+  a.dur_min_ns = std::min(a.dur_min_ns, p.dur_min_ns);
+  a.dur_max_ns = std::max(a.dur_max_ns, p.dur_max_ns);
+  if (p.block_dim_min >= 0) a.block_dim_min = a.block_dim_min < 0 ? p.block_dim_min : std::min(a.block_dim_min, p.block_dim_min);
+  a.block_dim_max = std::max(a.block_dim_max, p.block_dim_max);
+  a.mix_block_dim_max = std::max(a.mix_block_dim_max, p.mix_block_dim_max);
+  a.hf32_known += p.hf32_known;
+  a.hf32_yes += p.hf32_yes;
+  into.rank_count += from.rank_count;
+  for (size_t i = 0; i < into.metric_weighted.size(); ++i) {
+    into.metric_weighted[i].add(from.metric_weighted[i]);
+    into.metric_weight[i].add(from.metric_weight[i]);
+  }
+  if (into.pipeline_us.size() < from.pipeline_us.size()) into.pipeline_us.resize(from.pipeline_us.size());
+  for (size_t i = 0; i < from.pipeline_us.size(); ++i) into.pipeline_us[i].add(from.pipeline_us[i]);
+  into.avg_sum_us.add(from.avg_sum_us);
+  if (from.slowest_avg_us > into.slowest_avg_us ||
+      (from.slowest_avg_us == into.slowest_avg_us && from.slowest_rank < into.slowest_rank)) {
+    into.slowest_avg_us = from.slowest_avg_us;
+    into.slowest_rank = from.slowest_rank;
+    into.slowest_rank_id = std::move(from.slowest_rank_id);
+  }
+  into.evidence.insert(into.evidence.end(), from.evidence.begin(), from.evidence.end());
+  keep_first(into.evidence, cap);
+}
+
+DeepDiveRootMerge::Operator& operator_of(DeepDiveRootMerge& m, const std::string& key, bool* fresh) {
+  if (m.index.size() != m.operators.size()) {  // loaded from an archive: the index is not sent
+    m.index.clear();
+    for (uint32_t i = 0; i < m.operators.size(); ++i) m.index.emplace(operator_key(m.operators[i].p), i);
+  }
+  auto [it, inserted] = m.index.try_emplace(key, static_cast<uint32_t>(m.operators.size()));
+  if (inserted) m.operators.emplace_back();
+  *fresh = inserted;
+  return m.operators[it->second];
+}
+
+// The root scope's Merged entry of a merged operator.
+Merged merged_entry(DeepDiveRootMerge::Operator&& o) {
+  Merged m;
+  m.p = std::move(o.p);
+  for (size_t i = 0; i < o.metric_weighted.size(); ++i) {
+    m.p.metric_weighted[i] = o.metric_weighted[i].value();
+    m.p.metric_weight[i] = o.metric_weight[i].value();
+  }
+  m.p.pipeline_us.clear();
+  for (const ExactSum& v : o.pipeline_us) m.p.pipeline_us.push_back(v.value());
+  m.rank_count = o.rank_count;
+  for (const auto& e : o.evidence) m.evidence.push_back(model::event_id(e[0], e[2]));
+  m.slowest_rank = std::move(o.slowest_rank_id);
+  m.slowest_avg_us = o.slowest_avg_us;
+  m.avg_sum_us = o.avg_sum_us.value();
+  return m;
+}
+
+}  // namespace
+
+void DeepDiveRootMerge::fold(uint32_t ordinal, const std::string& rank_id, const RankOperatorProfiles& rank,
+                             size_t evidence_rows) {
+  ++ranks;
+  ranks_without_metrics += rank.has_metrics ? 0 : 1;
+  ranks_without_op_statistic += rank.op_statistic_present ? 0 : 1;
+  ranks_without_api_statistic += rank.api_statistic_present ? 0 : 1;
+  kernel_time_ns += rank.kernel_time_ns;
+  for (const auto& r : rank.api_stats) {
+    auto& e = host_api[r.api_name];
+    e.first.add(r.time_us);
+    e.second += r.count;
+  }
+  for (const auto& r : rank.op_stats) {
+    auto& e = op_stats[{r.op_type, r.core_type}];
+    e.first.add(r.total_us);
+    e.second.add(r.ratio_pct);
+  }
+  for (size_t at = 0; at < rank.profiles.size(); ++at) {
+    const OperatorProfile& p = rank.profiles[at];
+    Operator o;
+    o.p = p;
+    o.p.sample_rows.clear();
+    o.first_rank = ordinal;
+    o.first_position = static_cast<uint32_t>(at);
+    o.rank_count = 1;
+    for (size_t i = 0; i < o.metric_weighted.size(); ++i) {
+      o.metric_weighted[i].add(p.metric_weighted[i]);
+      o.metric_weight[i].add(p.metric_weight[i]);
+    }
+    o.pipeline_us.resize(p.pipeline_us.size());
+    for (size_t i = 0; i < p.pipeline_us.size(); ++i) o.pipeline_us[i].add(p.pipeline_us[i]);
+    const double avg = p.calls == 0 ? 0 : static_cast<double>(p.dur_sum_ns) / 1000.0 / static_cast<double>(p.calls);
+    o.avg_sum_us.add(avg);
+    o.slowest_avg_us = avg;
+    o.slowest_rank = ordinal;
+    o.slowest_rank_id = rank_id;
+    for (size_t i = 0; i < p.sample_rows.size() && i < evidence_rows; ++i)
+      o.evidence.push_back({ordinal, static_cast<uint32_t>(i), p.sample_rows[i]});
+    bool fresh = false;
+    Operator& into = operator_of(*this, operator_key(p), &fresh);
+    merge_operator(into, std::move(o), evidence_rows);
+  }
+}
+
+void DeepDiveRootMerge::merge(DeepDiveRootMerge&& other, size_t evidence_rows) {
+  ranks += other.ranks;
+  ranks_without_metrics += other.ranks_without_metrics;
+  ranks_without_op_statistic += other.ranks_without_op_statistic;
+  ranks_without_api_statistic += other.ranks_without_api_statistic;
+  kernel_time_ns += other.kernel_time_ns;
+  for (auto& [api, e] : other.host_api) {
+    auto& into = host_api[api];
+    into.first.add(e.first);
+    into.second += e.second;
+  }
+  for (auto& [key, e] : other.op_stats) {
+    auto& into = op_stats[key];
+    into.first.add(e.first);
+    into.second.add(e.second);
+  }
+  for (Operator& o : other.operators) {
+    bool fresh = false;
+    Operator& into = operator_of(*this, operator_key(o.p), &fresh);
+    merge_operator(into, std::move(o), evidence_rows);
+  }
+  other = {};
+}
+
 DeepDive build_deep_dive(std::span<const RankProfilesRef> ranks, const knowledge::Knowledge& kb, const std::string& chip_name) {
+  DeepDiveRootMerge root;
+  for (const auto& r : ranks)
+    if (r.profiles != nullptr) root.fold(r.rank_ordinal, r.rank_id, *r.profiles, kb.deep_dive.evidence_rows);
+  return build_deep_dive(std::move(root), ranks, kb, chip_name);
+}
+
+DeepDive build_deep_dive(DeepDiveRootMerge root_merge, std::span<const RankProfilesRef> ranks,
+                         const knowledge::Knowledge& kb, const std::string& chip_name) {
   DeepDive out;
   const auto& rules = kb.deep_dive;
   const knowledge::ChipSpec* chip = rules.chip(chip_name.empty() ? rules.default_chip : chip_name);
@@ -471,34 +641,25 @@ DeepDive build_deep_dive(std::span<const RankProfilesRef> ranks, const knowledge
   if (chip != nullptr) out.chip = *chip;
   out.chip_assumed = true;  // no file this tool reads names the chip
 
-  // root scope: one merged entry per (name, task type, Type, shapes, dtypes) over ranks in rank order
+  // root scope: one merged entry per (name, task type, Type, shapes, dtypes) over the ranks
+  out.ranks = root_merge.ranks;
+  out.ranks_without_metrics = root_merge.ranks_without_metrics;
+  out.ranks_without_op_statistic = root_merge.ranks_without_op_statistic;
+  out.ranks_without_api_statistic = root_merge.ranks_without_api_statistic;
+  // first seen order (rank order, then the rank's profile order): emit_scope's ties keep it
+  std::sort(root_merge.operators.begin(), root_merge.operators.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.first_rank, a.first_position) < std::pair(b.first_rank, b.first_position);
+  });
   std::vector<Merged> root;
-  std::unordered_map<std::string, size_t> root_index;
+  root.reserve(root_merge.operators.size());
+  for (auto& o : root_merge.operators) root.push_back(merged_entry(std::move(o)));
   HostIndex root_host;
+  for (const auto& [api, e] : root_merge.host_api) root_host.set(api, e.first.value(), e.second);
   OpStatIndex root_stats;
+  for (const auto& [key, e] : root_merge.op_stats) root_stats.total_ratio[key] = {e.first.value(), e.second.value()};
   ScopeContext root_ctx;
   root_ctx.scope = "root";
-  for (const auto& r : ranks) {
-    if (r.profiles == nullptr) continue;
-    const RankOperatorProfiles& rp = *r.profiles;
-    ++out.ranks;
-    out.ranks_without_metrics += rp.has_metrics ? 0 : 1;
-    out.ranks_without_op_statistic += rp.op_statistic_present ? 0 : 1;
-    out.ranks_without_api_statistic += rp.api_statistic_present ? 0 : 1;
-    root_ctx.kernel_time_ns += rp.kernel_time_ns;
-    root_host.add(rp.api_stats);
-    root_stats.add(rp.op_stats);
-    for (const auto& p : rp.profiles) {
-      std::string key = p.name;
-      for (const std::string* part : {&p.task_type, &p.kernel_type, &p.input_shapes, &p.input_dtypes}) {
-        key += '\x1f';
-        key += *part;
-      }
-      auto [it, inserted] = root_index.try_emplace(std::move(key), root.size());
-      if (inserted) root.emplace_back();
-      absorb(root[it->second], p, r.rank_ordinal, r.rank_id, rules.evidence_rows);
-    }
-  }
+  root_ctx.kernel_time_ns = root_merge.kernel_time_ns;
   root_ctx.host = root_host.empty() ? nullptr : &root_host;
   root_ctx.op_stats = &root_stats;
   root_ctx.has_metrics = out.ranks_without_metrics == 0;

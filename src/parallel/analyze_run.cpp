@@ -339,8 +339,8 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
   return r;
 }
 
-// Phase 4: each process folds its ranks' class partials into one merge per root (their walls stay
-// here), then the outcomes (compact) go to process 0, by root; then the second round: process 0
+// Phase 4: each process folds its ranks' class partials and operator profiles into one merge per
+// root (the class walls stay here), then the outcomes (compact) go to process 0, by root; then the second round: process 0
 // estimates every root's clock offsets from the gathered collective marks, each process folds the
 // operator candidates of its own ranks into bucket partials on the corrected clock and those into
 // its merge, the merges go up a binomial tree of processes (the candidates and the walls never
@@ -355,7 +355,7 @@ Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowl
   const int me = world.rank();
   Gathered g;
   std::map<int32_t, analysis::ClassWalls> walls;  // this process's ranks' class walls, by root
-  for (auto& o : ranks.mine) pipeline::fold_class_partials(o, g.merged[o.root_index], walls[o.root_index], kb);
+  for (auto& o : ranks.mine) pipeline::fold_rank_summaries(o, g.merged[o.root_index], walls[o.root_index], kb);
   uint64_t my_payload = packed_size(world, ranks.mine);
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : ranks.mine) my_deep_dive_payload += packed_size(world, o.deep_dive);

@@ -575,13 +575,14 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
 // operator_deep_dive.csv/json from every ok rank's operator profiles (ranks that did not reach
 // summarize have none and take no part).
 void record_deep_dive(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                      RootSummary& s) {
+                      analysis::DeepDiveRootMerge* merged, RootSummary& s) {
   std::vector<analysis::RankProfilesRef> refs;
   for (const auto& o : outcomes)
     if (o.ok && !o.parts_file.empty())
       refs.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.deep_dive});
   if (refs.empty()) return;
-  const analysis::DeepDive dd = analysis::build_deep_dive(refs, kb);
+  const analysis::DeepDive dd =
+      merged != nullptr ? analysis::build_deep_dive(std::move(*merged), refs, kb) : analysis::build_deep_dive(refs, kb);
   auto written = write_deep_dive_outputs(plan.out_dir, plan.root, dd, kb);
   if (!written.ok()) {
     record(s, plan.out_dir, written.status());
@@ -616,15 +617,23 @@ std::vector<int64_t> clock_offsets_ns(const std::vector<RankOutcome>& outcomes) 
   return out;
 }
 
-void fold_class_partials(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb) {
+void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb) {
   if (!o.ok || o.parts_file.empty()) return;  // as record_summary_outputs: only ranks that reached summarize
-  into.classes.fold(static_cast<uint32_t>(o.rank_index), std::move(o.class_partials), walls, kb);
+  const auto ordinal = static_cast<uint32_t>(o.rank_index);
+  into.classes.fold(ordinal, std::move(o.class_partials), walls, kb);
   o.class_partials = {};
+  into.deep_dive.fold(ordinal, o.rank_id, o.deep_dive, kb.deep_dive.evidence_rows);
+  auto& profiles = o.deep_dive.profiles;  // sorted by total: the rank scope's candidates come first
+  if (profiles.size() > kb.deep_dive.max_operators) {
+    profiles.resize(kb.deep_dive.max_operators);
+    profiles.shrink_to_fit();
+  }
 }
 
 void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowledge& kb) {
   analysis::merge_bucket_merges(into.operators, std::move(from.operators), kb.operator_alignment);
   into.classes.merge(std::move(from.classes));
+  into.deep_dive.merge(std::move(from.deep_dive), kb.deep_dive.evidence_rows);
 }
 
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
@@ -675,7 +684,8 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   t0 = Clock::now();
   if (s.ranks_ok > 0 && s.status != "failed")
     record_summary_outputs(plan, outcomes, kb, merged != nullptr ? &merged->classes : nullptr, s);
-  if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, s);
+  if (s.ranks_ok > 0 && s.status != "failed")
+    record_deep_dive(plan, outcomes, kb, merged != nullptr ? &merged->deep_dive : nullptr, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);

@@ -1,11 +1,13 @@
 // The root merges' reduction tree (parallel::reduce_root_merges) and the class walls' quantile
 // selection (parallel::set_class_wall_quantiles) under mpiexec with 1, 2, 3 and 5 processes (trees
 // of depth 0 to 3): process 0's merged buckets give exactly the alignments of one process folding
-// every rank itself, and its merged classes exactly the class tables of the single pass in rank
-// order, for each of two roots, whichever process held which rank.
+// every rank itself, its merged classes exactly the class tables of the single pass in rank order,
+// and its merged operator profiles exactly the deep dive's root rows of the single pass, for each of
+// two roots, whichever process held which rank.
 #include <gtest/gtest.h>
 
 #include <boost/mpi/communicator.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "ascprof/analysis/class_merge.hpp"
+#include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/parallel/gather_messages.hpp"
 #include "support/shipped_knowledge.hpp"
@@ -121,6 +124,61 @@ ClassPartials rank_classes(int root, uint32_t rank) {
   return p;
 }
 
+// Rank `rank` of root `root`'s operator profiles: 12 operators from a pool of 16, doubles whose sum
+// depends on the order of adding, categories only the first rank may give the root row.
+RankOperatorProfiles rank_profiles(int root, uint32_t rank) {
+  std::mt19937_64 rng(static_cast<uint64_t>(root) * 5555 + rank);
+  auto real = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
+  RankOperatorProfiles r;
+  for (uint32_t i = 0; i < 12; ++i) {
+    OperatorProfile p;
+    const uint32_t k = (i * 5 + rank) % 16;
+    p.name = "aclnnOp" + std::to_string(k) + "_Kernel";
+    p.task_type = k % 2 ? "AI_CORE" : "AI_VECTOR_CORE";
+    p.kernel_type = "K" + std::to_string(k % 3);
+    p.op_class = "aiv";
+    p.categories = "cat" + std::to_string(rank % 3);
+    p.calls = 1 + rng() % 100;
+    p.dur_sum_ns = static_cast<int64_t>(p.calls * (1000 + rng() % 90'000));
+    p.dur_min_ns = 500 + static_cast<int64_t>(rng() % 500);
+    p.dur_max_ns = 90'000 + static_cast<int64_t>(rng() % 9'000);
+    for (size_t m = 0; m < p.metric_weighted.size(); m += 3) {
+      p.metric_weight[m] = real() * 1e4;
+      p.metric_weighted[m] = p.metric_weight[m] * real();
+    }
+    p.pipeline_us = {real() * 3, real() * 7};
+    for (uint32_t s = 0; s < 3; ++s) p.sample_rows.push_back(rank * 100 + i * 10 + s);
+    r.kernel_time_ns += p.dur_sum_ns;
+    r.profiles.push_back(std::move(p));
+  }
+  std::stable_sort(r.profiles.begin(), r.profiles.end(), [](const auto& a, const auto& b) { return a.dur_sum_ns > b.dur_sum_ns; });
+  r.span_ns = r.kernel_time_ns * 2;
+  r.has_metrics = r.op_statistic_present = r.api_statistic_present = true;
+  model::ApiStatisticRow a;
+  a.level = "node";
+  a.api_name = "aclnnOp3";
+  a.time_us = real() * 100;
+  a.count = 1 + rng() % 9;
+  r.api_stats.push_back(a);
+  return r;
+}
+
+std::string render(const DeepDive& dd) {
+  std::string s = std::to_string(dd.ranks) + "\n";
+  for (const auto& r : dd.rows) {
+    if (r.scope != "root") continue;
+    s += r.name + " " + r.kernel_type + " " + r.categories + " " + std::to_string(r.rank_count) + " " + r.slowest_rank_id;
+    for (const double v : r.numbers) {
+      char buf[40];
+      std::snprintf(buf, sizeof buf, " %.17g", v);
+      s += buf;
+    }
+    for (const auto& e : r.evidence_ids) s += " " + e;
+    s += "\n";
+  }
+  return s;
+}
+
 // Every number and name of the class tables, as text (%.17g: bit-exact).
 std::string render(const ClassSummaries& cs) {
   std::string s;
@@ -172,6 +230,7 @@ TEST(RootMergeReduce, TreeOfProcessesEqualsOneProcessFoldingEveryRank) {
       if (static_cast<int>((r * 5 + static_cast<uint32_t>(root)) % static_cast<uint32_t>(world.size())) == world.rank()) {
         fold_rank_buckets(mine[root].operators, r, rank_buckets(root, r, offset_of(root, r)), offset_of(root, r), rules);
         mine[root].classes.fold(r, rank_classes(root, r), walls[root], kb());
+        mine[root].deep_dive.fold(r, "r" + std::to_string(r), rank_profiles(root, r), kb().deep_dive.evidence_rows);
       }
   const uint64_t sent = parallel::reduce_root_merges(world, mine, kb());
   parallel::set_class_wall_quantiles(world, mine, walls);
@@ -184,10 +243,20 @@ TEST(RootMergeReduce, TreeOfProcessesEqualsOneProcessFoldingEveryRank) {
   for (const int root : {0, 7}) {
     OperatorBucketMerge one;
     std::vector<ClassPartials> partials;
+    std::vector<RankOperatorProfiles> profiles;
+    std::vector<std::string> ids;
     for (uint32_t r = 0; r < ranks; ++r) {
       fold_rank_buckets(one, r, rank_buckets(root, r, offset_of(root, r)), offset_of(root, r), rules);
       partials.push_back(rank_classes(root, r));
+      profiles.push_back(rank_profiles(root, r));
+      ids.push_back("r" + std::to_string(r));
     }
+    std::vector<RankProfilesRef> refs;
+    for (uint32_t r = 0; r < ranks; ++r) refs.push_back({ids[r], r, &profiles[r]});
+    const std::string deep_dive_expected = render(build_deep_dive(refs, kb()));
+    ASSERT_NE(deep_dive_expected.find("aclnnOp"), std::string::npos);
+    EXPECT_EQ(render(build_deep_dive(std::move(mine[root].deep_dive), refs, kb())), deep_dive_expected)
+        << "root " << root << " with " << world.size() << " processes";
     const OperatorAlignments expected = finish_alignments(std::move(one), rules);
     ASSERT_GT(expected.alignments.size(), 10u);
     ASSERT_TRUE(mine.count(root)) << root;

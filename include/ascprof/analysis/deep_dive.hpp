@@ -10,11 +10,15 @@
 /// coordinator over every rank's profiles. Neither does I/O.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ascprof/analysis/normalize.hpp"
+#include "ascprof/common/exact_sum.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
 #include "ascprof/model/kernel_table.hpp"
 #include "ascprof/model/op_statistics.hpp"
@@ -124,8 +128,56 @@ struct RankProfilesRef {
   const RankOperatorProfiles* profiles = nullptr;
 };
 
-/// Selects and classifies the hot operators of the root and of every rank. `chip_name` empty =
-/// the rules' default chip (reported as assumed).
+/// What the root scope reads of some of a root's ranks, merged exactly (issue 22): each process
+/// folds its own ranks, the merges go up the processes' tree in any order and grouping, and the
+/// root rows come out the same. Integer sums add, minima and maxima merge, metadata is the first
+/// rank's (lowest ordinal), the double sums are ExactSum (correctly rounded, independent of order),
+/// the evidence keeps the first rows in (rank, sample) order, the slowest rank ties to the lower.
+struct DeepDiveRootMerge {
+  struct Operator {
+    OperatorProfile p;  ///< the first rank's identity and metadata; integer sums, minima and maxima (no samples)
+    uint32_t first_rank = UINT32_MAX, first_position = 0, rank_count = 0;  ///< first seen: rank, then its profile's position
+    std::array<ExactSum, kDeepDiveMetricColumns.size()> metric_weighted, metric_weight;
+    std::vector<ExactSum> pipeline_us;
+    ExactSum avg_sum_us;  ///< the ranks' average durations, for the spread
+    double slowest_avg_us = -1;
+    uint32_t slowest_rank = UINT32_MAX;
+    std::string slowest_rank_id;
+    std::vector<std::array<uint32_t, 3>> evidence;  ///< (rank ordinal, sample position, row), the first evidence_rows
+
+    template <class Ar>
+    void serialize(Ar& ar, unsigned /*version*/) {
+      ar & p & first_rank & first_position & rank_count & metric_weighted & metric_weight & pipeline_us & avg_sum_us & slowest_avg_us &
+          slowest_rank & slowest_rank_id & evidence;
+    }
+  };
+  std::vector<Operator> operators;                   ///< in any order (the rows are sorted, ties first seen)
+  std::unordered_map<std::string, uint32_t> index;   ///< operator key -> operators (rebuilt after a load)
+  uint32_t ranks = 0, ranks_without_metrics = 0, ranks_without_op_statistic = 0, ranks_without_api_statistic = 0;
+  int64_t kernel_time_ns = 0;
+  std::map<std::string, std::pair<ExactSum, uint64_t>> host_api;                        ///< API -> time (µs), count
+  std::map<std::pair<std::string, std::string>, std::pair<ExactSum, ExactSum>> op_stats;  ///< (type, core) -> total, ratio
+
+  /// Adds a rank (its ordinal: the rank order of the root).
+  void fold(uint32_t ordinal, const std::string& rank_id, const RankOperatorProfiles& rank, size_t evidence_rows);
+  /// Adds the merge of a disjoint set of the root's ranks.
+  void merge(DeepDiveRootMerge&& other, size_t evidence_rows);
+
+  template <class Ar>
+  void serialize(Ar& ar, unsigned /*version*/) {
+    ar & operators & ranks & ranks_without_metrics & ranks_without_op_statistic & ranks_without_api_statistic &
+        kernel_time_ns & host_api & op_stats;
+  }
+};
+
+/// Selects and classifies the hot operators of the root (from `root`, every ranks' profiles
+/// merged) and of every rank in `ranks` (a rank scope reads only the rank's first max_operators
+/// profiles, its API and op statistics). `chip_name` empty = the rules' default chip (reported as
+/// assumed).
+DeepDive build_deep_dive(DeepDiveRootMerge root, std::span<const RankProfilesRef> ranks, const knowledge::Knowledge& kb,
+                         const std::string& chip_name = "");
+
+/// The same over ranks given whole: their profiles folded into the root merge in the span's order.
 DeepDive build_deep_dive(std::span<const RankProfilesRef> ranks, const knowledge::Knowledge& kb,
                          const std::string& chip_name = "");
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ascprof/analysis/class_merge.hpp"
+#include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
@@ -88,21 +89,25 @@ struct RootSummary {
 };
 
 /// A root's ranks merged by the processes before process 0 writes the root (issue 22): the operator
-/// buckets (analysis/operator_align.hpp) and the class summaries (analysis/class_merge.hpp), both
-/// exact; they go up the processes' reduction tree as one message per root.
+/// buckets (analysis/operator_align.hpp), the class summaries (analysis/class_merge.hpp) and the
+/// deep dive's root scope (analysis/deep_dive.hpp), each exact; they go up the processes'
+/// reduction tree as one message per root.
 struct RootMerge {
   analysis::OperatorBucketMerge operators;
   analysis::ClassPartialsMerge classes;  ///< its wall quantiles set before write_root_outputs
+  analysis::DeepDiveRootMerge deep_dive;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & operators & classes;
+    ar & operators & classes & deep_dive;
   }
 };
 
-/// Moves the class partials of a rank that reached summarize (ok, with a part pack) into its root's
-/// merge, their walls into `walls` (they stay on this process); other ranks add nothing.
-void fold_class_partials(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb);
+/// Folds what a rank that reached summarize (ok, with a part pack) gives its root's merges before
+/// the gather: its class partials (moved out; their walls into `walls`, which stay on this process)
+/// and its operator profiles (all into the deep dive's root scope; the outcome keeps only the first
+/// max_operators, all its own rank scope reads). Other ranks add nothing.
+void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb);
 
 /// Adds the merge of a disjoint set of the root's ranks (one step of the reduction tree).
 void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowledge& kb);

@@ -5,6 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
 
 #include "ascprof/analysis/deep_dive.hpp"
 #include "ascprof/knowledge/rule_file.hpp"
@@ -292,6 +296,134 @@ TEST(DeepDive, RuleErrorsNameFileAndLine) {
             std::string::npos);
   EXPECT_NE(load(base + rule).find("needs at least one 'test'"), std::string::npos);
   EXPECT_NE(load(base + "[defaults]\nchip = Missing\n").find("chip 'Missing' has no [chip Missing] block"), std::string::npos);
+}
+
+// ---- the root scope merged up a tree of processes (DeepDiveRootMerge) ----
+
+// Every field of every row, numbers bit-exact.
+std::string render(const DeepDive& dd) {
+  std::string s = std::to_string(dd.ranks) + "/" + std::to_string(dd.ranks_without_metrics) + "/" +
+                  std::to_string(dd.ranks_without_op_statistic) + "/" + std::to_string(dd.ranks_without_api_statistic) + "\n";
+  auto num = [&s](double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " %.17g", v);
+    s += buf;
+  };
+  for (const auto& r : dd.rows) {
+    s += r.scope + " " + r.rank_id + " " + std::to_string(r.hot_rank) + " " + r.name + " " + r.task_type + " " +
+         r.kernel_type + " " + r.categories + " " + r.deep_dive_id + " " + std::to_string(r.rank_count);
+    for (const double v : r.numbers) num(v);
+    num(r.cumulative_share);
+    s += " " + r.bound_family + " " + r.work_kind + " " + r.host_api + " " + std::to_string(r.host_api_count);
+    num(r.host_api_avg_us);
+    s += " " + r.slowest_rank_id;
+    num(r.slowest_rank_avg_us);
+    for (const auto& d : r.details) s += " " + d.id;
+    for (const auto& e : r.evidence_ids) s += " " + e;
+    for (const auto& g : r.gaps) s += " " + g;
+    s += "\n";
+  }
+  for (const auto& h : dd.host_api) s += h.rank_id + " " + h.api + " " + h.rule + "\n";
+  return s;
+}
+
+// A rank of 40 to 69 operators drawn from a pool of 70 (more than max_operators, so the rank scope
+// reads only a prefix), with doubles whose sums depend on the order of adding, per-rank metadata
+// (categories) that only the first rank may give the root row, API and op statistics.
+RankOperatorProfiles random_rank(std::mt19937_64& rng, bool with_metrics) {
+  auto real = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
+  std::vector<OperatorProfile> ops;
+  std::vector<int> pool(70);
+  for (int i = 0; i < 70; ++i) pool[static_cast<size_t>(i)] = i;
+  std::shuffle(pool.begin(), pool.end(), rng);
+  for (size_t i = 0, n = 40 + rng() % 30; i < n; ++i) {
+    const int k = pool[i];
+    OperatorProfile p = op("aclnnOp" + std::to_string(k) + "_Kernel_K" + std::to_string(k % 7),
+                           k % 3 == 0 ? "AI_CORE" : "AI_VECTOR_CORE", 1 + rng() % 300, 1 + real() * 90,
+                           {{"aiv_vec_ratio", real()}, {"aic_mac_ratio", real()}, {"aiv_scalar_ratio", real() * 0.5}});
+    if (!with_metrics) p.metric_weighted = p.metric_weight = {};
+    p.categories = "cat" + std::to_string(rng() % 3);  // first rank's wins
+    p.dur_min_ns -= static_cast<int64_t>(rng() % 500);
+    p.dur_max_ns += static_cast<int64_t>(rng() % 500);
+    p.pipeline_us = {real() * 10, real() * 20};
+    p.sample_rows.resize(rng() % 7);
+    ops.push_back(std::move(p));
+  }
+  RankOperatorProfiles r = rank_of(std::move(ops));
+  r.has_metrics = with_metrics;
+  r.api_statistic_present = rng() % 4 != 0;
+  for (int k = 0; k < 70; k += 9) {
+    model::ApiStatisticRow a;
+    a.level = "node";
+    a.api_name = "aclnnOp" + std::to_string(k);
+    a.time_us = real() * 500;
+    a.count = 1 + rng() % 50;
+    r.api_stats.push_back(a);
+  }
+  model::OpStatisticRow o;
+  o.op_type = "K1";
+  o.core_type = "AI_CORE";
+  o.total_us = real() * 100;
+  o.ratio_pct = real() * 9;
+  r.op_stats.push_back(o);
+  return r;
+}
+
+// The root row's metadata is the first rank's, the slowest rank ties to the lower rank, and the
+// evidence is the first rows in rank order, whichever order the ranks are merged in.
+TEST(DeepDive, RootMergeKeepsTheFirstRanksMetadataAndRows) {
+  auto a = healthy_vector("aclnnAdd_AddAiCore_Add", 10), b = a, c = a;
+  a.categories = "first";
+  b.categories = "second";
+  c.categories = "third";
+  const auto r0 = rank_of({a}), r1 = rank_of({b}), r2 = rank_of({c});
+  for (const auto& order : {std::vector<int>{0, 1, 2}, std::vector<int>{2, 1, 0}, std::vector<int>{1, 2, 0}}) {
+    const RankOperatorProfiles* ranks[] = {&r0, &r1, &r2};
+    DeepDiveRootMerge halves[2];
+    for (const int r : order) halves[r == 1 ? 1 : 0].fold(static_cast<uint32_t>(r), std::to_string(r), *ranks[r], 4);
+    halves[1].merge(std::move(halves[0]), 4);
+    const RankProfilesRef refs[] = {{"0", 0, &r0}, {"1", 1, &r1}, {"2", 2, &r2}};
+    const DeepDive dd = build_deep_dive(std::move(halves[1]), refs, kb());
+    ASSERT_FALSE(dd.rows.empty());
+    EXPECT_EQ(dd.rows[0].categories, "first");
+    EXPECT_EQ(dd.rows[0].slowest_rank_id, "0");  // all alike: the lowest rank
+    EXPECT_EQ(dd.rows[0].evidence_ids, (std::vector<std::string>{"evt_0_0", "evt_0_10", "evt_0_20", "evt_0_30"}));
+  }
+}
+
+// Any split of the ranks over processes and any order of folding and merging give the single pass's
+// rows, bit for bit; the rank scopes need only the first max_operators profiles of each rank.
+TEST(DeepDive, RootMergeOfAnySplitAndOrderEqualsTheSinglePass) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 25; ++trial) {
+    const size_t n = 1 + rng() % 7;
+    std::vector<RankOperatorProfiles> ranks;
+    for (size_t r = 0; r < n; ++r) ranks.push_back(random_rank(rng, rng() % 5 != 0));
+    std::vector<std::string> ids_of;
+    std::vector<RankProfilesRef> refs;
+    for (size_t r = 0; r < n; ++r) ids_of.push_back(std::to_string(r * 3));
+    for (size_t r = 0; r < n; ++r) refs.push_back({ids_of[r], static_cast<uint32_t>(r), &ranks[r]});
+    const std::string expected = render(build_deep_dive(refs, kb()));
+
+    const size_t procs = 1 + rng() % 4;
+    std::vector<std::vector<size_t>> mine(procs);
+    for (size_t r = 0; r < n; ++r) mine[rng() % procs].push_back(r);
+    std::vector<DeepDiveRootMerge> merges(procs);
+    for (size_t p = 0; p < procs; ++p) {
+      std::shuffle(mine[p].begin(), mine[p].end(), rng);
+      for (const size_t r : mine[p]) merges[p].fold(static_cast<uint32_t>(r), ids_of[r], ranks[r], kb().deep_dive.evidence_rows);
+    }
+    std::shuffle(merges.begin(), merges.end(), rng);
+    DeepDiveRootMerge root;
+    for (auto& m : merges) root.merge(std::move(m), kb().deep_dive.evidence_rows);
+    std::vector<RankOperatorProfiles> trimmed = ranks;
+    for (auto& t : trimmed)
+      if (t.profiles.size() > kb().deep_dive.max_operators) t.profiles.resize(kb().deep_dive.max_operators);
+    std::vector<RankProfilesRef> trimmed_refs;
+    for (size_t r = 0; r < n; ++r) trimmed_refs.push_back({ids_of[r], static_cast<uint32_t>(r), &trimmed[r]});
+    EXPECT_EQ(render(build_deep_dive(std::move(root), trimmed_refs, kb())), expected)
+        << "trial " << trial << ": " << n << " ranks over " << procs << " processes";
+  }
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kMagic = "ascprof-rank-checkpoint-1";
+constexpr const char* kMagic = "ascprof-rank-checkpoint-2";  // -2: RankOutcome's operator counts (issue 22)
 
 // What must match for a checkpoint to stand in for a rerun.
 struct Header {

@@ -65,12 +65,7 @@ void ep_imbalance(const DiagnosticsFacts& d, Findings& out) {
   for (const auto& o : d.outcomes)
     if (o.ok && !o.parts_file.empty()) {
       ids.push_back(o.rank_id);
-      int64_t ns = 0;
-      for (const auto& op : o.operators)
-        if (op.categories.find("moe.expert_matmul") != std::string::npos ||
-            op.categories.find("moe.dispatch_expert_compute") != std::string::npos)
-          ns += op.duration_sum_ns;
-      expert.push_back(ns);
+      expert.push_back(o.expert_compute_ns);
     }
   append(out, analysis::diagnose_ep_imbalance(ids, expert, d.kb));
 }

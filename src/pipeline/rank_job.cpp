@@ -352,9 +352,15 @@ class RankJob {
       if (g.type == model::SegmentType::kStep)
         out_.step_windows.push_back(
             {task_.rank_id, g.segment_id, g.step_family, g.main_layer_count, g.start_ns, g.end_ns, g.microbatch_count});
-    for (const auto& o : sum.operators)
+    for (const auto& o : sum.operators) {
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.categories, o.call_count, o.duration_sum_ns,
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
+      out_.operators_with_signal += o.pipeline_signal ? 1 : 0;
+      if (o.categories.find("moe.expert_matmul") != std::string::npos ||
+          o.categories.find("moe.dispatch_expert_compute") != std::string::npos)
+        out_.expert_compute_ns += o.duration_sum_ns;
+    }
+    out_.operator_count = sum.operators.size();
     out_.hccl = sum.hccl;
     Timer t(&out_.write_seconds);
     std::string metrics;

@@ -512,15 +512,16 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
   if (record(s, out, write_file_atomic(out, w.take()))) s.finding_count = findings.size() - refused;
 }
 
-// The summarize tables: the ranks' fragments concatenated in rank order.
+// The summarize tables: the ranks' fragments concatenated in rank order, and the cross-rank class
+// tables from the root's merged summaries (`merged`: wall quantiles set).
 void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                            analysis::ClassPartialsMerge* merged_classes, RootSummary& s) {
+                            RootMerge& merged, RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
     if (o.ok && !o.parts_file.empty()) {
       SummaryPart p{fs::path(plan.out_dir) / o.parts_file, o.rank_id, o.kernel_rows, o.pipeline_event_count, 0, 0};
-      p.operators_total = o.operators.size();
-      for (const auto& op : o.operators) p.operators_with_pipeline_signal += op.pipeline_signal ? 1 : 0;
+      p.operators_total = o.operator_count;
+      p.operators_with_pipeline_signal = o.operators_with_signal;
       parts.push_back(std::move(p));
     }
   if (parts.empty()) return;
@@ -529,48 +530,18 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
     s.error = st.to_string();
   };
   // the cross-rank class tables first: summary_manifest.json counts their rows
-  std::vector<fs::path> class_tables;
-  {
-    std::vector<std::vector<model::OperatorRow>> ops;
-    std::vector<std::vector<model::HcclOpRow>> hccl;
-    std::vector<analysis::ClassPartials> partials;
-    for (const auto& o : outcomes) {
-      if (!o.ok || o.parts_file.empty()) continue;
-      auto& rank_ops = ops.emplace_back();
-      for (const auto& b : o.operators) {
-        model::OperatorRow r;
-        r.name = b.name;
-        r.task_type = b.task_type;
-        r.roles = b.roles;
-        r.op_type = b.op_type;
-        r.call_count = b.call_count;
-        r.duration_sum_ns = b.duration_sum_ns;
-        r.wait_sum_ns = b.wait_sum_ns;
-        r.pipeline_signal = b.pipeline_signal;
-        r.pipeline_us = b.pipeline_us;
-        rank_ops.push_back(std::move(r));
-      }
-      auto& rank_hccl = hccl.emplace_back();
-      for (const auto& b : o.hccl)
-        rank_hccl.push_back({b.hccl_op_kind, b.comm_aiv_fused, b.name_count, b.call_count, b.duration_sum_ns, b.wait_sum_ns,
-                             b.duration_avg_us, b.duration_min_us, b.duration_p50_us, b.duration_p90_us, b.duration_max_us,
-                             b.wait_ratio});
-      if (merged_classes == nullptr) partials.push_back(o.class_partials);
-    }
-    auto classes = write_root_class_summaries(plan.out_dir, ops, hccl, kb);
-    if (!classes.ok()) return fail(classes.status());
-    class_tables = *classes;
-    auto structure_classes = write_root_structure_class_summaries(
-        plan.out_dir, merged_classes != nullptr ? merged_classes->finish(kb) : analysis::merge_class_partials(partials, kb), kb);
-    if (!structure_classes.ok()) return fail(structure_classes.status());
-    class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
-  }
+  auto classes = write_root_class_summaries(plan.out_dir, merged.operator_classes.finish_operators(kb),
+                                            merged.operator_classes.finish_hccl(), kb);
+  if (!classes.ok()) return fail(classes.status());
+  std::vector<fs::path> class_tables = *classes;
+  auto structure_classes = write_root_structure_class_summaries(plan.out_dir, merged.classes.finish(kb), kb);
+  if (!structure_classes.ok()) return fail(structure_classes.status());
+  class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
   auto written = write_root_summary_outputs(plan.out_dir, parts, kb, class_tables);
   if (!written.ok()) return fail(written.status());
   for (const auto& p : *written) s.outputs.push_back(p.string());
   for (const auto& p : class_tables) s.outputs.push_back(p.string());
 }
-
 
 // operator_deep_dive.csv/json from every ok rank's operator profiles (ranks that did not reach
 // summarize have none and take no part).
@@ -622,6 +593,24 @@ void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& 
   const auto ordinal = static_cast<uint32_t>(o.rank_index);
   into.classes.fold(ordinal, std::move(o.class_partials), walls, kb);
   o.class_partials = {};
+  std::vector<model::OperatorRow> rows;
+  rows.reserve(o.operators.size());
+  for (auto& b : o.operators) {
+    model::OperatorRow r;
+    r.name = std::move(b.name);
+    r.task_type = std::move(b.task_type);
+    r.roles = std::move(b.roles);
+    r.op_type = std::move(b.op_type);
+    r.call_count = b.call_count;
+    r.duration_sum_ns = b.duration_sum_ns;
+    r.wait_sum_ns = b.wait_sum_ns;
+    r.pipeline_signal = b.pipeline_signal;
+    r.pipeline_us = std::move(b.pipeline_us);
+    rows.push_back(std::move(r));
+  }
+  into.operator_classes.fold(ordinal, rows, o.hccl, kb);
+  o.operators = {};
+  o.hccl = {};
   into.deep_dive.fold(ordinal, o.rank_id, o.deep_dive, kb.deep_dive.evidence_rows);
   auto& profiles = o.deep_dive.profiles;  // sorted by total: the rank scope's candidates come first
   if (profiles.size() > kb.deep_dive.max_operators) {
@@ -633,6 +622,7 @@ void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& 
 void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowledge& kb) {
   analysis::merge_bucket_merges(into.operators, std::move(from.operators), kb.operator_alignment);
   into.classes.merge(std::move(from.classes));
+  into.operator_classes.merge(std::move(from.operator_classes));
   into.deep_dive.merge(std::move(from.deep_dive), kb.deep_dive.evidence_rows);
 }
 
@@ -682,10 +672,18 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
   s.structure_seconds = seconds(t0);
   t0 = Clock::now();
-  if (s.ranks_ok > 0 && s.status != "failed")
-    record_summary_outputs(plan, outcomes, kb, merged != nullptr ? &merged->classes : nullptr, s);
-  if (s.ranks_ok > 0 && s.status != "failed")
-    record_deep_dive(plan, outcomes, kb, merged != nullptr ? &merged->deep_dive : nullptr, s);
+  // ranks analysed in this process (serial callers): their summaries folded here as the processes
+  // fold theirs (analyze_run), so both paths write the same tables
+  RootMerge local;
+  RootMerge& summaries = merged != nullptr ? *merged : local;
+  if (merged == nullptr) {
+    analysis::ClassWalls walls;
+    for (auto& o : outcomes) fold_rank_summaries(o, local, walls, kb);
+    local.classes.set_wall_quantiles(analysis::class_wall_quantiles(
+        local.classes.wall_requests(0), [&walls](int32_t) { return &walls; }, [](std::vector<uint64_t>&) {}));
+  }
+  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, summaries, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, &summaries.deep_dive, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);

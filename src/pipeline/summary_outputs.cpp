@@ -948,10 +948,17 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
                                                          const std::vector<std::vector<model::OperatorRow>>& ops,
                                                          const std::vector<std::vector<model::HcclOpRow>>& hccl,
                                                          const knowledge::Knowledge& kb) {
+  return write_root_class_summaries(root_out, analysis::merge_operator_classes(ops, kb), analysis::merge_hccl_classes(hccl), kb);
+}
+
+Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_out,
+                                                         const std::vector<model::OperatorClassRow>& operator_classes,
+                                                         const std::vector<model::HcclClassRow>& hccl_classes,
+                                                         const knowledge::Knowledge& kb) {
   std::vector<fs::path> written;
   CsvRow r;
   std::string rows;
-  for (const auto& c : analysis::merge_operator_classes(ops, kb)) {
+  for (const auto& c : operator_classes) {
     const double calls = static_cast<double>(std::max<uint64_t>(1, c.call_count));
     const int64_t total = c.duration_sum_ns + c.wait_sum_ns;
     r.text(c.name).text(c.task_type).text(c.op_type).text(c.roles).number(uint64_t{c.rank_count}).number(c.call_count);
@@ -975,7 +982,7 @@ Result<std::vector<fs::path>> write_root_class_summaries(const fs::path& root_ou
     head.text(c);
   ASCPROF_RETURN_IF_ERROR(write_table(root_out / layout::kOperatorClassSummaryCsv, head.take_line(), rows, written));
   rows.clear();
-  for (const auto& h : analysis::merge_hccl_classes(hccl)) {
+  for (const auto& h : hccl_classes) {
     r.text(h.hccl_op_kind).boolean(h.comm_aiv_fused).number(uint64_t{h.rank_count}).number(h.call_count);
     r.number(us(h.duration_sum_ns), 3).number(us(h.wait_sum_ns), 3).number(h.duration_avg_us, 3);
     r.number(h.rank_avg_min_us, 3).number(h.rank_avg_max_us, 3).number(h.rank_avg_mean_us, 3);

@@ -2,8 +2,9 @@
 // selection (parallel::set_class_wall_quantiles) under mpiexec with 1, 2, 3 and 5 processes (trees
 // of depth 0 to 3): process 0's merged buckets give exactly the alignments of one process folding
 // every rank itself, its merged classes exactly the class tables of the single pass in rank order,
-// and its merged operator profiles exactly the deep dive's root rows of the single pass, for each of
-// two roots, whichever process held which rank.
+// its merged operator and HCCL classes exactly those of the single pass, and its merged operator
+// profiles exactly the deep dive's root rows of the single pass, for each of two roots, whichever
+// process held which rank.
 #include <gtest/gtest.h>
 
 #include <boost/mpi/communicator.hpp>
@@ -16,8 +17,10 @@
 
 #include "ascprof/analysis/class_merge.hpp"
 #include "ascprof/analysis/deep_dive.hpp"
+#include "ascprof/analysis/operator_class_merge.hpp"
 #include "ascprof/analysis/operator_align.hpp"
 #include "ascprof/parallel/gather_messages.hpp"
+#include "ascprof/analysis/summarize.hpp"
 #include "support/shipped_knowledge.hpp"
 
 namespace ascprof {
@@ -163,6 +166,48 @@ RankOperatorProfiles rank_profiles(int root, uint32_t rank) {
   return r;
 }
 
+// Rank `rank` of root `root`'s operator and HCCL rows (members with cost ties and pipeline doubles).
+std::pair<std::vector<model::OperatorRow>, std::vector<model::HcclOpRow>> rank_operator_rows(int root, uint32_t rank) {
+  std::mt19937_64 rng(static_cast<uint64_t>(root) * 3333 + rank);
+  std::pair<std::vector<model::OperatorRow>, std::vector<model::HcclOpRow>> out;
+  for (uint32_t i = 0; i < 6; ++i) {
+    model::OperatorRow o;
+    o.name = "Op" + std::to_string(rng() % 5);
+    o.task_type = "AI_CORE";
+    o.op_type = "aic";
+    o.call_count = 1 + rng() % 4;
+    o.duration_sum_ns = rng() % 3 == 0 ? 40'000 : static_cast<int64_t>(rng() % 700'000);
+    o.pipeline_signal = rng() % 2 == 0;
+    if (o.pipeline_signal)
+      for (size_t f = 0; f < kb().pipeline.fields().size(); ++f) o.pipeline_us.push_back(std::uniform_real_distribution<double>(0, 50)(rng));
+    out.first.push_back(std::move(o));
+  }
+  model::HcclOpRow h;
+  h.hccl_op_kind = rank % 2 ? "allreduce" : "alltoall";
+  h.call_count = 2;
+  h.duration_sum_ns = static_cast<int64_t>(rng() % 100'000);
+  h.duration_avg_us = std::uniform_real_distribution<double>(0, 50)(rng);
+  out.second.push_back(h);
+  return out;
+}
+
+std::string render(const std::vector<model::OperatorClassRow>& ops, const std::vector<model::HcclClassRow>& hccl) {
+  std::string s;
+  for (const auto& r : ops) {
+    s += r.name + " " + std::to_string(r.rank_count) + " " + std::to_string(r.duration_sum_ns);
+    for (const double v : r.pipeline_us) s += " " + std::to_string(v);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.17g %.17g\n", r.rank_duration_p50_us, r.rank_duration_skew_ratio);
+    s += buf;
+  }
+  for (const auto& h : hccl) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " %.17g %.17g\n", h.rank_avg_mean_us, h.rank_skew_ratio);
+    s += h.hccl_op_kind + " " + std::to_string(h.rank_count) + buf;
+  }
+  return s;
+}
+
 std::string render(const DeepDive& dd) {
   std::string s = std::to_string(dd.ranks) + "\n";
   for (const auto& r : dd.rows) {
@@ -231,6 +276,8 @@ TEST(RootMergeReduce, TreeOfProcessesEqualsOneProcessFoldingEveryRank) {
         fold_rank_buckets(mine[root].operators, r, rank_buckets(root, r, offset_of(root, r)), offset_of(root, r), rules);
         mine[root].classes.fold(r, rank_classes(root, r), walls[root], kb());
         mine[root].deep_dive.fold(r, "r" + std::to_string(r), rank_profiles(root, r), kb().deep_dive.evidence_rows);
+        const auto rows = rank_operator_rows(root, r);
+        mine[root].operator_classes.fold(r, rows.first, rows.second, kb());
       }
   const uint64_t sent = parallel::reduce_root_merges(world, mine, kb());
   parallel::set_class_wall_quantiles(world, mine, walls);
@@ -253,6 +300,16 @@ TEST(RootMergeReduce, TreeOfProcessesEqualsOneProcessFoldingEveryRank) {
     }
     std::vector<RankProfilesRef> refs;
     for (uint32_t r = 0; r < ranks; ++r) refs.push_back({ids[r], r, &profiles[r]});
+    std::vector<std::vector<model::OperatorRow>> op_rows;
+    std::vector<std::vector<model::HcclOpRow>> hccl_rows;
+    for (uint32_t r = 0; r < ranks; ++r) {
+      auto rows = rank_operator_rows(root, r);
+      op_rows.push_back(std::move(rows.first));
+      hccl_rows.push_back(std::move(rows.second));
+    }
+    EXPECT_EQ(render(mine[root].operator_classes.finish_operators(kb()), mine[root].operator_classes.finish_hccl()),
+              render(merge_operator_classes(op_rows, kb()), merge_hccl_classes(hccl_rows)))
+        << "root " << root << " with " << world.size() << " processes";
     const std::string deep_dive_expected = render(build_deep_dive(refs, kb()));
     ASSERT_NE(deep_dive_expected.find("aclnnOp"), std::string::npos);
     EXPECT_EQ(render(build_deep_dive(std::move(mine[root].deep_dive), refs, kb())), deep_dive_expected)

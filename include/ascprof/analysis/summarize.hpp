@@ -56,6 +56,7 @@ double sorted_quantile(const std::vector<double>& ascending, double q);
 /// RankSummary::operators). Bound fields are recomputed with is_aicpu = (op_type == aicpu) and
 /// is_communication = op_type in {communication, mix_comm_aiv} and no pipeline signal. Sorted by
 /// total cost (duration + wait) desc; ties keep first-seen order (rank order, then row order).
+/// It is OperatorClassMerge (operator_class_merge.hpp) over every rank in rank order.
 std::vector<model::OperatorClassRow> merge_operator_classes(std::span<const std::vector<model::OperatorRow>> per_rank,
                                                             const knowledge::Knowledge& kb);
 

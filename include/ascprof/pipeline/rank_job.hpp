@@ -173,8 +173,10 @@ struct RankOutcome {
   double ingest_seconds = 0, normalize_seconds = 0, write_seconds = 0;
   double segment_seconds = 0, classify_seconds = 0, summarize_seconds = 0;
   std::string parts_file;  ///< relative to root_out: the rank's part pack of summary table rows ("" if not run)
-  std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each)
-  std::vector<model::HcclOpRow> hccl;  ///< the rank's HCCL rows, for hccl_class_summary
+  std::vector<OperatorBrief> operators;  ///< the rank's operators (tens of bytes each; folded away before the gather)
+  std::vector<model::HcclOpRow> hccl;  ///< the rank's HCCL rows, for hccl_class_summary (folded away likewise)
+  uint64_t operator_count = 0, operators_with_signal = 0;  ///< its operator rows, and those with pipeline signal
+  int64_t expert_compute_ns = 0;  ///< device time of its MoE expert compute operators (ep_load_imbalance)
   std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
   std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
   analysis::RankFacts facts;                          ///< what the cross-rank findings need
@@ -204,7 +206,8 @@ struct RankOutcome {
         layer_count & block_count & hard_error_count & interior_island_count & declared_steps &
         declared_steps_agreeing & step_source & anchor_family & layer_inventory & hard_errors & step_class_ids &
         step_class_members & ingest_seconds & normalize_seconds & write_seconds & segment_seconds &
-        classify_seconds & summarize_seconds & parts_file & operators & hccl & collectives & findings & facts &
+        classify_seconds & summarize_seconds & parts_file & operators & hccl & operator_count & operators_with_signal &
+        expert_compute_ns & collectives & findings & facts &
         step_windows & comm_times & host_bound & class_partials & deep_dive & moe & modules & paths & process & reused;
   }
 };

@@ -8,6 +8,7 @@
 
 #include "ascprof/analysis/class_merge.hpp"
 #include "ascprof/analysis/deep_dive.hpp"
+#include "ascprof/analysis/operator_class_merge.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
@@ -89,24 +90,28 @@ struct RootSummary {
 };
 
 /// A root's ranks merged by the processes before process 0 writes the root (issue 22): the operator
-/// buckets (analysis/operator_align.hpp), the class summaries (analysis/class_merge.hpp) and the
-/// deep dive's root scope (analysis/deep_dive.hpp), each exact; they go up the processes'
+/// buckets (analysis/operator_align.hpp), the block/layer/step class summaries
+/// (analysis/class_merge.hpp), the operator and HCCL class summaries
+/// (analysis/operator_class_merge.hpp) and the deep dive's root scope (analysis/deep_dive.hpp), each
+/// exact; they go up the processes'
 /// reduction tree as one message per root.
 struct RootMerge {
   analysis::OperatorBucketMerge operators;
   analysis::ClassPartialsMerge classes;  ///< its wall quantiles set before write_root_outputs
+  analysis::OperatorClassMerge operator_classes;
   analysis::DeepDiveRootMerge deep_dive;
 
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & operators & classes & deep_dive;
+    ar & operators & classes & operator_classes & deep_dive;
   }
 };
 
 /// Folds what a rank that reached summarize (ok, with a part pack) gives its root's merges before
-/// the gather: its class partials (moved out; their walls into `walls`, which stay on this process)
-/// and its operator profiles (all into the deep dive's root scope; the outcome keeps only the first
-/// max_operators, all its own rank scope reads). Other ranks add nothing.
+/// the gather: its class partials (moved out; their walls into `walls`, which stay on this process),
+/// its operator and HCCL rows (moved out) and its operator profiles (all into the deep dive's root
+/// scope; the outcome keeps only the first max_operators, all its own rank scope reads). Other
+/// ranks add nothing.
 void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& walls, const knowledge::Knowledge& kb);
 
 /// Adds the merge of a disjoint set of the root's ranks (one step of the reduction tree).

@@ -117,4 +117,9 @@ Result<std::vector<std::filesystem::path>> write_root_class_summaries(
     const std::filesystem::path& root_out, const std::vector<std::vector<model::OperatorRow>>& operators_per_rank,
     const std::vector<std::vector<model::HcclOpRow>>& hccl_per_rank, const knowledge::Knowledge& kb);
 
+/// The same from the rows already merged (analysis::OperatorClassMerge).
+Result<std::vector<std::filesystem::path>> write_root_class_summaries(
+    const std::filesystem::path& root_out, const std::vector<model::OperatorClassRow>& operator_classes,
+    const std::vector<model::HcclClassRow>& hccl_classes, const knowledge::Knowledge& kb);
+
 }  // namespace ascprof::pipeline

@@ -1,12 +1,17 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "ascprof/analysis/operator_class_merge.hpp"
 #include "ascprof/analysis/summarize.hpp"
+#include "support/shipped_knowledge.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::analysis {
@@ -467,6 +472,86 @@ TEST(SortedQuantile, LinearInterpolation) {
   EXPECT_DOUBLE_EQ(sorted_quantile({1, 2, 3, 4}, 0.5), 2.5);
   EXPECT_DOUBLE_EQ(sorted_quantile({1, 2, 3, 4, 5}, 0.5), 3.0);
   EXPECT_DOUBLE_EQ(sorted_quantile({0, 10}, 0.9), 9.0);
+}
+
+// ---------------------------------------------------------------- the merge up a tree of processes
+
+std::string render(const std::vector<model::OperatorClassRow>& ops, const std::vector<model::HcclClassRow>& hccl) {
+  std::string s;
+  auto num = [&s](double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, " %.17g", v);
+    s += buf;
+  };
+  for (const auto& r : ops) {
+    s += r.name + " " + r.task_type + " " + r.op_type + " " + r.roles + " " + std::to_string(r.rank_count) + " " +
+         std::to_string(r.call_count) + " " + std::to_string(r.duration_sum_ns) + " " + std::to_string(r.wait_sum_ns);
+    for (const double v : {r.rank_duration_min_us, r.rank_duration_max_us, r.rank_duration_p50_us, r.rank_duration_skew_ratio})
+      num(v);
+    for (const double v : r.pipeline_us) num(v);
+    s += " " + r.bound.bound_family + " " + r.bound.bound_stage + "\n";
+  }
+  for (const auto& h : hccl) {
+    s += h.hccl_op_kind + " " + std::to_string(h.comm_aiv_fused) + " " + std::to_string(h.rank_count) + " " +
+         std::to_string(h.call_count) + " " + std::to_string(h.duration_sum_ns);
+    for (const double v : {h.duration_avg_us, h.rank_avg_min_us, h.rank_avg_max_us, h.rank_avg_mean_us, h.rank_skew_ratio,
+                           h.duration_max_us})
+      num(v);
+    s += "\n";
+  }
+  return s;
+}
+
+// Any split of the ranks over processes and any fold and merge order give the single pass's rows
+// bit for bit: ties in total cost keep first seen, members and ranks count alike.
+TEST(OperatorClassMerge, AnySplitAndOrderEqualsTheSinglePass) {
+  const knowledge::Knowledge& kb = ascprof::testing::shipped_knowledge();
+  const size_t fields = kb.pipeline.fields().size();
+  std::mt19937_64 rng(5);
+  auto real = [&rng] { return std::uniform_real_distribution<double>(0, 1)(rng); };
+  for (int trial = 0; trial < 40; ++trial) {
+    const size_t n = 1 + rng() % 8;
+    std::vector<std::vector<model::OperatorRow>> ops(n);
+    std::vector<std::vector<model::HcclOpRow>> hccl(n);
+    for (size_t r = 0; r < n; ++r) {
+      for (size_t i = rng() % 12; i > 0; --i) {
+        model::OperatorRow o;
+        o.name = "Op" + std::to_string(rng() % 6);  // the same name twice in a rank: two members
+        o.task_type = rng() % 2 ? "AI_CORE" : "AI_VECTOR_CORE";
+        o.op_type = "aiv";
+        o.roles = rng() % 3 ? "" : "compute.matmul";
+        o.call_count = 1 + rng() % 9;
+        o.duration_sum_ns = rng() % 4 == 0 ? 50'000 : static_cast<int64_t>(rng() % 900'000);  // cost ties
+        o.wait_sum_ns = static_cast<int64_t>(rng() % 3) * 1'000;
+        o.pipeline_signal = rng() % 2 == 0;
+        if (o.pipeline_signal)
+          for (size_t f = 0; f < fields; ++f) o.pipeline_us.push_back(real() * 100);
+        ops[r].push_back(std::move(o));
+      }
+      for (const char* kind : {"allreduce", "allgather"}) {
+        if (rng() % 3 == 0) continue;
+        model::HcclOpRow h;
+        h.hccl_op_kind = kind;
+        h.comm_aiv_fused = rng() % 2 == 0;
+        h.call_count = 1 + rng() % 5;
+        h.duration_sum_ns = static_cast<int64_t>(rng() % 500'000);
+        h.duration_avg_us = real() * 300;
+        h.duration_max_us = real() * 900;
+        hccl[r].push_back(h);
+      }
+    }
+    const std::string expected = render(merge_operator_classes(ops, kb), merge_hccl_classes(hccl));
+    const size_t procs = 1 + rng() % 4;
+    std::vector<OperatorClassMerge> merges(procs);
+    std::vector<size_t> order(n);
+    for (size_t r = 0; r < n; ++r) order[r] = r;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (const size_t r : order) merges[rng() % procs].fold(static_cast<uint32_t>(r), ops[r], hccl[r], kb);
+    std::shuffle(merges.begin(), merges.end(), rng);
+    OperatorClassMerge root;
+    for (auto& m : merges) root.merge(std::move(m));
+    EXPECT_EQ(render(root.finish_operators(kb), root.finish_hccl()), expected) << "trial " << trial;
+  }
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #     finish of the merged operator buckets are cheap to time twice)
 #   MEM_LIMIT_GB (75 % of MemAvailable) TIME_LIMIT_S (420): a size whose predicted peak RSS (both
 #     processes) or wall time passes them is not run: the table extrapolates it and says so. With the
-#     defaults 1,024 runs (~5 min, ~15 GB) and 4,096 / 10,000 are extrapolated: ~8 min in all.
+#     defaults on a 24 GB machine all three sizes run (2026-12-03: ~10 min, 13 GB at 10,000 ranks).
 #   PLANTED: planted slow ranks of every size (default: 3, at 13/52/91 % of N)
 #   CHECK_RANKS (128) CHECK_PLANTED (2 ranks): one more run, the findings check with another planted set
 #   FULL_TABLES_RANKS (16): one run with the real per-entity root tables (--tables full), scaled per rank

@@ -182,38 +182,19 @@ struct Merged {
   double slowest_avg_us = -1, avg_sum_us = 0;  // per-rank averages, for the spread
 };
 
-void absorb(Merged& m, const OperatorProfile& p, uint32_t ordinal, const std::string& rank_id, size_t evidence_cap) {
-  OperatorProfile& a = m.p;
-  if (m.rank_count == 0) {
-    a = p;
-    a.sample_rows.clear();
-  } else {
-    a.calls += p.calls;
-    a.dur_sum_ns += p.dur_sum_ns;
-    a.wait_sum_ns += p.wait_sum_ns;
-    a.dur_min_ns = std::min(a.dur_min_ns, p.dur_min_ns);
-    a.dur_max_ns = std::max(a.dur_max_ns, p.dur_max_ns);
-    if (p.block_dim_min >= 0) a.block_dim_min = a.block_dim_min < 0 ? p.block_dim_min : std::min(a.block_dim_min, p.block_dim_min);
-    a.block_dim_max = std::max(a.block_dim_max, p.block_dim_max);
-    a.mix_block_dim_max = std::max(a.mix_block_dim_max, p.mix_block_dim_max);
-    a.hf32_known += p.hf32_known;
-    a.hf32_yes += p.hf32_yes;
-    for (size_t i = 0; i < a.metric_weighted.size(); ++i) {
-      a.metric_weighted[i] += p.metric_weighted[i];
-      a.metric_weight[i] += p.metric_weight[i];
-    }
-    if (a.pipeline_us.size() < p.pipeline_us.size()) a.pipeline_us.resize(p.pipeline_us.size(), 0.0);
-    for (size_t i = 0; i < p.pipeline_us.size(); ++i) a.pipeline_us[i] += p.pipeline_us[i];
-  }
-  ++m.rank_count;
+// A rank scope's entry: the rank's own profile (the root scope's come from DeepDiveRootMerge).
+Merged rank_entry(const OperatorProfile& p, uint32_t ordinal, const std::string& rank_id, size_t evidence_cap) {
+  Merged m;
+  m.p = p;
+  m.p.sample_rows.clear();
+  m.rank_count = 1;
   for (uint32_t row : p.sample_rows)
     if (m.evidence.size() < evidence_cap) m.evidence.push_back(model::event_id(ordinal, row));
   const double avg = p.calls == 0 ? 0 : static_cast<double>(p.dur_sum_ns) / 1000.0 / static_cast<double>(p.calls);
-  m.avg_sum_us += avg;
-  if (avg > m.slowest_avg_us) {
-    m.slowest_avg_us = avg;
-    m.slowest_rank = rank_id;
-  }
+  m.avg_sum_us = avg;
+  m.slowest_avg_us = avg;
+  m.slowest_rank = rank_id;
+  return m;
 }
 
 // Host API time per call of an operator: its aclnn API (the longest API name that is a prefix of the
@@ -687,9 +668,7 @@ DeepDive build_deep_dive(DeepDiveRootMerge root_merge, std::span<const RankProfi
     std::vector<Merged> merged;
     const size_t take = std::min(rp.profiles.size(), rules.max_operators);
     merged.reserve(take);
-    for (size_t i = 0; i < take; ++i) {
-      absorb(merged.emplace_back(), rp.profiles[i], r.rank_ordinal, r.rank_id, rules.evidence_rows);
-    }
+    for (size_t i = 0; i < take; ++i) merged.push_back(rank_entry(rp.profiles[i], r.rank_ordinal, r.rank_id, rules.evidence_rows));
     emit_scope(merged, ctx, out.chip, kb, out.rows);
 
     // host API rules of the rank

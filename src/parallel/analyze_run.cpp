@@ -339,13 +339,14 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
   return r;
 }
 
-// Phase 4: each process folds its ranks' class partials and operator profiles into one merge per
-// root (the class walls stay here), then the outcomes (compact) go to process 0, by root; then the second round: process 0
-// estimates every root's clock offsets from the gathered collective marks, each process folds the
-// operator candidates of its own ranks into bucket partials on the corrected clock and those into
-// its merge, the merges go up a binomial tree of processes (the candidates and the walls never
-// leave the process; process 0 receives one merge per root and child, not one per rank), and the
-// classes' wall quantiles are selected over the processes. Fills the gather's figures in `f`.
+// Phase 4: each process folds its ranks' class partials, operator and HCCL rows and operator
+// profiles into one merge per root (the class walls stay here), then the outcomes (compact) go to
+// process 0, by root; then the second round: process 0 estimates every root's clock offsets from
+// the gathered collective marks, each process folds the operator candidates of its own ranks into
+// bucket partials on the corrected clock and those into its merge, the merges go up a binomial
+// tree of processes (the candidates and the walls never leave the process; process 0 receives one
+// merge per root and child, not one per rank), and the classes' wall quantiles are selected over
+// the processes. Fills the gather's figures in `f`.
 struct Gathered {
   std::map<int32_t, std::vector<pipeline::RankOutcome>> by_root;
   std::map<int32_t, pipeline::RootMerge> merged;  // process 0: each root's ranks merged
@@ -391,8 +392,8 @@ Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowl
     const auto it = offset_of.find({o.root_index, o.rank_index});
     const int64_t offset = it == offset_of.end() ? 0 : it->second;
     pipeline::fold_operator_buckets(o, offset, kb);
-    analysis::fold_rank_buckets(g.merged[o.root_index].operators, static_cast<uint32_t>(o.rank_index), o.operator_buckets, offset,
-                                kb.operator_alignment);
+    analysis::fold_rank_buckets(g.merged[o.root_index].operators, static_cast<uint32_t>(o.rank_index), o.operator_buckets,
+                                offset, kb.operator_alignment);
     o.operator_buckets = {};
   }
   ranks.mine.clear();

@@ -543,17 +543,16 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
   for (const auto& p : class_tables) s.outputs.push_back(p.string());
 }
 
-// operator_deep_dive.csv/json from every ok rank's operator profiles (ranks that did not reach
-// summarize have none and take no part).
+// operator_deep_dive.csv/json: the root rows from `merged` (every rank's profiles), each rank's rows
+// from its own first profiles (ranks that did not reach summarize have none and take no part).
 void record_deep_dive(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                      analysis::DeepDiveRootMerge* merged, RootSummary& s) {
+                      analysis::DeepDiveRootMerge& merged, RootSummary& s) {
   std::vector<analysis::RankProfilesRef> refs;
   for (const auto& o : outcomes)
     if (o.ok && !o.parts_file.empty())
       refs.push_back({o.rank_id, static_cast<uint32_t>(o.rank_index), &o.deep_dive});
   if (refs.empty()) return;
-  const analysis::DeepDive dd =
-      merged != nullptr ? analysis::build_deep_dive(std::move(*merged), refs, kb) : analysis::build_deep_dive(refs, kb);
+  const analysis::DeepDive dd = analysis::build_deep_dive(std::move(merged), refs, kb);
   auto written = write_deep_dive_outputs(plan.out_dir, plan.root, dd, kb);
   if (!written.ok()) {
     record(s, plan.out_dir, written.status());
@@ -683,7 +682,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
         local.classes.wall_requests(0), [&walls](int32_t) { return &walls; }, [](std::vector<uint64_t>&) {}));
   }
   if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, summaries, s);
-  if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, &summaries.deep_dive, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, summaries.deep_dive, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
   s.summary_seconds = seconds(t0);
@@ -695,7 +694,8 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
       if (!outcomes[i].operator_buckets.built) fold_operator_buckets(outcomes[i], offsets[i], kb);
   }
   CrossRank cr;
-  if (s.ranks_ok > 0 && s.status != "failed") record_cross_rank(plan, outcomes, kb, merged != nullptr ? &merged->operators : nullptr, cr, s);
+  if (s.ranks_ok > 0 && s.status != "failed")
+    record_cross_rank(plan, outcomes, kb, merged != nullptr ? &merged->operators : nullptr, cr, s);
   s.step_alignment_count = cr.steps.size();
   s.operator_alignment_count = cr.operators.alignments.size();
   s.cross_rank_seconds = seconds(t0);

@@ -6,9 +6,10 @@
 ///  1. `class_partials` (per rank, where the rank was summarised) folds the rank's members of each
 ///     class into a compact ClassPartials: class metadata, one wall value per member (for exact
 ///     quantiles) and sums / counters / first-seen-ordered unions. No rows, no per-event data.
-///  2. `merge_class_partials` (the coordinator of a capture root) merges the partials of the root's
-///     ranks, given in rank order, into the class rows. Class ids are shape-strict hashes, identical
-///     on every rank for the same class, so they are the merge key.
+///  2. `merge_class_partials` merges the partials of the root's ranks, given in rank order, into the
+///     class rows. Class ids are shape-strict hashes, identical on every rank for the same class, so
+///     they are the merge key. It is ClassPartialsMerge (class_merge.hpp) over every rank: analyze
+///     folds each process's ranks into one and merges those up the processes instead.
 ///
 /// The result depends only on the partials and their order (rank order): sums of doubles are added
 /// rank by rank, "first seen" means first in rank order then member order, exactly as the reference

@@ -5,9 +5,9 @@
 /// Wait Time, op_statistic.csv and api_statistic.csv, with a shape-derived lower-bound check against
 /// the chip peaks.
 ///
-/// Two plain functions: `operator_profiles` runs in the rank job while the kernel table is in memory
-/// and keeps per-operator sums (serialised into the rank outcome); `build_deep_dive` runs on the
-/// coordinator over every rank's profiles. Neither does I/O.
+/// Plain functions: `operator_profiles` runs in the rank job while the kernel table is in memory and
+/// keeps per-operator sums (serialised into the rank outcome); DeepDiveRootMerge folds them where
+/// the ranks ran and merges up the processes; `build_deep_dive` runs on the coordinator. No I/O.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -135,8 +135,9 @@ struct RankProfilesRef {
 /// the evidence keeps the first rows in (rank, sample) order, the slowest rank ties to the lower.
 struct DeepDiveRootMerge {
   struct Operator {
-    OperatorProfile p;  ///< the first rank's identity and metadata; integer sums, minima and maxima (no samples)
-    uint32_t first_rank = UINT32_MAX, first_position = 0, rank_count = 0;  ///< first seen: rank, then its profile's position
+    OperatorProfile p;  ///< the first rank's identity and metadata; integer sums, minima, maxima (no samples)
+    uint32_t first_rank = UINT32_MAX, first_position = 0;  ///< first seen: rank, then its profile's position
+    uint32_t rank_count = 0;
     std::array<ExactSum, kDeepDiveMetricColumns.size()> metric_weighted, metric_weight;
     std::vector<ExactSum> pipeline_us;
     ExactSum avg_sum_us;  ///< the ranks' average durations, for the spread
@@ -147,8 +148,8 @@ struct DeepDiveRootMerge {
 
     template <class Ar>
     void serialize(Ar& ar, unsigned /*version*/) {
-      ar & p & first_rank & first_position & rank_count & metric_weighted & metric_weight & pipeline_us & avg_sum_us & slowest_avg_us &
-          slowest_rank & slowest_rank_id & evidence;
+      ar & p & first_rank & first_position & rank_count & metric_weighted & metric_weight & pipeline_us & avg_sum_us &
+          slowest_avg_us & slowest_rank & slowest_rank_id & evidence;
     }
   };
   std::vector<Operator> operators;                   ///< in any order (the rows are sorted, ties first seen)
@@ -170,14 +171,14 @@ struct DeepDiveRootMerge {
   }
 };
 
-/// Selects and classifies the hot operators of the root (from `root`, every ranks' profiles
+/// Selects and classifies the hot operators of the root (from `root`, every rank's profiles
 /// merged) and of every rank in `ranks` (a rank scope reads only the rank's first max_operators
 /// profiles, its API and op statistics). `chip_name` empty = the rules' default chip (reported as
 /// assumed).
 DeepDive build_deep_dive(DeepDiveRootMerge root, std::span<const RankProfilesRef> ranks, const knowledge::Knowledge& kb,
                          const std::string& chip_name = "");
 
-/// The same over ranks given whole: their profiles folded into the root merge in the span's order.
+/// The same over ranks given whole: their profiles folded into the root merge first.
 DeepDive build_deep_dive(std::span<const RankProfilesRef> ranks, const knowledge::Knowledge& kb,
                          const std::string& chip_name = "");
 

@@ -127,34 +127,36 @@ model::Counts sorted_counts(const std::vector<NamedSum>& named) {
   return c;
 }
 
-// A class's metadata: where it was first seen decides whose it is.
-template <class Merge, class Partial>
-Merge& class_entry(SeenUnion<Merge>& u, Partial& p, SeenAt at) {
+// A class's entry in the merge (created on first sight).
+template <class Merge>
+Merge& class_entry(SeenUnion<Merge>& u, const std::string& class_id, SeenAt at) {
   bool fresh = false;
-  Merge& m = u.at(p.class_id, at, &fresh);
-  if (fresh || at < m.common.first) {
-    m.common.first = at;
-    m.meta = p;  // the per-member and summed fields are cleared by the caller's strip
-  }
-  return m;
+  return u.at(class_id, at, &fresh);
 }
 
 void strip(BlockClassPartial& m) {
-  m.wall_ns = {};
   m.pipeline_us = {};
   m.bound_family_counts = {};
   m.op_type_counts = {};
   m.top_ops = {};
 }
 void strip(LayerClassPartial& m) {
-  m.wall_ns = {};
   m.block_kind_walls = {};
   m.top_ops = {};
 }
 void strip(StepClassPartial& m) {
-  m.wall_ns = {};
   m.layer_class_walls = {};
   m.top_ops = {};
+}
+
+// Where a class was first seen decides whose metadata it has: the partial, once folded (its walls
+// moved out), becomes the metadata without its per-member and summed lists.
+template <class Merge, class Partial>
+void take_meta(Merge& m, Partial& p, SeenAt at) {
+  if (!(at < m.common.first)) return;
+  m.common.first = at;
+  m.meta = std::move(p);
+  strip(m.meta);
 }
 
 // Take the metadata of `from` when it was seen first.
@@ -205,7 +207,7 @@ void ClassPartialsMerge::fold(uint32_t rank, ClassPartials partials, ClassWalls&
   for (size_t e = 0; e < partials.blocks.size(); ++e) {
     BlockClassPartial& p = partials.blocks[e];
     const SeenAt at{rank, static_cast<uint32_t>(e), 0};
-    BlockClassMerge& m = class_entry(blocks, p, at);
+    BlockClassMerge& m = class_entry(blocks, p.class_id, at);
     const uint32_t entry = static_cast<uint32_t>(e);
     fold_common(m.common, at, p.wall_ns, p.busy_sum_ns, p.bubble_sum_ns,
                 walls.by_kind[static_cast<size_t>(ClassKind::kBlock)][p.class_id]);
@@ -219,22 +221,22 @@ void ClassPartialsMerge::fold(uint32_t rank, ClassPartials partials, ClassWalls&
     fold_list(m.families, p.bound_family_counts, rank, entry, add_named);
     fold_list(m.op_types, p.op_type_counts, rank, entry, add_named);
     fold_list(m.ops, p.top_ops, rank, entry, add_op);
-    if (m.common.first == at) strip(m.meta);
+    take_meta(m, p, at);
   }
   for (size_t e = 0; e < partials.layers.size(); ++e) {
     LayerClassPartial& p = partials.layers[e];
     const SeenAt at{rank, static_cast<uint32_t>(e), 0};
-    LayerClassMerge& m = class_entry(layers, p, at);
+    LayerClassMerge& m = class_entry(layers, p.class_id, at);
     fold_common(m.common, at, p.wall_ns, p.busy_sum_ns, p.bubble_sum_ns,
                 walls.by_kind[static_cast<size_t>(ClassKind::kLayer)][p.class_id]);
     fold_list(m.kinds, p.block_kind_walls, rank, at.entry, add_named);
     fold_list(m.ops, p.top_ops, rank, at.entry, add_op);
-    if (m.common.first == at) strip(m.meta);
+    take_meta(m, p, at);
   }
   for (size_t e = 0; e < partials.steps.size(); ++e) {
     StepClassPartial& p = partials.steps[e];
     const SeenAt at{rank, static_cast<uint32_t>(e), 0};
-    StepClassMerge& m = class_entry(steps, p, at);
+    StepClassMerge& m = class_entry(steps, p.class_id, at);
     fold_common(m.common, at, p.wall_ns, p.busy_sum_ns, p.bubble_sum_ns,
                 walls.by_kind[static_cast<size_t>(ClassKind::kStep)][p.class_id]);
     m.common.reals.insert(m.common.reals.end(), {p.head_ratio_sum, p.main_ratio_sum, p.tail_ratio_sum, p.bubble_ratio_sum});
@@ -244,7 +246,7 @@ void ClassPartialsMerge::fold(uint32_t rank, ClassPartials partials, ClassWalls&
     m.tail_sum_ns += p.tail_sum_ns;
     fold_list(m.layer_classes, p.layer_class_walls, rank, at.entry, add_named);
     fold_list(m.ops, p.top_ops, rank, at.entry, add_op);
-    if (m.common.first == at) strip(m.meta);
+    take_meta(m, p, at);
   }
 }
 

@@ -22,7 +22,8 @@ const char* kUsage =
     "  mpirun -np N ascprof-mpi analyze ROOT [ROOT ...] -o OUT [options]\n"
     "  mpirun -np N ascprof-mpi sweep --search-root DIR [--search-root DIR ...] -o OUT [options]\n"
     "  ascprof-mpi synth --scenario NAME -o DIR [--ranks R] [--steps S] [--scale K] [--seed X] [--fault F] [--export text|db|both]\n"
-    "                    [--moe-trace skill|umdk|array] [--with-modules]\n";
+    "                    [--moe-trace skill|umdk|array] [--with-modules]\n"
+    "  ascprof-mpi table OUT/<root>/<table>.csv   (a root table to stdout, also one kept as <table>.csv.parts.json)\n";
 
 po::options_description make_options(CliOptions& o) {
   po::options_description d("options");
@@ -107,8 +108,10 @@ std::string check(const CliOptions& o) {
     if (o.ranks < 1 || o.ranks > 100000) return "--ranks must be between 1 and 100000";
     if (o.steps < 1 || o.steps > 1000000) return "--steps must be between 1 and 1000000";
     if (!(o.scale > 0) || o.scale > 1e6) return "--scale must be > 0";
+  } else if (o.command == "table") {
+    if (o.roots.size() != 1) return "table needs one table path, e.g. OUT/<root>/evidence_index.csv";
   } else {
-    return "unknown command '" + o.command + "' (expected analyze, sweep or synth)";
+    return "unknown command '" + o.command + "' (expected analyze, sweep, synth or table)";
   }
   return {};
 }

@@ -8,7 +8,7 @@
 namespace ascprof::app {
 
 struct CliOptions {
-  std::string command;                 // analyze | sweep | synth
+  std::string command;                 // analyze | sweep | synth | table
   std::vector<std::string> roots;      // analyze: capture roots
   std::vector<std::string> search_roots;  // sweep
   std::string out;

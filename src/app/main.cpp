@@ -16,10 +16,40 @@
 #include "ascprof/parallel/sweep_run.hpp"
 #include "ascprof/pipeline/stage.hpp"
 #include "ascprof/store/h5_handle.hpp"
+#include "ascprof/store/table_index.hpp"
 #include "ascprof/synth/synth.hpp"
+#include "ascprof/common/files.hpp"
 #include "cli.hpp"
 
 namespace {
+
+// `ascprof-mpi table PATH`: the root table PATH to stdout, byte for byte: the file, or the header
+// and the ranks' ranges its index lists when the root kept it as <table>.parts.json.
+int run_table(const std::string& table) {
+  namespace fs = std::filesystem;
+  auto put = [](std::string_view bytes) { return std::fwrite(bytes.data(), 1, bytes.size(), stdout) == bytes.size(); };
+  auto fail = [](const ascprof::Status& st) {
+    std::fprintf(stderr, "ascprof-mpi table: %s\n", st.to_string().c_str());
+    return 3;
+  };
+  std::error_code ec;
+  if (fs::exists(table, ec)) {
+    auto file = ascprof::MappedFile::open(table);
+    if (!file.ok()) return fail(file.status());
+    return put(file->data()) && std::fflush(stdout) == 0 ? 0 : fail(ascprof::Status(ascprof::ErrorCode::kIo, "stdout: write failed"));
+  }
+  auto index = ascprof::store::read_table_index(table);
+  if (!index.ok()) return fail(index.status());
+  bool ok = put(index->header);
+  std::string part;
+  for (const auto& p : index->parts) {
+    if (!ok) break;
+    const ascprof::Status st = ascprof::store::read_table_part(fs::path(table).parent_path(), p, part);
+    if (!st.ok()) return fail(st);
+    ok = put(part);
+  }
+  return ok && std::fflush(stdout) == 0 ? 0 : fail(ascprof::Status(ascprof::ErrorCode::kIo, "stdout: write failed"));
+}
 
 int run_synth(const ascprof::app::CliOptions& o) {
   ascprof::synth::SynthOptions so;
@@ -154,6 +184,7 @@ int main(int argc, char** argv) {
   }
   const auto& o = parsed.options;
   if (o.command == "synth") return first_process ? run_synth(o) : 0;
+  if (o.command == "table") return first_process ? run_table(o.roots.front()) : 0;
 
   // Started without a launcher, the process is a singleton MPI job of one: no daemon to spawn and no
   // network transport to open. Open MPI's defaults spend ~0.3 s of MPI_Init on both (UCX/OFI probing

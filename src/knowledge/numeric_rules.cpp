@@ -94,6 +94,7 @@ Status SummarizeRules::load(const RuleFile& file) {
       {"aicpu.partially_exposed_ratio", {&aicpu_partially_exposed_ratio, nullptr}},
       {"aicpu.masking_core_tokens", {nullptr, nullptr, nullptr, &aicpu_masking_core_tokens}},
       {"operators.sample_event_ids", {nullptr, &operator_sample_event_ids}},
+      {"root_tables.max_concatenated_mib", {nullptr, &root_table_max_mib}},
   });
 }
 

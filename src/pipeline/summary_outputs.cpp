@@ -19,6 +19,7 @@
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
 #include "ascprof/store/part_pack.hpp"
+#include "ascprof/store/table_index.hpp"
 #include "ascprof/pipeline/stage.hpp"
 #include "ascprof/layout/out_layout.hpp"
 #include "pipeline_columns.hpp"
@@ -758,15 +759,16 @@ Result<uint64_t> merge_keyed_lines(const std::vector<store::PartPackReader>& pac
   return n;
 }
 
-// bubble_windows.jsonl: the ranks' bubble records, largest first over the root.
-Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<store::PartPackReader>& packs) {
+// A file of a section's keyed lines merged over the ranks, largest first (bubble_windows.jsonl: the
+// ranks' bubble records; evidence_index.csv's bubble rows when the table is kept as an index).
+Result<uint64_t> merge_to_file(const fs::path& out, const std::vector<store::PartPackReader>& packs, const char* section) {
   std::error_code ec;
   fs::create_directories(out.parent_path(), ec);
   if (ec) return file_error(ErrorCode::kIo, out.parent_path().string(), "", "cannot create folder: " + ec.message());
   const fs::path tmp = temp_sibling(out);
   std::FILE* o = std::fopen(tmp.c_str(), "wb");
   if (o == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
-  auto n = merge_keyed_lines(packs, kBubbleWindowsPart, o, "", out);
+  auto n = merge_keyed_lines(packs, section, o, "", out);
   const int close_err = std::fclose(o) != 0 ? errno : 0;
   if (n.ok() && close_err != 0)
     n = file_error(ErrorCode::kIo, out.string(), "", std::string("write failed: ") + std::strerror(close_err));
@@ -777,6 +779,61 @@ Result<uint64_t> merge_bubbles(const fs::path& out, const std::vector<store::Par
     if (n.ok()) return file_error(ErrorCode::kIo, out.string(), "", why);
   }
   return n;
+}
+
+// The root file of evidence_index.csv's bubble rows when the table is kept as an index.
+fs::path bubble_rows_file(const fs::path& table) {
+  fs::path p = table;
+  p += ".bubbles";
+  return p;
+}
+
+// A table's index and side files from a previous run, removed once the table itself is written.
+void remove_table_index(const fs::path& table) {
+  std::error_code ec;
+  fs::remove(store::table_index_path(table), ec);
+  fs::remove(bubble_rows_file(table), ec);
+}
+
+// `table` kept as an index of the ranks' pack ranges (store/table_index.hpp): the same bytes the
+// copy would hold, in the same order; evidence_index.csv's bubble rows, merged over the ranks
+// largest first, go to a root file of their own that the index names last. Returns the data rows.
+Result<uint64_t> write_indexed_table(const fs::path& root_out, const std::string& table, const std::string& header,
+                                     const std::vector<const char*>& sections, const std::vector<SummaryPart>& ranks,
+                                     const std::vector<store::PartPackReader>& packs, bool evidence) {
+  const fs::path out = root_out / table;
+  store::TableIndex index;
+  index.table = table;
+  index.header = header;
+  // a pack inside the root's folder is named relative to it, so the folder can be moved whole
+  auto file_name = [&root_out](const fs::path& pack) {
+    const fs::path rel = pack.lexically_relative(root_out);
+    return !rel.empty() && *rel.begin() != ".." && pack.is_absolute() == root_out.is_absolute() ? rel.string()
+                                                                                               : fs::absolute(pack).string();
+  };
+  for (const char* section : sections)
+    for (size_t i = 0; i < packs.size(); ++i) {
+      if (!packs[i].has(section)) return packs[i].read(section).status();  // the missing-section error
+      for (const auto& seg : packs[i].section_segments(section)) {
+        index.parts.push_back({ranks[i].rank_id, file_name(packs[i].path()), seg.offset, seg.length, seg.rows});
+        index.rows += seg.rows;
+      }
+    }
+  if (evidence) {
+    const fs::path bubbles = bubble_rows_file(out);
+    auto merged = merge_to_file(bubbles, packs, kEvidenceBubbleRows);
+    if (!merged.ok()) return merged.status();
+    std::error_code ec;
+    const uint64_t length = fs::file_size(bubbles, ec);
+    if (ec) return file_error(ErrorCode::kIo, bubbles.string(), "", ec.message());
+    if (*merged > 0) index.parts.push_back({"", bubbles.filename().string(), 0, length, *merged});
+    index.rows += *merged;
+  }
+  ASCPROF_RETURN_IF_ERROR(store::write_table_index(out, index));
+  std::error_code ec;
+  fs::remove(out, ec);  // a previous run's copy of this table (it was smaller then)
+  if (ec) return file_error(ErrorCode::kIo, out.string(), "", "cannot remove the previous copy: " + ec.message());
+  return index.rows;
 }
 
 }  // namespace
@@ -796,6 +853,24 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
   }
   for (const auto& t : summary_tables()) {
     const fs::path out = root_out / t;
+    const bool evidence = t == layout::kEvidenceIndexCsv;
+    std::vector<const char*> sections = {t.c_str()};
+    if (evidence) sections.push_back(kEvidenceLayerRows);
+    // A table too large to copy stays in the ranks' packs, the root holding its index
+    // (knowledge/summarize.rules [root_tables]); the bubble rows' bytes, keys included, bound theirs.
+    // (A table without rows stays an empty file, as below.)
+    uint64_t row_bytes = 0;
+    for (const auto& pack : packs) {
+      for (const char* section : sections) row_bytes += pack.size(section);
+      if (evidence) row_bytes += pack.size(kEvidenceBubbleRows);
+    }
+    if (row_bytes > 0 && layouts.at(t).header().size() + row_bytes > uint64_t{kb.summarize.root_table_max_mib} << 20) {
+      auto rows = write_indexed_table(root_out, t, layouts.at(t).header(), sections, ranks, packs, evidence);
+      if (!rows.ok()) return rows.status();
+      written.push_back(store::table_index_path(out));
+      counts.emplace_back(t, *rows);
+      continue;
+    }
     const fs::path tmp = temp_sibling(out);
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
     if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
@@ -804,9 +879,6 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     int err = 0;  // the first failed write's errno
     // evidence_index.csv: its window sections copied section by section, each over the ranks in
     // order, then its bubble rows merged over the ranks, largest first
-    const bool evidence = t == layout::kEvidenceIndexCsv;
-    std::vector<const char*> sections = {t.c_str()};
-    if (evidence) sections.push_back(kEvidenceLayerRows);
     // Each rank's section is copied inside the kernel (copy_file_range) and its rows come from the
     // pack's index: the root neither reads nor scans the ~0.5 GB of rows of a 1,024-rank root.
     for (const char* section : sections)
@@ -857,9 +929,10 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     }
     written.push_back(out);
     counts.emplace_back(t, rows);
+    remove_table_index(out);  // a previous run's index of this table (it was larger then)
   }
   {
-    auto merged = merge_bubbles(root_out / layout::kBubbleWindowsJsonl, packs);
+    auto merged = merge_to_file(root_out / layout::kBubbleWindowsJsonl, packs, kBubbleWindowsPart);
     if (!merged.ok()) return merged.status();
     written.push_back(root_out / layout::kBubbleWindowsJsonl);
     counts.emplace_back(layout::kBubbleWindowsJsonl, *merged);

@@ -6,6 +6,7 @@
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/stats.hpp"
 #include "ascprof/importers/csv_reader.hpp"
+#include "ascprof/store/table_index.hpp"
 
 namespace ascprof::report {
 
@@ -33,11 +34,65 @@ double TextTable::number(size_t row, std::string_view name) const {
   return end != text.c_str() && *end == '\0' ? v : std::nan("");
 }
 
+namespace {
+
+// A table kept as an index of the ranks' part-pack ranges (store/table_index.hpp): the header, then
+// each range in order, one range in memory at a time (a rank's rows, a few MB). Each range is parsed
+// after a copy of the header so a damaged row is named by its file and range and the width is the
+// header's, as in the copied table.
+Status for_each_indexed_row(const fs::path& path,
+                            const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row,
+                            Stats& stats) {
+  ASCPROF_ASSIGN_OR_RETURN(store::TableIndex index, store::read_table_index(path));
+  importers::CsvOptions options;
+  options.fix_width = true;
+  std::vector<std::string_view> fields;
+  std::string text;
+  bool header = true;
+  {
+    importers::CsvCursor cursor(index.header, store::table_index_path(path).string(), stats, options);
+    if (cursor.next_row(fields) && !on_row(fields, true)) return {};
+    ASCPROF_RETURN_IF_ERROR(cursor.status());
+    header = false;
+  }
+  std::string part;
+  for (const auto& p : index.parts) {
+    ASCPROF_RETURN_IF_ERROR(store::read_table_part(path.parent_path(), p, part));
+    text.assign(index.header);
+    text += part;
+    const std::string name = p.file + " bytes " + std::to_string(p.offset) + "+" + std::to_string(p.length) + " (" +
+                             index.table + (p.rank_id.empty() ? "" : ", rank " + p.rank_id) + ")";
+    importers::CsvCursor cursor(text, name, stats, options);
+    bool first = true;
+    while (cursor.next_row(fields)) {
+      if (first) {  // the header copy
+        first = false;
+        continue;
+      }
+      if (!on_row(fields, header)) return {};
+    }
+    ASCPROF_RETURN_IF_ERROR(cursor.status());
+  }
+  return {};
+}
+
+}  // namespace
+
+bool table_present(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) || fs::exists(store::table_index_path(path), ec);
+}
+
 Status for_each_row(const fs::path& path,
                     const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row,
                     Stats* stats_out) {
   std::error_code ec;
-  if (!fs::exists(path, ec) || fs::file_size(path, ec) == 0) return {};
+  if (!fs::exists(path, ec)) {
+    if (!fs::exists(store::table_index_path(path), ec)) return {};
+    Stats local;
+    return for_each_indexed_row(path, on_row, stats_out != nullptr ? *stats_out : local);
+  }
+  if (fs::file_size(path, ec) == 0) return {};
   auto file = MappedFile::open(path);
   if (!file.ok()) return file.status();
   Stats local;

@@ -510,8 +510,7 @@ Result<std::vector<bool>> rows_to_keep(SheetWriter& w, const fs::path& path, std
 }
 
 Status write_csv_sheet(SheetWriter& w, const fs::path& path, XlsxSheet& out, std::string_view rank_by = {}) {
-  std::error_code ec;
-  const bool absent = !fs::exists(path, ec);
+  const bool absent = !table_present(path);
   std::vector<bool> keep;
   if (!rank_by.empty() && !absent) {
     std::string column;

@@ -177,6 +177,9 @@ struct SummarizeRules {
   /// AICPU kernels (§2.5.7). Upper-cased on load; each is letters, digits and '_'; at least one.
   std::vector<std::string> aicpu_masking_core_tokens;
   size_t operator_sample_event_ids = 16;
+  /// [root_tables] max_concatenated_mib: a root table of the ranks' rows larger than this is kept as
+  /// an index of the ranks' part-pack ranges (store/table_index.hpp) instead of a copy.
+  size_t root_table_max_mib = 1024;
   /// Every key must be present (the file is the one source of truth; no silent defaults).
   Status load(const RuleFile& file);
 };

@@ -45,8 +45,13 @@ struct TextTable {
 /// errors name the file and line.
 Result<TextTable> read_table(const std::filesystem::path& path, uint64_t max_rows = UINT64_MAX);
 
+/// Whether the table `path` is in the root: as the file or as its index of the ranks' rows
+/// (store/table_index.hpp).
+bool table_present(const std::filesystem::path& path);
+
 /// Streams `path`: `on_row(fields, is_header)` for the header and then each row, until it returns
-/// false. The views are valid during the call only. Damaged records (an unterminated quote, a row
+/// false. A table kept as an index (store/table_index.hpp) is read through it, the same rows in the
+/// same order. The views are valid during the call only. Damaged records (an unterminated quote, a row
 /// of the wrong width) are counted with samples in `stats` when given.
 Status for_each_row(const std::filesystem::path& path,
                     const std::function<bool(const std::vector<std::string_view>& fields, bool is_header)>& on_row,

@@ -73,6 +73,10 @@ class PartPackWriter {
 
 class PartPackReader {
  public:
+  /// A run of a section's bytes in the file.
+  struct Segment {
+    uint64_t offset = 0, length = 0, rows = 0;
+  };
   /// Opens `path` and reads its index. kIo if it cannot be read, kParse (naming the file and what
   /// is wrong) if it is not a complete pack.
   static Result<PartPackReader> open(const std::filesystem::path& path);
@@ -87,6 +91,12 @@ class PartPackReader {
     std::vector<std::string> out;
     for (const auto& [name, segs] : sections_) out.push_back(name);
     return out;
+  }
+  /// Where `section`'s bytes are in the file, in order (empty when absent or empty): a root table
+  /// kept as an index points at them (table_index.hpp).
+  std::vector<Segment> section_segments(std::string_view section) const {
+    const auto* s = segments(section);
+    return s == nullptr ? std::vector<Segment>{} : *s;
   }
   /// Bytes of `section` (0 when absent).
   uint64_t size(std::string_view section) const;
@@ -118,9 +128,6 @@ class PartPackReader {
 
  private:
   friend class PartLineCursor;
-  struct Segment {
-    uint64_t offset = 0, length = 0, rows = 0;
-  };
   using Segments = std::vector<Segment>;
   PartPackReader() = default;
   /// Up to `n` bytes of `section` from its byte `pos` on into `out` (fewer at its end).

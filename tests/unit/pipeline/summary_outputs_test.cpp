@@ -8,10 +8,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "ascprof/analysis/normalize.hpp"
 #include "ascprof/common/files.hpp"
+#include "ascprof/store/table_index.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::pipeline {
@@ -197,6 +199,81 @@ TEST(SummaryOutputs, RanksConcatenateUnderOneHeaderInRankOrder) {
   EXPECT_NE(manifest->find("\"operator_summary_rows\":2"), std::string::npos) << *manifest;
   for (const auto& e : fs::directory_iterator(dir.path()))
     EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
+// Two ranks' packs as the rank jobs leave them (summary parts and an empty raw kernel index).
+std::vector<SummaryPart> two_rank_packs(const fs::path& dir) {
+  ascprof::testing::PartPacks packs;
+  Rank a = make_rank("0", "aclnnFusedInferAttentionScore");
+  Rank b = make_rank("1", "opB");
+  EXPECT_TRUE(write_rank_summary_parts(packs.at(dir / "ranks/0.parts"), 0, "0", a.s, a.c, a.sum, kb()).ok());
+  EXPECT_TRUE(write_rank_summary_parts(packs.at(dir / "ranks/1.parts"), 1, "1", b.s, b.c, b.sum, kb()).ok());
+  const StringPool pool;
+  const model::KernelTable k;
+  const analysis::NormalizedKernels norm;
+  for (const char* id : {"0", "1"})
+    EXPECT_TRUE(write_raw_kernel_index_part(packs.at(dir / "ranks" / (std::string(id) + ".parts")),
+                                            static_cast<uint32_t>(id[0] - '0'), id, "kernel_details_csv", "k.csv",
+                                            "profile_test", k, norm, pool, kb())
+                    .ok());
+  EXPECT_TRUE(packs.commit().ok());
+  return {{dir / "ranks/0.parts", "0"}, {dir / "ranks/1.parts", "1"}};
+}
+
+// A root table over knowledge's [root_tables] budget is kept as an index of the ranks' pack ranges:
+// the header and the listed ranges are byte for byte the table the copy holds (evidence_index.csv's
+// merged bubble rows included), the manifest is the same, a table without rows stays an empty file,
+// and a later run under the budget puts the copy back and removes the index.
+TEST(SummaryOutputs, TableOverTheBudgetIsAnIndexOfTheSameBytes) {
+  ascprof::testing::ScratchDir dir("summary-indexed");
+  const auto parts = two_rank_packs(dir.path());
+  ASSERT_TRUE(write_root_summary_outputs(dir.path(), parts, kb()).ok());
+  std::map<std::string, std::string> copied;
+  for (const auto& t : summary_tables()) {
+    auto text = read_file(dir / t);
+    ASSERT_TRUE(text.ok()) << t;
+    copied[t] = *text;
+    EXPECT_FALSE(fs::exists(store::table_index_path(dir / t))) << t;
+  }
+  const auto manifest = read_file(dir / "summary_manifest.json");
+  ASSERT_TRUE(manifest.ok());
+
+  knowledge::Knowledge small = kb();
+  small.summarize.root_table_max_mib = 0;  // every table with rows is over the budget
+  auto files = write_root_summary_outputs(dir.path(), parts, small);
+  ASSERT_TRUE(files.ok()) << files.status().to_string();
+  size_t indexed = 0;
+  for (const auto& t : summary_tables()) {
+    if (copied[t].empty()) {  // no rows on any rank: the reference's empty file, no index
+      EXPECT_EQ(fs::file_size(dir / t), 0u) << t;
+      EXPECT_FALSE(fs::exists(store::table_index_path(dir / t))) << t;
+      continue;
+    }
+    ++indexed;
+    EXPECT_FALSE(fs::exists(dir / t)) << t << ": the copy of the earlier run is removed";
+    EXPECT_NE(std::find(files->begin(), files->end(), store::table_index_path(dir / t)), files->end()) << t;
+    auto index = store::read_table_index(dir / t);
+    ASSERT_TRUE(index.ok()) << index.status().to_string();
+    std::string bytes = index->header;
+    for (const auto& p : index->parts) {
+      EXPECT_FALSE(fs::path(p.file).is_absolute()) << p.file;  // the root folder moves whole
+      std::string part;
+      ASSERT_TRUE(store::read_table_part(dir.path(), p, part).ok());
+      bytes += part;
+    }
+    EXPECT_EQ(bytes, copied[t]) << t;
+    EXPECT_EQ(index->rows, static_cast<uint64_t>(std::count(copied[t].begin(), copied[t].end(), '\n')) - 1) << t;
+  }
+  EXPECT_GE(indexed, 5u);
+  EXPECT_TRUE(fs::exists(dir / "evidence_index.csv.bubbles"));  // the merged bubble rows the index names
+  EXPECT_EQ(*read_file(dir / "summary_manifest.json"), *manifest);
+
+  ASSERT_TRUE(write_root_summary_outputs(dir.path(), parts, kb()).ok());  // under the budget again
+  for (const auto& t : summary_tables()) {
+    EXPECT_EQ(*read_file(dir / t), copied[t]) << t;
+    EXPECT_FALSE(fs::exists(store::table_index_path(dir / t))) << t;
+  }
+  EXPECT_FALSE(fs::exists(dir / "evidence_index.csv.bubbles"));
 }
 
 // A table larger than one write chunk (a big rank's block table is over 100 MB) is streamed to its

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ascprof/report/tables.hpp"
+#include "ascprof/store/table_index.hpp"
 #include "support/test_support.hpp"
 
 namespace ascprof::report {
@@ -47,6 +48,49 @@ TEST(ReportTables, EmptyAndAbsentFilesAreEmptyTables) {
     EXPECT_TRUE(t->header.empty());
     EXPECT_TRUE(t->empty());
   }
+}
+
+// A table the root kept as an index of the ranks' ranges (store/table_index.hpp) reads as the same
+// rows in the same order as its copy, quoted cells spanning nothing across ranges; a range that no
+// longer lies inside its file is an error naming that file, not rows that silently stop.
+TEST(ReportTables, AnIndexedTableReadsAsItsCopy) {
+  ascprof::testing::ScratchDir dir("report-tables-indexed");
+  const std::string header = "rank_id,name,v\n";
+  const std::string r0 = "0,\"a,b\",1\n0,c,2\n", r1 = "1,\"d\"\"e\",3\n";
+  // the ranks' rows inside larger files, at offsets, as in part packs
+  ascprof::testing::write_text(dir.path() / "ranks/0.parts", "xxxx" + r0 + "yy");
+  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z" + r1);
+  ascprof::testing::write_text(dir.path() / "copy.csv", header + r0 + r1);
+  store::TableIndex idx;
+  idx.table = "t.csv";
+  idx.header = header;
+  idx.rows = 3;
+  idx.parts = {{"0", "ranks/0.parts", 4, r0.size(), 2}, {"1", "ranks/1.parts", 1, r1.size(), 1}};
+  ASSERT_TRUE(store::write_table_index(dir.path() / "t.csv", idx).ok());
+  EXPECT_TRUE(table_present(dir.path() / "t.csv"));
+  EXPECT_FALSE(table_present(dir.path() / "other.csv"));
+  auto rows = [](const std::filesystem::path& p) {
+    std::vector<std::vector<std::string>> out;
+    const Status st = for_each_row(p, [&](const std::vector<std::string_view>& f, bool is_header) {
+      out.emplace_back(f.begin(), f.end());
+      out.back().push_back(is_header ? "H" : "R");
+      return true;
+    });
+    EXPECT_TRUE(st.ok()) << st.to_string();
+    return out;
+  };
+  const auto copy = rows(dir.path() / "copy.csv");
+  ASSERT_EQ(copy.size(), 4u);
+  EXPECT_EQ(rows(dir.path() / "t.csv"), copy);
+  auto t = read_table(dir.path() / "t.csv");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->cell(0, "name"), "a,b");
+  EXPECT_EQ(t->cell(2, "name"), "d\"e");
+
+  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z");  // rewritten since the index
+  const Status st = for_each_row(dir.path() / "t.csv", [](const std::vector<std::string_view>&, bool) { return true; });
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ranks/1.parts"), std::string::npos) << st.to_string();
 }
 
 }  // namespace

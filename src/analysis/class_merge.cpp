@@ -72,13 +72,13 @@ void merge_union(SeenUnion<T>& into, SeenUnion<T>& from, Add add) {
 
 // The common part of a rank's class entry; `wall_ns` moves into `walls`.
 void fold_common(ClassMergeCommon& c, SeenAt at, std::vector<int64_t>& wall_ns, int64_t busy, int64_t bubble,
-                 std::vector<int64_t>& walls) {
+                 WallSet& walls) {
   c.holders.push_back(at);
   c.members += wall_ns.size();
   for (const int64_t ns : wall_ns) c.wall_sum_ns += ns;
   c.busy_sum_ns += busy;
   c.bubble_sum_ns += bubble;
-  walls.insert(walls.end(), wall_ns.begin(), wall_ns.end());
+  walls.add(wall_ns);
   wall_ns = {};
 }
 
@@ -196,7 +196,7 @@ T& SeenUnion<T>::at(const std::string& key, SeenAt seen, bool* fresh) {
   return item.value;
 }
 
-std::vector<int64_t>* ClassWalls::find(ClassKind kind, const std::string& class_id) {
+WallSet* ClassWalls::find(ClassKind kind, const std::string& class_id) {
   auto& m = by_kind[static_cast<size_t>(kind)];
   const auto it = m.find(class_id);
   return it == m.end() ? nullptr : &it->second;
@@ -429,6 +429,17 @@ ClassSummaries ClassPartialsMerge::finish(const knowledge::Knowledge& kb) {
 
 std::vector<int64_t> select_order_statistics(std::span<const std::span<const int64_t>> sets,
                                              std::span<const OrderRequest> wanted, const SumOverProcesses& sum) {
+  return select_order_statistics(
+      sets.size(),
+      [&sets](uint32_t set, int64_t x) {
+        const auto& s = sets[set];
+        return static_cast<uint64_t>(std::upper_bound(s.begin(), s.end(), x) - s.begin());
+      },
+      wanted, sum);
+}
+
+std::vector<int64_t> select_order_statistics(size_t set_count, const std::function<uint64_t(uint32_t set, int64_t x)>& count_le,
+                                             std::span<const OrderRequest> wanted, const SumOverProcesses& sum) {
   // bisection on the values mapped to unsigned order (sign bit flipped): the smallest u with
   // count(values <= u) > k is the k-th smallest
   auto to_v = [](uint64_t u) { return static_cast<int64_t>(u ^ (uint64_t{1} << 63)); };
@@ -440,10 +451,9 @@ std::vector<int64_t> select_order_statistics(std::span<const std::span<const int
     if (!open) break;  // the same on every process: lo and hi follow the summed counts only
     for (size_t i = 0; i < n; ++i) {
       counts[i] = 0;
-      if (lo[i] == hi[i] || wanted[i].set >= sets.size()) continue;
+      if (lo[i] == hi[i] || wanted[i].set >= set_count) continue;
       const uint64_t mid = lo[i] + (hi[i] - lo[i]) / 2;
-      const auto& s = sets[wanted[i].set];
-      counts[i] = static_cast<uint64_t>(std::upper_bound(s.begin(), s.end(), to_v(mid)) - s.begin());
+      counts[i] = count_le(wanted[i].set, to_v(mid));
     }
     sum(counts);
     for (size_t i = 0; i < n; ++i) {
@@ -461,14 +471,14 @@ std::vector<int64_t> select_order_statistics(std::span<const std::span<const int
 std::vector<double> class_wall_quantiles(std::span<const WallRequest> requests,
                                          const std::function<ClassWalls*(int32_t root)>& walls_of,
                                          const SumOverProcesses& sum) {
-  // this process's walls of every request, sorted in place (no copy: they are the biggest thing here)
-  std::vector<std::span<const int64_t>> sets(requests.size());
+  // this process's walls of every request, their tails sealed into runs
+  std::vector<const WallSet*> sets(requests.size(), nullptr);
   for (size_t i = 0; i < requests.size(); ++i) {
     ClassWalls* w = walls_of(requests[i].root);
-    std::vector<int64_t>* v = w == nullptr ? nullptr : w->find(requests[i].kind, requests[i].class_id);
+    WallSet* v = w == nullptr ? nullptr : w->find(requests[i].kind, requests[i].class_id);
     if (v == nullptr) continue;
-    std::sort(v->begin(), v->end());
-    sets[i] = *v;
+    v->seal();
+    sets[i] = v;
   }
   std::vector<OrderRequest> wanted;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -479,7 +489,9 @@ std::vector<double> class_wall_quantiles(std::span<const WallRequest> requests,
       wanted.push_back({static_cast<uint32_t>(i), p.right});
     }
   }
-  const std::vector<int64_t> values = select_order_statistics(sets, wanted, sum);
+  const std::vector<int64_t> values = select_order_statistics(
+      sets.size(), [&sets](uint32_t set, int64_t x) { return sets[set] == nullptr ? uint64_t{0} : sets[set]->count_le(x); },
+      wanted, sum);
   // sorted_quantile on the ms values: ms() keeps the order, so its k-th value is ms(k-th ns)
   std::vector<double> out(requests.size() * kWallQuantiles.size(), 0.0);
   size_t v = 0;

@@ -278,6 +278,10 @@ PlanPhase plan_roots(const AnalyzeRequest& req, const knowledge::Knowledge& kb) 
 // rank finished by an earlier run (same inputs, rules and tool) is taken from its checkpoint.
 struct RankPhase {
   std::vector<pipeline::RankOutcome> mine;
+  // the mergeable parts of `mine` (classes, operator classes, deep dive), folded as each rank job
+  // ends so a process never holds its ranks' raw partials together; the walls stay here
+  std::map<int32_t, pipeline::RootMerge> merged;
+  std::map<int32_t, analysis::ClassWalls> walls;
   double work_seconds = 0;  // the phase on this process
   double busy_seconds = 0;  // inside rank jobs (the rest of the phase is waiting for work)
   const char* scheduling = "";
@@ -332,6 +336,7 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
     }
     o.process = me;
     progress_line(req, me, o, task.root, r.mine.size() + 1, tasks.size(), task.input_bytes);
+    pipeline::fold_rank_summaries(o, r.merged[o.root_index], r.walls[o.root_index], kb);
     r.mine.push_back(std::move(o));
     r.busy_seconds += seconds_since(t_task);
   }, req.progress == ProgressMode::kBar && me == 0 ? std::function<void(uint64_t, uint64_t)>(bar) : nullptr);
@@ -339,9 +344,9 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
   return r;
 }
 
-// Phase 4: each process folds its ranks' class partials, operator and HCCL rows and operator
-// profiles into one merge per root (the class walls stay here), then the outcomes (compact) go to
-// process 0, by root; then the second round: process 0 estimates every root's clock offsets from
+// Phase 4: each process has folded its ranks' class partials, operator and HCCL rows and operator
+// profiles into one merge per root as their jobs ended (the class walls stay here); the outcomes
+// (compact) go to process 0, by root; then the second round: process 0 estimates every root's clock offsets from
 // the gathered collective marks, each process folds the operator candidates of its own ranks into
 // bucket partials on the corrected clock and those into its merge, the merges go up a binomial
 // tree of processes (the candidates and the walls never leave the process; process 0 receives one
@@ -355,8 +360,8 @@ struct Gathered {
 Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowledge::Knowledge& kb, AnalyzeFigures& f) {
   const int me = world.rank();
   Gathered g;
-  std::map<int32_t, analysis::ClassWalls> walls;  // this process's ranks' class walls, by root
-  for (auto& o : ranks.mine) pipeline::fold_rank_summaries(o, g.merged[o.root_index], walls[o.root_index], kb);
+  g.merged = std::move(ranks.merged);
+  std::map<int32_t, analysis::ClassWalls> walls = std::move(ranks.walls);  // this process's ranks' class walls, by root
   uint64_t my_payload = packed_size(world, ranks.mine);
   uint64_t my_deep_dive_payload = 0;  // the operator profiles' share, reported on its own
   for (const auto& o : ranks.mine) my_deep_dive_payload += packed_size(world, o.deep_dive);

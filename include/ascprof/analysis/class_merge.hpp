@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ascprof/analysis/class_summary.hpp"
+#include "ascprof/analysis/wall_set.hpp"
 
 namespace ascprof::analysis {
 
@@ -120,8 +121,8 @@ struct StepClassMerge {
 
 /// The members' walls of a root's classes on this process, by kind and class id (never sent).
 struct ClassWalls {
-  std::array<std::unordered_map<std::string, std::vector<int64_t>>, 3> by_kind;
-  std::vector<int64_t>* find(ClassKind kind, const std::string& class_id);
+  std::array<std::unordered_map<std::string, WallSet>, 3> by_kind;  ///< compact: ~2 bytes a wall (wall_set.hpp)
+  WallSet* find(ClassKind kind, const std::string& class_id);
 };
 
 /// One class whose wall quantiles are wanted: the same list, in the same order, on every process.
@@ -176,10 +177,13 @@ struct OrderRequest {
 /// values. A request with k past its set's total count gets INT64_MAX.
 std::vector<int64_t> select_order_statistics(std::span<const std::span<const int64_t>> sets,
                                              std::span<const OrderRequest> wanted, const SumOverProcesses& sum);
+/// The same over sets this process counts itself: `count_le(set, x)` = its values of `set` that are <= x.
+std::vector<int64_t> select_order_statistics(size_t set_count, const std::function<uint64_t(uint32_t set, int64_t x)>& count_le,
+                                             std::span<const OrderRequest> wanted, const SumOverProcesses& sum);
 
 /// The p50 and p90 (ms, sorted_quantile's interpolation) of every request's walls over all
 /// processes: two values per request. `walls_of(root)` gives this process's walls of a root (null:
-/// none here); they are sorted in place. Collective when `sum` is: every process passes the same
+/// none here); their tails are sealed into runs. Collective when `sum` is: every process passes the same
 /// requests.
 std::vector<double> class_wall_quantiles(std::span<const WallRequest> requests,
                                          const std::function<ClassWalls*(int32_t root)>& walls_of,

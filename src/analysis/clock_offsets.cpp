@@ -34,6 +34,14 @@ int64_t median(std::vector<int64_t> v) {
 
 std::vector<ClockOffset> estimate_clock_offsets(const std::vector<std::string>& rank_ids,
                                                 const std::vector<std::vector<CollectiveMark>>& marks) {
+  std::vector<const std::vector<CollectiveMark>*> refs;
+  refs.reserve(marks.size());
+  for (const auto& m : marks) refs.push_back(&m);
+  return estimate_clock_offsets(rank_ids, refs);
+}
+
+std::vector<ClockOffset> estimate_clock_offsets(const std::vector<std::string>& rank_ids,
+                                                const std::vector<const std::vector<CollectiveMark>*>& marks) {
   const size_t n = rank_ids.size();
   std::vector<ClockOffset> out(n);
   for (size_t r = 0; r < n; ++r) out[r].rank_id = rank_ids[r];
@@ -41,7 +49,7 @@ std::vector<ClockOffset> estimate_clock_offsets(const std::vector<std::string>& 
   // members of each collective: (group, seq) -> [(rank, end)]
   std::map<std::pair<std::string, uint32_t>, std::vector<std::pair<size_t, int64_t>>> members;
   for (size_t r = 0; r < n && r < marks.size(); ++r)
-    for (const auto& m : marks[r]) members[{m.group, m.seq}].emplace_back(r, m.end_ns);
+    for (const auto& m : *marks[r]) members[{m.group, m.seq}].emplace_back(r, m.end_ns);
   // end-time differences per ordered rank pair (b - a, a < b), against each collective's first member
   std::map<std::pair<size_t, size_t>, std::vector<int64_t>> diffs;
   for (const auto& [key, list] : members) {

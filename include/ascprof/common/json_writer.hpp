@@ -44,7 +44,14 @@ class JsonWriter {
   }
 
   const std::string& str() const { return out_; }
-  std::string take() { return std::move(out_); }
+  /// Bytes of text not yet taken.
+  size_t size() const { return out_.size(); }
+  /// The text so far; the writer goes on after it (a long document can be written out in pieces).
+  std::string take() {
+    std::string text = std::move(out_);
+    out_.clear();
+    return text;
+  }
 
  private:
   void before_value();

@@ -274,7 +274,7 @@ std::vector<model::Finding> diagnose_ep_imbalance(const std::vector<std::string>
   f.summary = rank_ids[hot] + fmt(" spends %.3f ms in expert compute, %.2fx the mean of %.0f ranks (hot experts)",
                                             ms(expert_ns[hot]), ratio, static_cast<double>(n));
   f.evidence_ids = {stable_id("evd", {rank_ids[hot], "rank_window"})};
-  f.limitations.push_back("expert compute = operators with category moe.expert_matmul or moe.dispatch_expert_compute");
+  f.limitations.push_back("expert compute = operators with category " + join(kb.diagnostics.ep_expert_categories, " or "));
   JsonWriter w;
   w.begin_object();
   w.kv("expert_ms_max", ms(expert_ns[hot]));

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "ascprof/analysis/diagnose.hpp"
+#include "ascprof/common/join.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/model/finding.hpp"
@@ -27,6 +28,38 @@ struct Hit {
   double ratio;
 };
 
+using HitGroups = std::map<std::tuple<uint32_t, uint32_t, bool>, std::vector<Hit>>;  // (role, rank, late)
+
+// The ranks of one role and pattern that are the last together: those with at least
+// co_suspect_min_ratio x the top rank's skewed alignments, when they are at most max_co_suspects
+// (more is no group: lateness spread over many ranks). In rank order; `hits` is their sum.
+struct CoSuspects {
+  std::vector<uint32_t> ranks;
+  uint64_t hits = 0;
+};
+
+std::map<std::pair<uint32_t, bool>, CoSuspects> find_co_suspects(const HitGroups& groups,
+                                                                 const knowledge::DiagnosticsRules& d) {
+  std::map<std::pair<uint32_t, bool>, std::vector<std::pair<uint64_t, uint32_t>>> by_pattern;  // -> (hits, rank)
+  for (const auto& [gk, hits] : groups)
+    by_pattern[{std::get<0>(gk), std::get<2>(gk)}].emplace_back(hits.size(), std::get<1>(gk));
+  std::map<std::pair<uint32_t, bool>, CoSuspects> out;
+  for (auto& [pattern, ranks] : by_pattern) {
+    uint64_t top = 0;
+    for (const auto& [h, r] : ranks) top = std::max(top, h);
+    CoSuspects co;
+    for (const auto& [h, r] : ranks)
+      if (static_cast<double>(h) >= d.align_co_suspect_min_ratio * static_cast<double>(top)) {
+        co.ranks.push_back(r);
+        co.hits += h;
+      }
+    if (co.ranks.size() > d.align_max_co_suspects) continue;
+    std::sort(co.ranks.begin(), co.ranks.end());
+    out.emplace(pattern, std::move(co));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string operator_alignment_id(const OperatorAlignments& al, const OperatorAlignment& a,
@@ -44,15 +77,17 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
   const auto& d = kb.diagnostics;
   const auto& rules = kb.operator_alignment;
   // (role, suspected rank position, late arrival?) -> hits; alignments per role for the share
-  std::map<std::tuple<uint32_t, uint32_t, bool>, std::vector<Hit>> groups;
+  HitGroups groups;
   // (role, rank) -> alignments it is in: per role, +1 at each member run's start and -1 past its end
   // (the members are runs of positions, so this costs the runs, not alignments x ranks)
   std::vector<std::vector<int64_t>> member_runs(rules.roles.size());
+  std::vector<uint64_t> role_alignments(rules.roles.size(), 0);
   for (size_t i = 0; i < al.alignments.size(); ++i) {
     const auto& a = al.alignments[i];
     const auto& key = al.keys[a.key];
     if (key.role >= rules.roles.size() || rules.roles[key.role].finding.empty()) continue;
     const auto& role = rules.roles[key.role];
+    ++role_alignments[key.role];
     auto& runs = member_runs[key.role];
     for (uint32_t r = 0; r < a.range_count; ++r) {
       const RankRange& range = al.ranges[a.first_range + r];
@@ -78,18 +113,33 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     const auto& counts = member_runs[role];
     return rank < counts.size() ? static_cast<uint64_t>(counts[rank]) : 0;
   };
+  // Mean members per alignment of each role: a rank is the last by chance in one over it.
+  std::vector<double> mean_members(rules.roles.size(), 1.0);
+  for (size_t r = 0; r < rules.roles.size(); ++r) {
+    uint64_t memberships = 0;
+    for (const int64_t c : member_runs[r]) memberships += static_cast<uint64_t>(std::max<int64_t>(0, c));
+    if (role_alignments[r] > 0) mean_members[r] = static_cast<double>(memberships) / static_cast<double>(role_alignments[r]);
+  }
+  const auto co_suspects = find_co_suspects(groups, d);
   std::vector<model::Finding> out;
   for (auto& [gk, hits] : groups) {
     const auto& [role_index, suspect, late] = gk;
     const auto& role = rules.roles[role_index];
     // Beyond the reference (which reports every skewed alignment, jitter included): a rank is named
     // only when it stands out in a real share of the role's alignments it takes part in, with real
-    // time at stake.
+    // time at stake, alone or as one of a few ranks late together (co-suspects, diagnostics.rules).
     double group_excess_ns = 0;
     for (const auto& h : hits) group_excess_ns += h.excess_ns;
-    const double share = static_cast<double>(hits.size()) /
-                         static_cast<double>(std::max<uint64_t>(1, member_of(role_index, suspect)));
-    if (share < d.align_finding_min_share || group_excess_ns / 1e6 < d.align_finding_min_excess_ms) continue;
+    const double member_alignments = static_cast<double>(std::max<uint64_t>(1, member_of(role_index, suspect)));
+    const double share = static_cast<double>(hits.size()) / member_alignments;
+    const CoSuspects* co = nullptr;
+    if (auto it = co_suspects.find({role_index, late}); it != co_suspects.end() && it->second.ranks.size() > 1 &&
+                                                         std::count(it->second.ranks.begin(), it->second.ranks.end(), suspect) &&
+                                                         static_cast<double>(it->second.hits) / member_alignments >= d.align_finding_min_share &&
+                                                         share * mean_members[role_index] >= d.align_co_suspect_over_chance)
+      co = &it->second;
+    if ((share < d.align_finding_min_share && co == nullptr) || group_excess_ns / 1e6 < d.align_finding_min_excess_ms)
+      continue;
     std::stable_sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.excess_ns > y.excess_ns; });
     double excess = 0, worst_ratio = 0;
     std::vector<RankRange> runs;  // the member runs of every hit, then their union
@@ -171,6 +221,14 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
                               ") compares when members started and ended on clock-corrected times");
     f.limitations.push_back("alignment: time_bucket_v1 on clock-corrected starts (" + fmt("%.0f", rules.bucket_us) +
                             " us buckets)");
+    if (co != nullptr) {
+      std::vector<std::string> together;
+      for (const uint32_t r : co->ranks) together.push_back(rank_ids[r]);
+      f.limitations.push_back("one of " + std::to_string(co->ranks.size()) + " ranks last together (" +
+                              join(together, ',') + fmt("): they are the last in %.0f %% of the alignments ",
+                                                        100.0 * static_cast<double>(co->hits) / member_alignments) +
+                              who + " takes part in, " + who + fmt(" alone in %.0f %%", 100.0 * share));
+    }
     JsonWriter w;
     w.begin_object();
     w.kv("role", role.name);

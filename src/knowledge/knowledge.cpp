@@ -35,7 +35,7 @@ Result<Knowledge> Knowledge::load(const fs::path& dir) {
   ASCPROF_ASSIGN_OR_RETURN(RuleFile summarize, load("summarize.rules"));
   ASCPROF_RETURN_IF_ERROR(k.summarize.load(summarize));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile diagnostics, load("diagnostics.rules"));
-  ASCPROF_RETURN_IF_ERROR(k.diagnostics.load(diagnostics));
+  ASCPROF_RETURN_IF_ERROR(k.diagnostics.load(diagnostics, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile op_align, load("operator_alignment.rules"));
   ASCPROF_RETURN_IF_ERROR(k.operator_alignment.load(op_align, k.vocab));
   ASCPROF_ASSIGN_OR_RETURN(RuleFile deep_dive, load("operator_deep_dive.rules"));

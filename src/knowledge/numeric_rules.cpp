@@ -15,6 +15,8 @@ struct NumberSlot {
   size_t* count = nullptr;
   std::vector<double>* list = nullptr;  ///< one or more numbers
   std::vector<std::string>* words = nullptr;  ///< one or more tokens of [A-Za-z0-9_], stored upper-cased
+  std::vector<std::string>* names = nullptr;  ///< one or more category names, as written
+  const Vocabulary* vocab = nullptr;           ///< where `names` must be declared (vocabulary.rules)
 };
 
 // One or more tokens of letters, digits and '_' (upper-cased): the few non-numeric settings.
@@ -44,6 +46,15 @@ Status load_numbers(const RuleFile& file, const std::map<std::string, NumberSlot
       if (it == slots.end()) return file.error(e.line, "unknown key '" + e.key + "' in [" + block.kind + "]");
       if (it->second.words != nullptr) {
         ASCPROF_RETURN_IF_ERROR(load_words(file, e, it->second.words));
+        seen.insert(key);
+        continue;
+      }
+      if (it->second.names != nullptr) {
+        if (e.values.empty()) return file.error(e.line, "'" + e.key + "' needs one or more category names");
+        for (const auto& c : e.values)
+          if (it->second.vocab->category_index(c) < 0)
+            return file.error(e.line, "'" + e.key + "': category '" + c + "' is not declared in vocabulary.rules");
+        *it->second.names = e.values;
         seen.insert(key);
         continue;
       }
@@ -98,7 +109,7 @@ Status SummarizeRules::load(const RuleFile& file) {
   });
 }
 
-Status DiagnosticsRules::load(const RuleFile& file) {
+Status DiagnosticsRules::load(const RuleFile& file, const Vocabulary& vocab) {
   return load_numbers(file, {
       {"skew.cross_rank_skew_ratio", {&cross_rank_skew_ratio, nullptr}},
       {"skew.high_skew_ratio", {&high_skew_ratio, nullptr}},
@@ -109,6 +120,7 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"slow_rank.min_votes", {nullptr, &slow_rank_min_votes}},
       {"slow_rank.min_vote_share", {&slow_rank_min_vote_share, nullptr}},
       {"ep.imbalance_ratio", {&ep_imbalance_ratio, nullptr}},
+      {"ep.expert_compute_categories", {nullptr, nullptr, nullptr, nullptr, &ep_expert_categories, &vocab}},
       {"host.min_share", {&host_bound_min_share, nullptr}},
       {"host.min_ms", {&host_bound_min_ms, nullptr}},
       {"alignment.min_overlap_ratio", {&align_min_overlap_ratio, nullptr}},
@@ -120,6 +132,9 @@ Status DiagnosticsRules::load(const RuleFile& file) {
       {"evidence.max_evidence_ids", {nullptr, &max_evidence_ids}},
       {"alignment_findings.min_share", {&align_finding_min_share, nullptr}},
       {"alignment_findings.min_excess_ms", {&align_finding_min_excess_ms, nullptr}},
+      {"alignment_findings.co_suspect_min_ratio", {&align_co_suspect_min_ratio, nullptr}},
+      {"alignment_findings.max_co_suspects", {nullptr, &align_max_co_suspects}},
+      {"alignment_findings.co_suspect_over_chance", {&align_co_suspect_over_chance, nullptr}},
       {"comm_aiv.max_spread", {&comm_aiv_max_spread, nullptr}},
       {"alltoall.size_ratio", {&alltoall_size_ratio, nullptr}},
       {"aicore_freq.nominal_mhz", {&aicore_nominal_mhz, nullptr}},

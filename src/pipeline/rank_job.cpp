@@ -45,6 +45,19 @@ namespace {
 
 using Clock = SteadyClock;
 
+// Whether the comma-joined category list `joined` holds one of `wanted` (whole names only).
+bool has_any_category(std::string_view joined, const std::vector<std::string>& wanted) {
+  while (!joined.empty()) {
+    const size_t comma = joined.find(',');
+    const std::string_view name = joined.substr(0, comma);
+    for (const auto& w : wanted)
+      if (name == w) return true;
+    if (comma == std::string_view::npos) break;
+    joined.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 // Accumulates wall time into one of the outcome's timers.
 class Timer {
  public:
@@ -356,8 +369,7 @@ class RankJob {
       out_.operators.push_back({o.name, o.task_type, o.roles, o.op_type, o.categories, o.call_count, o.duration_sum_ns,
                                 o.wait_sum_ns, o.pipeline_signal, o.pipeline_us});
       out_.operators_with_signal += o.pipeline_signal ? 1 : 0;
-      if (o.categories.find("moe.expert_matmul") != std::string::npos ||
-          o.categories.find("moe.dispatch_expert_compute") != std::string::npos)
+      if (has_any_category(o.categories, kb_.diagnostics.ep_expert_categories))
         out_.expert_compute_ns += o.duration_sum_ns;
     }
     out_.operator_count = sum.operators.size();

@@ -195,6 +195,8 @@ struct DiagnosticsRules {
   size_t slow_rank_min_votes = 3;
   double slow_rank_min_vote_share = 0.3;
   double ep_imbalance_ratio = 1.5;
+  /// [ep] expert_compute_categories: an operator in any of them counts as expert compute
+  std::vector<std::string> ep_expert_categories;
   double host_bound_min_share = 0.10;
   double host_bound_min_ms = 1.0;
   double align_min_overlap_ratio = 0.20;
@@ -206,6 +208,10 @@ struct DiagnosticsRules {
   size_t max_evidence_ids = 64;
   double align_finding_min_share = 0.3;
   double align_finding_min_excess_ms = 1.0;
+  /// [alignment_findings] co-suspects: ranks last together (e.g. one slow node's NPUs)
+  double align_co_suspect_min_ratio = 0.5;
+  size_t align_max_co_suspects = 8;
+  double align_co_suspect_over_chance = 4;
   double comm_aiv_max_spread = 0.30;
   double alltoall_size_ratio = 1.5;
   double aicore_nominal_mhz = 1800;        ///< [aicore_freq]
@@ -221,7 +227,7 @@ struct DiagnosticsRules {
   double critical_path_min_wait_share = 0.05;
   double critical_path_high_rank_share = 0.8;
   /// Every key must be present.
-  Status load(const RuleFile& file);
+  Status load(const RuleFile& file, const Vocabulary& vocab);
 };
 
 /// operator_alignment.rules: the cross-rank operator alignment (reference §2.7 time_bucket_v1): which

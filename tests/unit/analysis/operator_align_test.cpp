@@ -3,6 +3,7 @@
 // skewed alignments (late arrival vs slow finish, thresholds, folding into a known cause).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <tuple>
@@ -188,6 +189,53 @@ TEST(OperatorFindings, LateArrivalIsFoldedIntoAKnownSlowRank) {
   EXPECT_EQ(causes[0].alignment_ids.size(), 6u);
   ASSERT_EQ(causes[0].limitations.size(), 1u);
   EXPECT_NE(causes[0].limitations[0].find("wait for 2"), std::string::npos);
+}
+
+// Ranks late together (the NPUs of a slow node): `slow` ranks take turns at arriving last at each of
+// 40 collectives among `ranks`, so each is the last in 1/slow of them, under min_share alone.
+std::vector<model::Finding> late_in_turn(int ranks, const std::vector<int>& slow) {
+  const std::vector<OperatorKey> keys = {{role("communication.collective"), "hcom_allReduce_", "no_shape"}};
+  std::vector<RankOperatorBuckets> b;
+  std::vector<std::string> ids;
+  std::vector<uint32_t> ordinals;
+  for (int r = 0; r < ranks; ++r) {
+    std::vector<Event> ev;
+    const auto at = std::find(slow.begin(), slow.end(), r);
+    for (int call = 0; call < 40; ++call) {
+      const double t = 10000.0 * (call + 1);
+      if (at == slow.end()) ev.push_back({0, t, 900.0});
+      else if (at - slow.begin() == call % static_cast<int>(slow.size())) ev.push_back({0, t + 800.0, 100.0});  // last
+      else ev.push_back({0, t + 600.0, 300.0});
+    }
+    b.push_back(operator_buckets(candidates(keys, ev), 0, kb().operator_alignment));
+    ids.push_back(std::to_string(r));
+    ordinals.push_back(static_cast<uint32_t>(r));
+  }
+  std::vector<const RankOperatorBuckets*> per_rank;
+  for (const auto& x : b) per_rank.push_back(&x);
+  const auto al = align_operators(per_rank, kb().operator_alignment);
+  EXPECT_EQ(al.alignments.size(), 40u);
+  std::vector<model::Finding> causes;
+  return diagnose_operator_alignments(al, ids, ordinals, kb(), causes);
+}
+
+TEST(OperatorFindings, RanksLateTogetherAreNamedAsCoSuspects) {
+  const auto found = late_in_turn(32, {3, 11, 19, 27});  // each last in 25 % < min_share 0.3
+  std::vector<std::string> named;
+  for (const auto& f : found) {
+    ASSERT_EQ(f.suspected_ranks.size(), 1u);
+    named.push_back(f.suspected_ranks[0]);
+    EXPECT_NE(f.metrics_json.find("\"share_of_rank_alignments\":0.25"), std::string::npos) << f.metrics_json;
+    EXPECT_NE(f.limitations.back().find("one of 4 ranks last together (3,11,19,27)"), std::string::npos)
+        << f.limitations.back();
+    EXPECT_TRUE(finding_is_traceable(f));
+  }
+  std::sort(named.begin(), named.end());
+  EXPECT_EQ(named, (std::vector<std::string>{"11", "19", "27", "3"}));
+  // more ranks late in turn than max_co_suspects (8): lateness spread, nobody named
+  EXPECT_TRUE(late_in_turn(32, {0, 4, 8, 12, 16, 20, 24, 28, 30}).empty());
+  // every rank of a small root last in turn: no more often than chance, nobody named
+  EXPECT_TRUE(late_in_turn(4, {0, 1, 2, 3}).empty());
 }
 
 TEST(OperatorFindings, JitterBelowTheGroupThresholdsIsNotAFinding) {

@@ -2,6 +2,7 @@
 // checked against the shipped knowledge/ files.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 
@@ -207,6 +208,31 @@ TEST_F(TaxonomyTest, NameKeyAndShapeSignature) {
   EXPECT_EQ(n.name_key(std::string(200, 'a')), "unknown");  // a long hex run is an address, deleted
   EXPECT_EQ(n.shape_signature(""), "");
   EXPECT_EQ(n.shape_signature("\"32,3,224,224\" \"32,1,224,224,8\""), "shape_b79a7702bc96884f");
+}
+
+// [ep] expert_compute_categories names categories of the vocabulary: a typo stops the load at its line.
+TEST(KnowledgeLoad, ExpertComputeCategoriesAreDeclared) {
+  const auto shipped = Knowledge::load(ascprof::testing::knowledge_dir());
+  ASSERT_TRUE(shipped.ok()) << shipped.status().to_string();
+  EXPECT_EQ(shipped->diagnostics.ep_expert_categories,
+            (std::vector<std::string>{"moe.expert_matmul", "moe.dispatch_expert_compute"}));
+  ascprof::testing::ScratchDir dir("knowledge-ep");
+  for (const auto& e : std::filesystem::directory_iterator(ascprof::testing::knowledge_dir()))
+    if (e.path().extension() == ".rules") std::filesystem::copy_file(e.path(), dir.path() / e.path().filename());
+  std::ifstream in(ascprof::testing::knowledge_dir() / "diagnostics.rules");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "expert_compute_categories = moe.expert_matmul";
+  const size_t at = text.find(key);
+  ASSERT_NE(at, std::string::npos);
+  const int line = 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  text.replace(at, key.size(), "expert_compute_categories = moe.expert_matmull");
+  ascprof::testing::write_text(dir / "diagnostics.rules", text);
+  const auto k = Knowledge::load(dir.path());
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), ErrorCode::kKnowledge);
+  EXPECT_NE(k.status().message().find("diagnostics.rules:line " + std::to_string(line)), std::string::npos)
+      << k.status().message();
+  EXPECT_NE(k.status().message().find("'moe.expert_matmull' is not declared"), std::string::npos) << k.status().message();
 }
 
 TEST(KnowledgeLoad, ErrorsNameFileAndLine) {

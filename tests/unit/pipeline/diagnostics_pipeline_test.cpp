@@ -5,6 +5,7 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "ascprof/analysis/diagnose.hpp"
@@ -28,7 +29,8 @@ struct Reported {
 
 std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::string>& faults,
                                   const std::vector<int>& dummy = {}, const char* scenario = "moe_mla_decode",
-                                  int ranks = 4, int steps = 3) {
+                                  int ranks = 4, int steps = 3,
+                                  const std::function<void(knowledge::Knowledge&)>& tweak = {}) {
   synth::SynthOptions o;
   o.scenario = scenario;
   o.out_dir = dir / "c";
@@ -40,6 +42,7 @@ std::vector<Reported> findings_of(const fs::path& dir, const std::vector<std::st
   EXPECT_TRUE(gen.ok()) << gen.status().to_string();
   auto kb = knowledge::Knowledge::load(ascprof::testing::knowledge_dir());
   EXPECT_TRUE(kb.ok());
+  if (tweak) tweak(*kb);
   RootPlan plan = plan_root((dir / "c").string(), (dir / "out").string(), 0);
   std::vector<RankOutcome> outcomes;
   for (const auto& t : plan.tasks) outcomes.push_back(run_rank_stages(t, *kb));
@@ -92,6 +95,26 @@ TEST(DiagnosticsPipeline, InjectedFaultsAreFoundOnTheRightRank) {
     }
     EXPECT_EQ(types, c.types);
   }
+}
+
+// What counts as expert compute is knowledge's ([ep] expert_compute_categories), not the code's: with
+// only gating counted, the hot expert's extra matmul time is no longer an imbalance (the finding from
+// the skewed dispatch/combine alignments stays: operator_alignment.rules raises that one).
+TEST(DiagnosticsPipeline, ExpertComputeIsWhatKnowledgeSays) {
+  const auto expert_compute_findings = [](const std::vector<Reported>& found) {
+    size_t n = 0;
+    for (const auto& f : found)
+      n += f.type == "ep_load_imbalance_suspected" && f.summary.find("in expert compute") != std::string::npos;
+    return n;
+  };
+  ascprof::testing::ScratchDir shipped("diag-ep-shipped");
+  EXPECT_EQ(expert_compute_findings(findings_of(shipped.path(), {"ep_imbalance:2"})), 1u);
+  ascprof::testing::ScratchDir gating("diag-ep-gating");
+  EXPECT_EQ(expert_compute_findings(findings_of(gating.path(), {"ep_imbalance:2"}, {}, "moe_mla_decode", 4, 3,
+                                                [](knowledge::Knowledge& kb) {
+                                                  kb.diagnostics.ep_expert_categories = {"moe.gating"};
+                                                })),
+            0u);
 }
 
 // A slow rank in data-parallel training: the DP collectives vote for it (shortest communication

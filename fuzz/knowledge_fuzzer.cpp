@@ -88,7 +88,7 @@ void exercise(const RuleFile& file) {
   }
   {
     DiagnosticsRules d;
-    (void)d.load(file);
+    (void)d.load(file, vocab);
   }
   {
     OperatorAlignmentRules a;

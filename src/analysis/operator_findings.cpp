@@ -31,8 +31,9 @@ struct Hit {
 using HitGroups = std::map<std::tuple<uint32_t, uint32_t, bool>, std::vector<Hit>>;  // (role, rank, late)
 
 // The ranks of one role and pattern that are the last together: those with at least
-// co_suspect_min_ratio x the top rank's skewed alignments, when they are at most max_co_suspects
-// (more is no group: lateness spread over many ranks). In rank order; `hits` is their sum.
+// co_suspect_min_ratio x the top rank's skewed alignments, when they are two to max_co_suspects
+// (one is the single-rank rule's case; more is lateness spread over many ranks). In rank order;
+// `hits` is their sum.
 struct CoSuspects {
   std::vector<uint32_t> ranks;
   uint64_t hits = 0;
@@ -53,7 +54,7 @@ std::map<std::pair<uint32_t, bool>, CoSuspects> find_co_suspects(const HitGroups
         co.ranks.push_back(r);
         co.hits += h;
       }
-    if (co.ranks.size() > d.align_max_co_suspects) continue;
+    if (co.ranks.size() < 2 || co.ranks.size() > d.align_max_co_suspects) continue;
     std::sort(co.ranks.begin(), co.ranks.end());
     out.emplace(pattern, std::move(co));
   }
@@ -132,12 +133,16 @@ std::vector<model::Finding> diagnose_operator_alignments(const OperatorAlignment
     for (const auto& h : hits) group_excess_ns += h.excess_ns;
     const double member_alignments = static_cast<double>(std::max<uint64_t>(1, member_of(role_index, suspect)));
     const double share = static_cast<double>(hits.size()) / member_alignments;
+    // its co-suspect group, when the group is late in min_share of its alignments and it is late more
+    // often than chance (diagnostics.rules [alignment_findings])
     const CoSuspects* co = nullptr;
-    if (auto it = co_suspects.find({role_index, late}); it != co_suspects.end() && it->second.ranks.size() > 1 &&
-                                                         std::count(it->second.ranks.begin(), it->second.ranks.end(), suspect) &&
-                                                         static_cast<double>(it->second.hits) / member_alignments >= d.align_finding_min_share &&
-                                                         share * mean_members[role_index] >= d.align_co_suspect_over_chance)
-      co = &it->second;
+    if (const auto it = co_suspects.find({role_index, late}); it != co_suspects.end()) {
+      const CoSuspects& g = it->second;
+      if (std::binary_search(g.ranks.begin(), g.ranks.end(), suspect) &&
+          static_cast<double>(g.hits) / member_alignments >= d.align_finding_min_share &&
+          share * mean_members[role_index] >= d.align_co_suspect_over_chance)
+        co = &g;
+    }
     if ((share < d.align_finding_min_share && co == nullptr) || group_excess_ns / 1e6 < d.align_finding_min_excess_ms)
       continue;
     std::stable_sort(hits.begin(), hits.end(), [](const Hit& x, const Hit& y) { return x.excess_ns > y.excess_ns; });

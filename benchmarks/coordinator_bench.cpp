@@ -33,6 +33,7 @@
 //                        (see light_parts); full: the real ones (use on a few ranks, then scale)
 //   --root-outputs 0|1   0: stop before write_root_outputs (default 1)
 //   --keep               keep DIR/out_<N>/ (removed after the run otherwise)
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -64,6 +65,7 @@
 #include "ascprof/analysis/critical_path.hpp"
 #include "ascprof/analysis/diagnose.hpp"
 #include "ascprof/analysis/operator_align.hpp"
+#include "ascprof/common/allocator.hpp"
 #include "ascprof/common/json_writer.hpp"
 #include "ascprof/common/stable_id.hpp"
 #include "ascprof/common/stopwatch.hpp"
@@ -180,6 +182,12 @@ double cpu_seconds() {
   return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
          static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
+// Bytes malloc has handed out and not had back (glibc mallinfo2): RSS minus this is memory the
+// allocator keeps (freed chunks, fragmentation) or that does not come from malloc at all.
+uint64_t heap_in_use_bytes() {
+  const struct mallinfo2 mi = mallinfo2();
+  return mi.uordblks + mi.hblkhd;
+}
 uint64_t current_rss_bytes() {
   std::ifstream in("/proc/self/statm");
   uint64_t size = 0, resident = 0;
@@ -193,9 +201,10 @@ struct Phase {
   double seconds = 0;
   uint64_t rss_end = 0, peak_end = 0;
   double cpu_seconds = -1;  // -1: not measured (the parts write_root_outputs reports itself)
+  uint64_t heap_end = 0;    // malloc's bytes in use at its end
   template <class Ar>
   void serialize(Ar& ar, unsigned /*version*/) {
-    ar & name & seconds & rss_end & peak_end & cpu_seconds;
+    ar & name & seconds & rss_end & peak_end & cpu_seconds & heap_end;
   }
 };
 
@@ -221,13 +230,13 @@ class PhaseClock {
   double end(const std::string& name) {
     const double s = seconds_since(t_);
     const double cpu = cpu_seconds();
-    r_.phases.push_back({name, s, current_rss_bytes(), peak_rss_bytes(), cpu - cpu_});
+    r_.phases.push_back({name, s, current_rss_bytes(), peak_rss_bytes(), cpu - cpu_, heap_in_use_bytes()});
     restart();
     return s;
   }
   /// A part of the phase just ended, timed by the caller (wall seconds; no RSS or CPU of its own).
   void add(const std::string& name, double seconds) {
-    r_.phases.push_back({name, seconds, current_rss_bytes(), peak_rss_bytes(), seconds});
+    r_.phases.push_back({name, seconds, current_rss_bytes(), peak_rss_bytes(), seconds, heap_in_use_bytes()});
   }
 
  private:
@@ -342,13 +351,17 @@ pipeline::RankOutcome fabricate(const World& w, uint64_t f, int process) {
   auto jit = [&](double scale) { return rf * (1.0 + scale * w.jitter * unit(w.seed ^ 0xA5A5u, f, ++k)); };
   o.start_ns += shift;
   o.end_ns += shift;
-  for (auto& m : o.collectives) m.end_ns += shift + static_cast<int64_t>(500.0 * unit(w.seed, f, 1000000 + m.seq));
-  for (auto& sw : o.step_windows) {
+  for (auto& m : o.collectives.marks) m.end_ns += shift + static_cast<int64_t>(500.0 * unit(w.seed, f, 1000000 + m.seq));
+  analysis::StepWindows windows;
+  for (size_t i = 0; i < o.step_windows.size(); ++i) {
+    analysis::StepWindow sw = o.step_windows[i].window();
     sw.rank_id = id;
     sw.segment_id = stable_id("seg", {id, sw.segment_id});
     sw.start_ns += shift;
     sw.end_ns += shift;
+    windows.push_back(sw);
   }
+  o.step_windows = std::move(windows);
   for (auto& c : o.comm_times) {
     c.elapse_ms *= jit(1.0);
     if (c.transit_ms == c.transit_ms) c.transit_ms *= jit(1.0);
@@ -451,7 +464,7 @@ uint64_t str_bytes(const std::string& s) { return s.capacity() > 15 ? s.capacity
 
 struct MemoryBreakdown {
   uint64_t class_partials = 0, deep_dive = 0, operators_hccl = 0, collectives = 0, comm_times = 0, step_windows = 0,
-           findings = 0, other = 0, buckets = 0, bucket_rows = 0;
+           findings = 0, other = 0, buckets = 0, bucket_rows = 0, paths = 0, facts = 0;
   uint64_t bucket_count = 0;
 };
 
@@ -487,11 +500,15 @@ void add_outcome_bytes(const pipeline::RankOutcome& o, MemoryBreakdown& m) {
   m.operators_hccl += vec_bytes(o.operators) + vec_bytes(o.hccl);
   for (const auto& op : o.operators)
     m.operators_hccl += str_bytes(op.name) + str_bytes(op.roles) + str_bytes(op.categories) + vec_bytes(op.pipeline_us);
-  m.collectives += vec_bytes(o.collectives);
-  for (const auto& c : o.collectives) m.collectives += str_bytes(c.group);
+  m.collectives += vec_bytes(o.collectives.marks) + vec_bytes(o.collectives.groups);
+  for (const auto& g : o.collectives.groups) m.collectives += str_bytes(g);
   m.comm_times += vec_bytes(o.comm_times);
-  m.step_windows += vec_bytes(o.step_windows);
-  for (const auto& s : o.step_windows) m.step_windows += str_bytes(s.segment_id) + str_bytes(s.step_family);
+  m.step_windows += o.step_windows.bytes();
+  m.paths += vec_bytes(o.paths.groups) + vec_bytes(o.paths.names) + vec_bytes(o.paths.steps);
+  for (const auto& g : o.paths.groups) m.paths += str_bytes(g);
+  for (const auto& n : o.paths.names) m.paths += str_bytes(n);
+  for (const auto& st : o.paths.steps) m.paths += str_bytes(st.segment_id) + vec_bytes(st.ops);
+  m.facts += vec_bytes(o.facts.comm_aiv_rows) + vec_bytes(o.facts.alltoall_rows) + str_bytes(o.facts.rank_id);
   m.findings += vec_bytes(o.findings);
   for (const auto& f : o.findings) m.findings += str_bytes(f.summary) + str_bytes(f.metrics_json) + 64 * f.evidence_ids.size();
 }
@@ -773,7 +790,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
   clock.add("fold class partials + deep dive (each process, its own ranks)", summaries_seconds);
   world.barrier();
   clock.restart();
-  rep.round1_bytes = packed_size(world, mine);
+  for (const auto& o : mine) rep.round1_bytes += packed_size(world, o);  // as analyze_run: one at a time
   clock.end("round1: packed_size (analyze_run counts the payload)");
   world.barrier();
   clock.restart();
@@ -865,11 +882,11 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
       std::vector<int64_t> window_offset;
       for (const auto& o : outcomes)
         if (o.ok && !o.parts_file.empty())
-          for (const auto& sw : o.step_windows) {
-            cr.windows.push_back(sw);
-            const auto it = offset_by_id.find(sw.rank_id);
-            window_offset.push_back(it == offset_by_id.end() ? 0 : it->second);
-          }
+        {
+          cr.windows.append(o.step_windows);
+          const auto it = offset_by_id.find(o.rank_id);
+          window_offset.insert(window_offset.end(), o.step_windows.size(), it == offset_by_id.end() ? 0 : it->second);
+        }
       if (a.detail >= 2) {
         cr.steps = analysis::align_steps(cr.windows, window_offset, kb.diagnostics);
         clock.end("detail: align_steps");
@@ -991,6 +1008,8 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
     out.kv("comm_times", mem.comm_times);
     out.kv("step_windows", mem.step_windows);
     out.kv("findings", mem.findings);
+    out.kv("critical_path_skeletons", mem.paths);
+    out.kv("rank_facts_vectors", mem.facts);
     out.kv("outcome_other", mem.other);
     out.kv("operator_buckets", mem.buckets);
     out.kv("operator_bucket_rows", mem.bucket_rows);
@@ -1073,6 +1092,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
         out.kv("seconds", ph.seconds);
         if (ph.rss_end) out.kv("rss_end_bytes", ph.rss_end);
         if (ph.peak_end) out.kv("peak_rss_end_bytes", ph.peak_end);
+        if (ph.heap_end) out.kv("heap_in_use_end_bytes", ph.heap_end);
         if (ph.cpu_seconds >= 0) out.kv("cpu_seconds", ph.cpu_seconds);
         out.end_object();
       }
@@ -1094,6 +1114,7 @@ int run_bench(mpi::communicator& world, const Args& a, const knowledge::Knowledg
 }  // namespace
 
 int main(int argc, char** argv) {
+  ascprof::keep_freed_heap_for_reuse();  // the allocator settings of the tool (app/main.cpp)
   parallel::MpiEnvironment env(argc, argv);
   mpi::communicator world;
   const Args a = parse_args(argc, argv);

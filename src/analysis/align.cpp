@@ -160,7 +160,7 @@ std::vector<size_t> group_cuts(const Windows& w, const std::vector<size_t>& orde
 
 // `rank_listed`: one flag per rank, all clear, left clear (one buffer for every alignment: a capture
 // whose windows scatter can have as many alignments as windows).
-StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& w, const FoundSet& f,
+StepAlignment make_alignment(const StepWindows& win, const Windows& w, const FoundSet& f,
                              const knowledge::DiagnosticsRules& rules, std::string joined, std::vector<char>& rank_listed) {
   StepAlignment a;
   a.members.reserve(f.sorted.size());
@@ -174,7 +174,7 @@ StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& 
   for (const size_t m : a.members) {
     if (!rank_listed[w.rank[m]]) {
       rank_listed[w.rank[m]] = 1;
-      a.rank_ids.push_back(win[m].rank_id);
+      a.rank_ids.emplace_back(win[m].rank_id);
     }
     dmin = std::min(dmin, w.duration(m));
     dmax = std::max(dmax, w.duration(m));
@@ -196,7 +196,7 @@ StepAlignment make_alignment(const std::vector<StepWindow>& win, const Windows& 
 
 }  // namespace
 
-std::vector<StepAlignment> align_steps(const std::vector<StepWindow>& win, const std::vector<int64_t>& offset_ns,
+std::vector<StepAlignment> align_steps(const StepWindows& win, const std::vector<int64_t>& offset_ns,
                                        const knowledge::DiagnosticsRules& rules) {
   const size_t n = win.size();
   Windows w;

@@ -169,7 +169,7 @@ class StepWalk {
 
 }  // namespace
 
-CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const std::vector<StepWindow>& windows,
+CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const StepWindows& windows,
                                   const std::vector<StepAlignment>& alignments, const knowledge::DiagnosticsRules& rules) {
   CriticalPaths out;
   out.ranks.resize(ranks.size());
@@ -199,13 +199,13 @@ CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const 
     std::set<uint32_t> seen;
     bool complete = true;
     for (const size_t w : al.members) {
-      const auto r = rank_of.find(windows[w].rank_id);
+      const auto r = rank_of.find(std::string(windows[w].rank_id));
       if (r == rank_of.end()) {
         complete = false;
         break;
       }
       if (!seen.insert(r->second).second) continue;  // a rank's first window in the alignment stands for it
-      const auto st = step_of[r->second].find(windows[w].segment_id);
+      const auto st = step_of[r->second].find(std::string(windows[w].segment_id));
       if (st == step_of[r->second].end()) {
         complete = false;
         break;

@@ -156,14 +156,15 @@ std::vector<model::Finding> diagnose_rank(const std::string& rank_id, uint32_t o
 }
 
 std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>& alignments,
-                                                const std::vector<StepWindow>& windows) {
+                                                const StepWindows& windows) {
   std::vector<model::Finding> out;
   for (const auto& a : alignments) {
     if (!a.is_structure_mismatch) continue;
     std::map<std::pair<std::string, uint32_t>, std::vector<std::string>> by_shape;
     for (const size_t m : a.members) {
-      auto& v = by_shape[{windows[m].step_family, windows[m].main_layer_count}];
-      if (std::find(v.begin(), v.end(), windows[m].rank_id) == v.end()) v.push_back(windows[m].rank_id);
+      const StepWindowView wm = windows[m];
+      auto& v = by_shape[{std::string(wm.step_family), wm.main_layer_count}];
+      if (std::find(v.begin(), v.end(), wm.rank_id) == v.end()) v.emplace_back(wm.rank_id);
     }
     size_t most = 0;
     for (const auto& [shape, ranks] : by_shape) most = std::max(most, ranks.size());
@@ -211,17 +212,17 @@ void note_throttled_slow_ranks(std::vector<model::Finding>& findings, const std:
 }
 
 std::vector<model::Finding> diagnose_microbatch_counts(const std::vector<StepAlignment>& alignments,
-                                                       const std::vector<StepWindow>& windows) {
+                                                       const StepWindows& windows) {
   std::vector<model::Finding> out;
   for (const auto& a : alignments) {
     std::map<uint32_t, std::vector<std::string>> by_count;
     std::vector<std::string> members;
     for (const size_t m : a.members) {
-      if (windows[m].microbatch_count == 0) continue;
-      auto& v = by_count[windows[m].microbatch_count];
-      if (std::find(v.begin(), v.end(), windows[m].rank_id) == v.end()) v.push_back(windows[m].rank_id);
-      if (std::find(members.begin(), members.end(), windows[m].rank_id) == members.end())
-        members.push_back(windows[m].rank_id);
+      const StepWindowView wm = windows[m];
+      if (wm.microbatch_count == 0) continue;
+      auto& v = by_count[wm.microbatch_count];
+      if (std::find(v.begin(), v.end(), wm.rank_id) == v.end()) v.emplace_back(wm.rank_id);
+      if (std::find(members.begin(), members.end(), wm.rank_id) == members.end()) members.emplace_back(wm.rank_id);
     }
     if (by_count.size() < 2) continue;
     size_t most = 0;

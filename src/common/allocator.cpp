@@ -16,4 +16,10 @@ void keep_freed_heap_for_reuse() {
 #endif
 }
 
+void return_freed_heap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace ascprof

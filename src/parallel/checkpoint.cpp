@@ -24,7 +24,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kMagic = "ascprof-rank-checkpoint-2";  // -2: RankOutcome's operator counts (issue 22)
+// -2: RankOutcome's operator counts (issue 22); -3: its collective marks name each communicator
+// once and its step windows are a column table
+constexpr const char* kMagic = "ascprof-rank-checkpoint-3";
 
 // What must match for a checkpoint to stand in for a rerun.
 struct Header {

@@ -105,10 +105,11 @@ void step_row(const AlignmentTables& t, const analysis::StepAlignment& al, Sinks
   std::vector<std::string> segs, fams, evidence;
   std::vector<uint64_t> layers;
   for (const size_t m : al.members) {
-    segs.push_back(windows[m].segment_id);
-    fams.push_back(windows[m].step_family);
-    layers.push_back(windows[m].main_layer_count);
-    evidence.push_back(stable_id("evd", {windows[m].segment_id, "step_window"}));
+    const analysis::StepWindowView wm = windows[m];
+    segs.emplace_back(wm.segment_id);
+    fams.emplace_back(wm.step_family);
+    layers.push_back(wm.main_layer_count);
+    evidence.push_back(stable_id("evd", {wm.segment_id, "step_window"}));
   }
   // step_families is the set of the members' families, sorted, as the reference writes it
   // (layer_counts keeps one entry per member)

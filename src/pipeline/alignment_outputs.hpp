@@ -15,7 +15,7 @@ namespace ascprof::pipeline {
 
 struct AlignmentTables {
   const std::vector<analysis::StepAlignment>* steps = nullptr;
-  const std::vector<analysis::StepWindow>* windows = nullptr;  ///< what step members index
+  const analysis::StepWindows* windows = nullptr;  ///< what step members index
   const analysis::OperatorAlignments* operators = nullptr;
   const std::vector<std::string>* rank_ids = nullptr;   ///< by operator member position: rank id
   const std::vector<uint32_t>* rank_ordinals = nullptr; ///< by operator member position: ordinal (event ids)

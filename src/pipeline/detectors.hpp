@@ -19,7 +19,7 @@ namespace ascprof::pipeline {
 /// What the cross_rank stage leaves for the diagnostics: step windows and alignments, operator
 /// alignments (with the names of their member positions), the steps' critical paths.
 struct CrossRank {
-  std::vector<analysis::StepWindow> windows;
+  analysis::StepWindows windows;
   std::vector<analysis::StepAlignment> steps;
   analysis::OperatorAlignments operators;
   std::vector<std::string> rank_ids;     // by operator member position (the rank's rank_index)

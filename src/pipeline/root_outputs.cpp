@@ -6,6 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "ascprof/common/allocator.hpp"
 #include "ascprof/common/blake2b.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
@@ -305,15 +306,16 @@ void record_cross_rank(const RootPlan& plan, std::vector<RankOutcome>& outcomes,
   for (const auto& c : offsets)
     if (c.estimated) offset_of[c.rank_id] = static_cast<int64_t>(c.offset_us * 1000.0);
   std::vector<int64_t> window_offset;
-  // the windows move out of the outcomes (nothing later reads them there; ~390 MB at 10,000 ranks)
+  // the windows move out of the outcomes into one table (nothing later reads them there)
   for (auto& o : outcomes) {
-    if (o.ok && !o.parts_file.empty())
-      for (auto& sw : o.step_windows) {
-        window_offset.push_back(offset_of.count(sw.rank_id) ? offset_of[sw.rank_id] : 0);
-        cr.windows.push_back(std::move(sw));
-      }
+    if (o.ok && !o.parts_file.empty()) {
+      const auto off = offset_of.find(o.rank_id);
+      window_offset.insert(window_offset.end(), o.step_windows.size(), off == offset_of.end() ? 0 : off->second);
+      cr.windows.append(o.step_windows);
+    }
     o.step_windows = {};
   }
+  return_freed_heap();  // the outcomes' window tables (~160 MB at 10,000 ranks) are free now
   {
     cr.steps = analysis::align_steps(cr.windows, window_offset, kb.diagnostics);
     // operator alignments from the root's merged buckets: the reduction's, or folded here from the
@@ -573,7 +575,7 @@ std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutc
   // rank order, whatever order the caller holds them in: the lowest rank is the reference clock
   std::stable_sort(ok.begin(), ok.end(), [](const RankOutcome* a, const RankOutcome* b) { return a->rank_index < b->rank_index; });
   std::vector<std::string> ids;
-  std::vector<const std::vector<analysis::CollectiveMark>*> marks;  // the outcomes' own (not copied)
+  std::vector<const analysis::CollectiveMarks*> marks;  // the outcomes' own (not copied)
   for (const auto* o : ok) {
     ids.push_back(o->rank_id);
     marks.push_back(&o->collectives);
@@ -611,8 +613,10 @@ void fold_rank_summaries(RankOutcome& o, RootMerge& into, analysis::ClassWalls& 
     rows.push_back(std::move(r));
   }
   into.operator_classes.fold(ordinal, rows, o.hccl, kb);
-  o.operators = {};
-  o.hccl = {};
+  // freed, not cleared (`= {}` on a vector keeps its capacity: 260 MB of process 0's memory at
+  // 10,000 ranks once its own outcomes moved into the gather instead of being copied)
+  std::vector<OperatorBrief>().swap(o.operators);
+  std::vector<model::HcclOpRow>().swap(o.hccl);
   into.deep_dive.fold(ordinal, o.rank_id, o.deep_dive, kb.deep_dive.evidence_rows);
   auto& profiles = o.deep_dive.profiles;  // sorted by total: the rank scope's candidates come first
   if (profiles.size() > kb.deep_dive.max_operators) {
@@ -688,6 +692,13 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, summaries.deep_dive, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);
+  // the operator profiles and module rows are written: nothing later reads them (at 10,000 ranks of
+  // 215k kernel rows the profiles alone are ~400 MB of small blocks, handed back to the OS here)
+  for (auto& o : outcomes) {
+    o.deep_dive = {};
+    o.modules = {};
+  }
+  return_freed_heap();
   s.summary_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers) still hold their candidates: fold them now

@@ -170,7 +170,7 @@ struct PathRankView {
 
 /// Walks every step alignment (time order, at most rules.critical_path_max_steps) whose members all have
 /// a skeleton. `windows` are the ones the alignments index.
-CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const std::vector<StepWindow>& windows,
+CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const StepWindows& windows,
                                   const std::vector<StepAlignment>& alignments, const knowledge::DiagnosticsRules& rules);
 
 /// critical_path_rank_bound: a rank that holds most of the walked critical paths (share >=

@@ -79,14 +79,14 @@ void collect_alltoall_volume(const model::CommStatTable& comm, const StringPool&
 /// rank_workload_asymmetry: one finding per step alignment whose members differ in (step family,
 /// main layer count); suspected ranks are those in the minority shape.
 std::vector<model::Finding> diagnose_alignments(const std::vector<StepAlignment>& alignments,
-                                                const std::vector<StepWindow>& windows);
+                                                const StepWindows& windows);
 
 /// microbatch_count_mismatch: one finding per step alignment whose training members disagree on
 /// their microbatch count (every pipeline stage and data-parallel replica of a step runs the same
 /// microbatches, so a disagreement is a rank the segmentation or the schedule got wrong); suspected
 /// ranks are those in the minority count. Members that are not training steps are left out.
 std::vector<model::Finding> diagnose_microbatch_counts(const std::vector<StepAlignment>& alignments,
-                                                       const std::vector<StepWindow>& windows);
+                                                       const StepWindows& windows);
 
 /// One collective's communication time on a rank (communication.json), for the slow-rank vote.
 struct CollectiveTime {

@@ -11,4 +11,10 @@ namespace ascprof {
 /// set by the largest rank as before (plus at most the 64 MiB pad). No-op off glibc.
 void keep_freed_heap_for_reuse();
 
+/// Gives the heap's free pages back to the OS now (glibc malloc_trim), whatever the threshold above:
+/// for the coordinator after it frees per-rank data in many small blocks (10,000 ranks' step windows
+/// or operator profiles, hundreds of MB), which would otherwise stay resident as holes no later large
+/// block can use. No-op off glibc.
+void return_freed_heap();
+
 }  // namespace ascprof

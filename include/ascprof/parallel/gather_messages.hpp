@@ -18,8 +18,10 @@ namespace ascprof::parallel {
 /// Every process's rank outcomes to process 0, as one gather would leave them (all[p]: process p's,
 /// in its order; empty elsewhere), but one message per outcome: Boost.MPI's gather counts the bytes
 /// reaching the root in an int, and a big root's outcomes pass 2 GiB (~640 KB a rank of 215k kernel
-/// rows: ~3,300 ranks). Collective.
-void gather_rank_outcomes(boost::mpi::communicator& world, const std::vector<pipeline::RankOutcome>& mine,
+/// rows: ~3,300 ranks). On process 0 the outcomes of `mine` move into all[0] and `mine` keeps, of
+/// each, its ids, ok / partial, parts file and operator candidates (what the bucket fold reads);
+/// elsewhere `mine` is unchanged. Collective.
+void gather_rank_outcomes(boost::mpi::communicator& world, std::vector<pipeline::RankOutcome>& mine,
                           std::vector<std::vector<pipeline::RankOutcome>>& all);
 
 /// Merges every process's root merges (root index -> its ranks' operator buckets and class

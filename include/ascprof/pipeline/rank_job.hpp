@@ -177,10 +177,10 @@ struct RankOutcome {
   std::vector<model::HcclOpRow> hccl;  ///< the rank's HCCL rows, for hccl_class_summary (folded away likewise)
   uint64_t operator_count = 0, operators_with_signal = 0;  ///< its operator rows, and those with pipeline signal
   int64_t expert_compute_ns = 0;  ///< device time of its MoE expert compute operators (ep_load_imbalance)
-  std::vector<analysis::CollectiveMark> collectives;  ///< sampled collective end times (clock offsets)
+  analysis::CollectiveMarks collectives;               ///< sampled collective end times (clock offsets)
   std::vector<model::Finding> findings;               ///< rank-local findings (diagnostics)
   analysis::RankFacts facts;                          ///< what the cross-rank findings need
-  std::vector<analysis::StepWindow> step_windows;     ///< the rank's complete steps (alignment)
+  analysis::StepWindows step_windows;                 ///< the rank's complete steps (alignment)
   std::vector<analysis::CollectiveTime> comm_times;   ///< sampled collective times (slow rank)
   analysis::HostBoundStats host_bound;                ///< device idle time split by late host launches
   analysis::ClassPartials class_partials;             ///< block/layer/step class statistics (class summaries)

@@ -5,17 +5,23 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace ascprof::analysis {
 namespace {
 
-CollectiveMark mark(const char* group, uint32_t seq, int64_t end_ns) { return {group, seq, end_ns}; }
+CollectiveMarks marks_of(std::initializer_list<std::tuple<const char*, uint32_t, int64_t>> list) {
+  CollectiveMarks m;
+  for (const auto& [group, seq, end_ns] : list) m.add(group, seq, end_ns);
+  return m;
+}
 
 TEST(ClockOffsets, MedianOfSharedCollectiveEnds) {
   // rank 1's clock runs 2 ms ahead; one collective of rank 1 ended late (an outlier the median ignores)
-  std::vector<std::vector<CollectiveMark>> marks(2);
+  std::vector<CollectiveMarks> marks(2);
   for (uint32_t s = 0; s < 5; ++s) {
-    marks[0].push_back(mark("world", s, 1'000'000 * s));
-    marks[1].push_back(mark("world", s, 1'000'000 * s + 2'000'000 + (s == 3 ? 900'000 : 0)));
+    marks[0].add("world", s, 1'000'000 * s);
+    marks[1].add("world", s, 1'000'000 * s + 2'000'000 + (s == 3 ? 900'000 : 0));
   }
   const auto o = estimate_clock_offsets({"0", "1"}, marks);
   ASSERT_EQ(o.size(), 2u);
@@ -30,11 +36,11 @@ TEST(ClockOffsets, MedianOfSharedCollectiveEnds) {
 
 TEST(ClockOffsets, ChainsThroughOtherCommunicatorsAndSaysWhenItCannot) {
   // 0-1 share "tp0"; 1-2 share "dp1"; 2 is +5 ms, 1 is -1 ms; 3 shares nothing
-  std::vector<std::vector<CollectiveMark>> marks(4);
-  marks[0] = {mark("tp0", 0, 10'000'000)};
-  marks[1] = {mark("tp0", 0, 9'000'000), mark("dp1", 0, 20'000'000)};
-  marks[2] = {mark("dp1", 0, 26'000'000)};
-  marks[3] = {mark("tp9", 0, 1)};
+  std::vector<CollectiveMarks> marks(4);
+  marks[0] = marks_of({{"tp0", 0, 10'000'000}});
+  marks[1] = marks_of({{"tp0", 0, 9'000'000}, {"dp1", 0, 20'000'000}});
+  marks[2] = marks_of({{"dp1", 0, 26'000'000}});
+  marks[3] = marks_of({{"tp9", 0, 1}});
   const auto o = estimate_clock_offsets({"0", "1", "2", "3"}, marks);
   EXPECT_DOUBLE_EQ(o[1].offset_us, -1000.0);
   EXPECT_DOUBLE_EQ(o[2].offset_us, 5000.0);
@@ -54,11 +60,13 @@ TEST(ClockOffsets, MarksNumberOpsPerCommunicatorAndSample) {
   const auto m = collective_marks(ops, pool, 100, 50);
   // per group 200 ops: seq 0..99 kept, then 100 and 150
   ASSERT_EQ(m.size(), 2u * 102u);
-  EXPECT_EQ(m[0].group, "Group a Communication");
-  EXPECT_EQ(m[0].seq, 0u);
-  EXPECT_EQ(m[0].end_ns, 10);
-  EXPECT_EQ(m[1].seq, 0u);  // first op of group b
-  EXPECT_EQ(m.back().seq, 150u);
+  ASSERT_EQ(m.groups.size(), 2u);  // each name once
+  EXPECT_EQ(m.groups[m.marks[0].group], "Group a Communication");
+  EXPECT_EQ(m.marks[0].seq, 0u);
+  EXPECT_EQ(m.marks[0].end_ns, 10);
+  EXPECT_EQ(m.groups[m.marks[1].group], "Group b Communication");
+  EXPECT_EQ(m.marks[1].seq, 0u);  // first op of group b
+  EXPECT_EQ(m.marks.back().seq, 150u);
 }
 
 }  // namespace

@@ -173,7 +173,7 @@ CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const 
                                   const std::vector<StepAlignment>& alignments, const knowledge::DiagnosticsRules& rules) {
   CriticalPaths out;
   out.ranks.resize(ranks.size());
-  std::map<std::string, uint32_t> rank_of;
+  std::map<std::string, uint32_t, std::less<>> rank_of;  // found by the windows' string views
   for (uint32_t r = 0; r < ranks.size(); ++r) {
     out.rank_ids.push_back(ranks[r].rank_id);
     out.rank_ordinals.push_back(ranks[r].ordinal);
@@ -199,7 +199,7 @@ CriticalPaths walk_critical_paths(const std::vector<PathRankView>& ranks, const 
     std::set<uint32_t> seen;
     bool complete = true;
     for (const size_t w : al.members) {
-      const auto r = rank_of.find(std::string(windows[w].rank_id));
+      const auto r = rank_of.find(windows[w].rank_id);
       if (r == rank_of.end()) {
         complete = false;
         break;

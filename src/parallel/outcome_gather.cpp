@@ -36,12 +36,10 @@ void gather_rank_outcomes(mpi::communicator& world, std::vector<pipeline::RankOu
   all[0].reserve(mine.size());
   for (auto& o : mine) {
     pipeline::RankOutcome kept;
-    kept.rank_id = o.rank_id;
     kept.root_index = o.root_index;
     kept.rank_index = o.rank_index;
     kept.ok = o.ok;
     kept.partial = o.partial;
-    kept.parts_file = o.parts_file;
     kept.candidates = std::move(o.candidates);
     all[0].push_back(std::move(o));
     o = std::move(kept);

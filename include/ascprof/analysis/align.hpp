@@ -41,7 +41,7 @@ struct StepWindowView {
 };
 
 /// Step windows stored by column: the rank ids and step families once each, the segment ids in one
-/// buffer. ~56 bytes a window where a StepWindow takes ~176 (three strings, the segment id on the
+/// buffer. ~60 bytes a window where a StepWindow takes ~176 (three strings, the segment id on the
 /// heap): a root of 10,000 ranks × 228 steps holds 2.3 M windows on the coordinator (issue 22).
 class StepWindows {
  public:

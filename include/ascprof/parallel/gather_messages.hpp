@@ -19,7 +19,7 @@ namespace ascprof::parallel {
 /// in its order; empty elsewhere), but one message per outcome: Boost.MPI's gather counts the bytes
 /// reaching the root in an int, and a big root's outcomes pass 2 GiB (~640 KB a rank of 215k kernel
 /// rows: ~3,300 ranks). On process 0 the outcomes of `mine` move into all[0] and `mine` keeps, of
-/// each, its ids, ok / partial, parts file and operator candidates (what the bucket fold reads);
+/// each, its root and rank index, ok / partial and operator candidates (what the bucket fold reads);
 /// elsewhere `mine` is unchanged. Collective.
 void gather_rank_outcomes(boost::mpi::communicator& world, std::vector<pipeline::RankOutcome>& mine,
                           std::vector<std::vector<pipeline::RankOutcome>>& all);

@@ -110,8 +110,18 @@ cat <<'EOF' | seed communication_fuzzer hand-small "" 60000
 EOF
 
 # a part pack: header, two sections (one of two segments), an empty one, the index, the footer
-printf 'ascprof part pack 2\nx,1\ny,2\nhello\nz,3\na.csv\t20\t8\t2\nb\t28\t6\t1\nempty\t38\t0\t0\na.csv\t34\t4\t1\nASCPACK1\046\0\0\0\0\0\0\0\060\0\0\0\0\0\0\0' \
+printf 'ascprof part pack 3\nx,1\ny,2\nhello\nz,3\na.csv\t20\t8\t2\traw\t8\nb\t28\t6\t1\traw\t6\nempty\t38\t0\t0\traw\t0\na.csv\t34\t4\t1\traw\t4\nASCPACK1\046\0\0\0\0\0\0\0\110\0\0\0\0\0\0\0' \
   | seed part_pack_fuzzer hand-pack "" 4096
+# and one whose section is a deflated segment (as the rank jobs write them)
+python3 -c '
+import struct, sys, zlib
+rows = b"".join(b"evt_0_%d,rank0,MatMul,%d\n" % (i, i) for i in range(40))
+z = zlib.compress(rows, 1)
+head = b"ascprof part pack 3\n"
+index = b"t.csv\t%d\t%d\t40\tzlib\t%d\n" % (len(head), len(z), len(rows))
+at = len(head) + len(z)
+sys.stdout.buffer.write(head + z + index + b"ASCPACK1" + struct.pack("<QQ", at, len(index)))' \
+  | seed part_pack_fuzzer hand-pack-zlib "" 4096
 cat <<'EOF' | seed profiler_db_fuzzer hand-sql "001" 60000
 CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY,value TEXT);
 INSERT INTO STRING_IDS VALUES(0,'MatMul_1'),(1,'MatMul'),(2,'AI_CORE'),(3,'"8,16"'),(4,'aic_mac_time'),(5,'hcom_allReduce__1_0_1'),(6,'KERNEL_AICORE'),(7,'launch');

@@ -42,6 +42,8 @@ po::options_description make_options(CliOptions& o) {
       ("skip-html", po::bool_switch(&o.skip_html), "do not write report.html")
       ("report-mode", po::value(&o.report_mode), "bounded (default: xlsx sheets hold each table's 2,000 costliest rows) | full-raw (every row) | summary (no report.html, 50,000 rows)")
       ("timeline-steps", po::value(&o.timeline_steps), "report/timeline.json: only each rank's first N steps (0 = all)")
+      ("timeline-ranks", po::value(&o.timeline_ranks),
+       "report/timeline.json: at most N ranks (64), the findings' suspects first, then rank order (0 = all)")
       ("max-field-mb", po::value(&o.max_field_mb), "largest CSV field or row accepted, MiB (default 16); larger fails the rank")
       ("max-event-mb", po::value(&o.max_event_mb), "largest trace_view.json event accepted, MiB (default 64); larger fails the rank")
       ("source", po::value(&o.source), "auto (default: kernel_details.csv when a rank has one, else its ascend_pytorch_profiler_N.db) | text | db")

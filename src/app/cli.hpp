@@ -24,6 +24,7 @@ struct CliOptions {
   int32_t h5_deflate = 1;              // deflate level of the ranks' HDF5 files (0 = none, fastest)
   uint32_t max_event_mb = 64;          // trace_view.json: largest event (MiB) before a kLimit error
   uint32_t timeline_steps = 0;         // report/timeline.json: only each rank's first N steps (0 = all)
+  uint32_t timeline_ranks = 64;        // report/timeline.json: at most N ranks, suspects first (0 = all)
   std::string progress = "auto";       // auto | bar | json | none
   int64_t limit = 0;
   std::string shard;                   // sweep: "I/K", this job's share of the roots

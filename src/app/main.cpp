@@ -214,6 +214,7 @@ int main(int argc, char** argv) {
     req.analyze.report.mode = o.render_html ? o.report_mode : "summary";
     req.analyze.report.skip_html = !o.render_html || o.skip_html;
     req.analyze.report.timeline.max_steps = o.timeline_steps;
+    req.analyze.report.timeline.max_ranks = o.timeline_ranks;
     req.analyze.limits = input_limits(o);
     req.analyze.h5_deflate = o.h5_deflate;
     ascprof::pipeline::parse_source_choice(o.source, &req.analyze.source);  // validated by the CLI
@@ -267,6 +268,7 @@ int main(int argc, char** argv) {
   req.report.mode = o.report_mode;
   req.report.skip_html = o.skip_html;
   req.report.timeline.max_steps = o.timeline_steps;
+  req.report.timeline.max_ranks = o.timeline_ranks;
   req.progress = progress_mode(o.progress);
   req.limits = input_limits(o);
   req.h5_deflate = o.h5_deflate;

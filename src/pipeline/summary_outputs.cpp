@@ -429,6 +429,10 @@ Status write_rank_summary_parts(store::PartPackWriter& pack, uint32_t ord, const
   };
   // a table's section is declared even without rows (an empty table is an empty section)
   auto declare = [&pack](const char* table) { pack.add(table, ""); };
+  // the root merges these line by line over every rank at once (merge_keyed_lines): stored raw,
+  // a cursor per rank then reads them through a small buffer
+  pack.store_raw(kEvidenceBubbleRows);
+  pack.store_raw(kBubbleWindowsPart);
   CsvRow r;
 
   // step_summary + step_anatomy: one row per segment (anatomy: steps only)
@@ -815,7 +819,7 @@ Result<uint64_t> write_indexed_table(const fs::path& root_out, const std::string
     for (size_t i = 0; i < packs.size(); ++i) {
       if (!packs[i].has(section)) return packs[i].read(section).status();  // the missing-section error
       for (const auto& seg : packs[i].section_segments(section)) {
-        index.parts.push_back({ranks[i].rank_id, file_name(packs[i].path()), seg.offset, seg.length, seg.rows});
+        index.parts.push_back({ranks[i].rank_id, file_name(packs[i].path()), seg.offset, seg.length, seg.rows, seg.raw_length, seg.zlib});
         index.rows += seg.rows;
       }
     }
@@ -826,7 +830,7 @@ Result<uint64_t> write_indexed_table(const fs::path& root_out, const std::string
     std::error_code ec;
     const uint64_t length = fs::file_size(bubbles, ec);
     if (ec) return file_error(ErrorCode::kIo, bubbles.string(), "", ec.message());
-    if (*merged > 0) index.parts.push_back({"", bubbles.filename().string(), 0, length, *merged});
+    if (*merged > 0) index.parts.push_back({"", bubbles.filename().string(), 0, length, *merged, length, false});
     index.rows += *merged;
   }
   ASCPROF_RETURN_IF_ERROR(store::write_table_index(out, index));

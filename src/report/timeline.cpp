@@ -6,6 +6,7 @@
 // ranges (with_modules) add a "modules" thread per rank holding the module calls, nested.
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -86,6 +87,25 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     if (std::isfinite(s)) origin = std::min(origin, s);
   }
   if (!std::isfinite(origin)) origin = 0;
+  // the findings: instant events at the end, and the ranks they suspect shown first when the
+  // timeline holds fewer ranks than the root (a findings file that cannot be read leaves the
+  // timeline without markers; the report stage's evidence-chain check has said why)
+  auto diagnosis = read_findings_file(root_out);
+  std::set<std::string, std::less<>> shown;  // empty: every rank
+  if (options.max_ranks > 0 && pid.size() > options.max_ranks) {
+    if (diagnosis.ok())
+      for (const model::Finding& f : diagnosis->findings)
+        for (const std::string& r : f.suspected_ranks)
+          if (shown.size() < options.max_ranks && pid.count(r)) shown.insert(r);
+    std::vector<std::pair<uint32_t, std::string>> in_order;  // the rest in rank order
+    for (const auto& [r, p] : pid) in_order.emplace_back(p, r);
+    std::sort(in_order.begin(), in_order.end());
+    for (const auto& [p, r] : in_order) {
+      if (shown.size() >= options.max_ranks) break;
+      shown.insert(r);
+    }
+  }
+  const auto is_shown = [&shown](std::string_view r) { return shown.empty() || shown.count(r) > 0; };
   // module calls run on the host ahead of their kernels: the origin moves back to the earliest of them
   // (a root without modules keeps its origin)
   ASCPROF_ASSIGN_OR_RETURN(const std::vector<ModuleLanes> modules, read_module_lanes(root_out));
@@ -102,7 +122,13 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   char buf[512];
   std::snprintf(buf, sizeof buf, "%.3f", origin);
   out.write(buf);
-  out.write(",\"clock_corrected\":true},\"traceEvents\":[\n");
+  out.write(",\"clock_corrected\":true,\"ranks_total\":" + std::to_string(pid.size()) +
+            ",\"ranks_shown\":" + std::to_string(shown.empty() ? pid.size() : shown.size()));
+  if (!shown.empty())
+    out.write(",\"ranks_left_out\":" + escaped("the findings' suspects first, then rank order, up to --timeline-ranks " +
+                                                std::to_string(options.max_ranks) +
+                                                " (0 = all); raw_kernel_index.csv holds every rank's kernels"));
+  out.write("},\"traceEvents\":[\n");
   bool first = true;
   auto emit = [&out, &first](const std::string& ev) {
     out.write(first ? "" : ",\n");
@@ -110,7 +136,8 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
     first = false;
   };
   for (const auto& [r, p] : pid)
-    emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p) + ",\"args\":{\"name\":" + escaped(r) +
+    if (is_shown(r))
+      emit("{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + std::to_string(p) + ",\"args\":{\"name\":" + escaped(r) +
          "}}");
   std::map<std::pair<uint32_t, std::string>, uint32_t> tid;  // (pid, task type) -> thread
   uint64_t events = 0;
@@ -129,6 +156,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
       }
       return c_rank >= 0 && c_start >= 0 && c_dur >= 0;
     }
+    if (!is_shown(f[static_cast<size_t>(c_rank)])) return true;
     const std::string rank(f[static_cast<size_t>(c_rank)]);
     const double start = parse(f[static_cast<size_t>(c_start)]);
     const double dur = parse(f[static_cast<size_t>(c_dur)]);
@@ -159,6 +187,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   // in-kernel MoE phases: one thread per core under the rank, inside the attached kernel's time
   ASCPROF_ASSIGN_OR_RETURN(const std::vector<MoeCallLanes> moe, read_moe_lanes(root_out, offset));
   for (const MoeCallLanes& call : moe) {
+    if (!is_shown(call.rank_id)) continue;
     if (options.max_steps > 0) {  // the kernel's own clock is the window's (offsets are applied after)
       const auto off = offset.count(call.rank_id) ? offset[call.rank_id] : 0.0;
       auto w = window.find(call.rank_id);
@@ -186,6 +215,7 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   }
   // nn.Module calls: one lane per Python thread of the rank, the calls nested by time (issue 21)
   for (const ModuleLanes& rank : modules) {
+    if (!is_shown(rank.rank_id)) continue;
     const uint32_t p = pid.count(rank.rank_id) ? pid[rank.rank_id] : static_cast<uint32_t>(pid.size());
     const double off = offset.count(rank.rank_id) ? offset[rank.rank_id] : 0.0;
     const auto w = window.find(rank.rank_id);
@@ -215,9 +245,6 @@ Result<fs::path> write_timeline(const fs::path& root_out, const TimelineOptions&
   }
   // findings as global instant events at the start of their first suspected rank's first step
   {
-    // a findings file that cannot be read leaves the timeline without markers (the report stage's
-    // evidence-chain check has said why)
-    auto diagnosis = read_findings_file(root_out);
     if (diagnosis.ok())
       for (const model::Finding& f : diagnosis->findings) {
         if (f.finding_type.empty()) continue;

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <simdjson.h>
+#include <zlib.h>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/json_writer.hpp"
@@ -18,7 +19,7 @@ namespace ascprof::store {
 
 uint64_t TableIndex::bytes() const {
   uint64_t n = header.size();
-  for (const auto& p : parts) n += p.length;
+  for (const auto& p : parts) n += p.raw_length;
   return n;
 }
 
@@ -45,6 +46,8 @@ Status write_table_index(const fs::path& table, const TableIndex& index) {
     w.kv("offset", p.offset);
     w.kv("length", p.length);
     w.kv("rows", p.rows);
+    w.kv("encoding", p.zlib ? "zlib" : "raw");
+    w.kv("raw_length", p.raw_length);
     w.end_object();
   }
   w.end_array();
@@ -86,6 +89,11 @@ Result<TableIndex> read_table_index(const fs::path& table) {
     if (e["offset"].get(p.offset) != simdjson::SUCCESS || e["length"].get(p.length) != simdjson::SUCCESS ||
         e["rows"].get(p.rows) != simdjson::SUCCESS)
       return bad(where, "offset, length and rows must be non-negative integers");
+    if (e["encoding"].get(s) != simdjson::SUCCESS || (s != "zlib" && s != "raw")) return bad(where, "encoding must be \"zlib\" or \"raw\"");
+    p.zlib = s == "zlib";
+    if (e["raw_length"].get(p.raw_length) != simdjson::SUCCESS) return bad(where, "raw_length must be a non-negative integer");
+    if (!p.zlib && p.raw_length != p.length) return bad(where, "a raw part's raw_length must equal its length");
+    if (p.zlib && p.raw_length / 1032 > p.length) return bad(where, "raw_length impossible for a zlib part of this length");
     idx.parts.push_back(std::move(p));
   }
   return idx;
@@ -118,7 +126,18 @@ Status read_table_part(const fs::path& root_dir, const TablePart& part, std::str
     }
   }
   ::close(fd);
-  return status;
+  if (!status.ok() || !part.zlib) return status;
+  // one zlib stream of raw_length bytes
+  std::string raw(static_cast<size_t>(part.raw_length), '\0');
+  uLongf got = static_cast<uLongf>(raw.size());
+  const int zr = raw.empty() ? Z_DATA_ERROR : ::uncompress(reinterpret_cast<Bytef*>(raw.data()), &got,
+                                                          reinterpret_cast<const Bytef*>(out.data()), static_cast<uLong>(out.size()));
+  if (zr != Z_OK || got != raw.size())
+    return file_error(ErrorCode::kParse, path.string(), "bytes " + std::to_string(part.offset) + "+" + std::to_string(part.length),
+                      "does not inflate to its raw length " + std::to_string(part.raw_length) +
+                          " (the file changed after the table index was written)");
+  out = std::move(raw);
+  return {};
 }
 
 }  // namespace ascprof::store

@@ -4,7 +4,8 @@ A generated 4-rank root with a slow rank is analysed twice: with the shipped kno
 copied into the root) and with a copy whose max_concatenated_mib is 0 (every table with rows kept as
 <table>.parts.json). Checked:
 1. each such table is absent from the second root, its index is there, and `ascprof-mpi table` writes
-   exactly the bytes of the first root's copy; tables without rows stay empty files in both;
+   exactly the bytes of the first root's copy, as does the README's Python recipe (the packs' parts
+   are zlib streams, at least one inflated); tables without rows stay empty files in both;
 2. the findings, report.md, report.html, timeline.json and every sheet of report.xlsx are the same
    (the output folder's own name aside): the report reads the index as it reads the copy;
 3. the root folder moved elsewhere still reads (the index names the ranks' packs relative to it);
@@ -14,11 +15,13 @@ copied into the root) and with a copy whose max_concatenated_mib is 0 (every tab
 usage: indexed_tables_test.py ASCPROF_MPI WORK_DIR     (exit 0 pass, 1 fail)
 Python standard library only.
 """
+import json
 import pathlib
 import shutil
 import subprocess
 import sys
 import zipfile
+import zlib
 
 
 def fail(msg):
@@ -55,6 +58,17 @@ def report_texts(root):
     return texts
 
 
+def readme_recipe(root, table):
+    """The README's Python recipe for a table kept as an index (section "Root tables kept as an index")."""
+    idx = json.load(open(str(root) + "/" + table + ".parts.json"))
+    text = idx["header"].encode()
+    for p in idx["parts"]:
+        with open(str(root) + "/" + p["file"], "rb") as f:
+            f.seek(p["offset"]); data = f.read(p["length"])
+        text += zlib.decompress(data) if p["encoding"] == "zlib" else data
+    return text, sum(1 for p in idx["parts"] if p["encoding"] == "zlib")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
@@ -77,7 +91,7 @@ def main():
     run([exe, "analyze", str(cap), "-o", str(work / "out_parted"), "--knowledge", str(small)])
     a, b = only_root(work / "out_copied"), only_root(work / "out_parted")
 
-    indexed = 0
+    indexed = inflated_parts = 0
     for table in sorted(p.name for p in a.glob("*.csv")):
         index = b / (table + ".parts.json")
         if (a / table).stat().st_size == 0 or not index.exists():
@@ -89,6 +103,12 @@ def main():
         if got != (a / table).read_bytes():
             fail("%s: `ascprof-mpi table` differs from the copied table (%d vs %d bytes)"
                  % (table, len(got), (a / table).stat().st_size))
+        recipe, deflated = readme_recipe(b, table)
+        if recipe != got:
+            fail("%s: the README's Python recipe differs from the copied table" % table)
+        inflated_parts += deflated
+    if inflated_parts == 0:
+        fail("no indexed part was a zlib stream: the packs' compression went untested")
     for must in ("raw_kernel_index.csv", "evidence_index.csv", "operator_summary.csv", "step_summary.csv"):
         if not (b / (must + ".parts.json")).exists():
             fail("%s was not kept as an index with max_concatenated_mib = 0" % must)

@@ -30,11 +30,16 @@ Status evidence_chain_error(const std::filesystem::path& root_out, const Evidenc
 /// Options of the merged timeline.
 struct TimelineOptions {
   uint32_t max_steps = 0;  ///< only kernels inside each rank's first N steps (0 = all; --timeline-steps)
+  /// at most N ranks (0 = all; --timeline-ranks): a person reads tens of tracks, not thousands, and
+  /// a 4,096-rank root's timeline of every rank was 261 MB (issue 17: sized for its reader)
+  uint32_t max_ranks = 64;
 };
 
 /// report/timeline.json: the root's ranks in one Chrome-trace file (Perfetto / chrome://tracing):
 /// one process per rank, one thread per task type, clock-offset corrected, findings as instant
-/// events. Streams raw_kernel_index.csv. Returns its path.
+/// events. Streams raw_kernel_index.csv. With more ranks than max_ranks it shows the ranks the
+/// findings suspect first, then the others in rank order, and says in otherData how many it left
+/// out (raw_kernel_index.csv holds every rank's rows). Returns its path.
 Result<std::filesystem::path> write_timeline(const std::filesystem::path& root_out, const TimelineOptions& options = {});
 
 /// report.md from the root's tables (reference §2.9 sections plus ours). Returns its path.

@@ -5,6 +5,8 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/knowledge/knowledge.hpp"
@@ -158,6 +160,61 @@ TEST(ReportTimeline, ChromeTraceWithOneProcessPerRank) {
     EXPECT_GE(min_ts, -1.0);  // relative to the earliest corrected start
     EXPECT_GT(instants, 0u);  // findings
   }
+}
+
+// With more ranks than --timeline-ranks the timeline shows the ranks the findings suspect first,
+// then the others in rank order, only their kernels, and says how many it left out.
+TEST(ReportTimeline, BoundedToTheSuspectsFirstThenRankOrder) {
+  ascprof::testing::ScratchDir dir("report-timeline-ranks");
+  const fs::path root = analysed_root(dir.path());
+  auto kernels = read_table(root / "raw_kernel_index.csv");
+  ASSERT_TRUE(kernels.ok());
+  std::map<std::string, uint64_t> rows_of;
+  std::vector<std::string> rank_order;
+  for (size_t i = 0; i < kernels->rows.size(); ++i) {
+    const std::string& r = kernels->cell(i, "rank_id");
+    if (rows_of[r]++ == 0) rank_order.push_back(r);
+  }
+  ASSERT_EQ(rows_of.size(), 4u);
+  // the suspect: the rank the hot-expert finding names (the fault is on the third rank)
+  auto findings = read_file(root / "diagnosis_findings.json");
+  ASSERT_TRUE(findings.ok());
+  simdjson::dom::parser findings_parser;
+  std::string suspect;
+  for (simdjson::dom::element f : findings_parser.parse(*findings)["diagnosis_findings"].get_array())
+    for (simdjson::dom::element r : f["suspected_ranks"].get_array())
+      if (std::string_view(r) != rank_order[0] && std::string_view(r) != rank_order[1]) suspect = std::string(std::string_view(r));
+  ASSERT_FALSE(suspect.empty()) << "no finding names a rank after the first two: the test would prove little";
+  TimelineOptions o;
+  o.max_ranks = 2;
+  auto path = write_timeline(root, o);
+  ASSERT_TRUE(path.ok()) << path.status().to_string();
+  auto text = read_file(*path);
+  ASSERT_TRUE(text.ok());
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(uint64_t(doc["otherData"]["ranks_total"]), 4u);
+  EXPECT_EQ(uint64_t(doc["otherData"]["ranks_shown"]), 2u);
+  EXPECT_NE(std::string_view(doc["otherData"]["ranks_left_out"]).find("raw_kernel_index.csv"), std::string_view::npos);
+  std::set<std::string> names;
+  uint64_t complete = 0;
+  for (simdjson::dom::element e : doc["traceEvents"].get_array()) {
+    const std::string_view ph(e["ph"]);
+    if (ph == "M" && std::string_view(e["name"]) == "process_name") names.emplace(std::string_view(e["args"]["name"]));
+    if (ph == "X") ++complete;
+  }
+  EXPECT_EQ(names.size(), 2u);
+  EXPECT_TRUE(names.count(suspect)) << "the suspected rank " << suspect << " is not shown";
+  uint64_t expected = 0;
+  for (const auto& n : names) expected += rows_of[n];
+  EXPECT_EQ(complete, expected);
+  o.max_ranks = 0;  // every rank
+  ASSERT_TRUE(write_timeline(root, o).ok());
+  text = read_file(*path);
+  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  EXPECT_EQ(uint64_t(doc["otherData"]["ranks_shown"]), 4u);
+  EXPECT_EQ(doc["otherData"]["ranks_left_out"].error(), simdjson::NO_SUCH_FIELD);
 }
 
 TEST(ReportEvidenceChain, UnknownEvidenceRefusesTheReport) {

@@ -1,6 +1,8 @@
 // Reading the root's own tables back: header, cells by column name, numbers, caps, empty files.
 #include <gtest/gtest.h>
 
+#include <zlib.h>
+
 #include <cmath>
 
 #include "ascprof/report/tables.hpp"
@@ -51,21 +53,26 @@ TEST(ReportTables, EmptyAndAbsentFilesAreEmptyTables) {
 }
 
 // A table the root kept as an index of the ranks' ranges (store/table_index.hpp) reads as the same
-// rows in the same order as its copy, quoted cells spanning nothing across ranges; a range that no
-// longer lies inside its file is an error naming that file, not rows that silently stop.
+// rows in the same order as its copy, quoted cells spanning nothing across ranges, a deflated range
+// (as the part packs store their sections) inflated; a range that no longer lies inside its file,
+// or no longer inflates, is an error naming that file, not rows that silently stop.
 TEST(ReportTables, AnIndexedTableReadsAsItsCopy) {
   ascprof::testing::ScratchDir dir("report-tables-indexed");
   const std::string header = "rank_id,name,v\n";
   const std::string r0 = "0,\"a,b\",1\n0,c,2\n", r1 = "1,\"d\"\"e\",3\n";
   // the ranks' rows inside larger files, at offsets, as in part packs
   ascprof::testing::write_text(dir.path() / "ranks/0.parts", "xxxx" + r0 + "yy");
-  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z" + r1);
+  std::string z1(compressBound(static_cast<uLong>(r1.size())), '\0');
+  uLongf z1_len = static_cast<uLongf>(z1.size());
+  ASSERT_EQ(compress(reinterpret_cast<Bytef*>(z1.data()), &z1_len, reinterpret_cast<const Bytef*>(r1.data()), r1.size()), Z_OK);
+  z1.resize(z1_len);
+  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z" + z1);
   ascprof::testing::write_text(dir.path() / "copy.csv", header + r0 + r1);
   store::TableIndex idx;
   idx.table = "t.csv";
   idx.header = header;
   idx.rows = 3;
-  idx.parts = {{"0", "ranks/0.parts", 4, r0.size(), 2}, {"1", "ranks/1.parts", 1, r1.size(), 1}};
+  idx.parts = {{"0", "ranks/0.parts", 4, r0.size(), 2, r0.size(), false}, {"1", "ranks/1.parts", 1, z1.size(), 1, r1.size(), true}};
   ASSERT_TRUE(store::write_table_index(dir.path() / "t.csv", idx).ok());
   EXPECT_TRUE(table_present(dir.path() / "t.csv"));
   EXPECT_FALSE(table_present(dir.path() / "other.csv"));
@@ -87,8 +94,13 @@ TEST(ReportTables, AnIndexedTableReadsAsItsCopy) {
   EXPECT_EQ(t->cell(0, "name"), "a,b");
   EXPECT_EQ(t->cell(2, "name"), "d\"e");
 
-  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z");  // rewritten since the index
-  const Status st = for_each_row(dir.path() / "t.csv", [](const std::vector<std::string_view>&, bool) { return true; });
+  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z" + std::string(z1.size(), 'x'));  // same size, not zlib
+  Status st = for_each_row(dir.path() / "t.csv", [](const std::vector<std::string_view>&, bool) { return true; });
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("ranks/1.parts"), std::string::npos) << st.to_string();
+  EXPECT_NE(st.message().find("inflate"), std::string::npos) << st.to_string();
+  ascprof::testing::write_text(dir.path() / "ranks/1.parts", "z");  // rewritten shorter since the index
+  st = for_each_row(dir.path() / "t.csv", [](const std::vector<std::string_view>&, bool) { return true; });
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("ranks/1.parts"), std::string::npos) << st.to_string();
 }

@@ -90,6 +90,65 @@ TEST(PartPack, InterleavedSectionsReadBackWholeAndInOrder) {
   EXPECT_EQ(files, 1);
 }
 
+// Sections are stored deflated unless declared raw; a deflated segment that does not inflate to its
+// length (a bit flipped on disk) is an error naming the pack, whichever way it is read, never rows.
+TEST(PartPack, SectionsAreDeflatedAndADamagedSegmentIsAnError) {
+  ScratchDir dir("pack-zlib");
+  const fs::path path = dir / "rank0.parts";
+  std::string rows;
+  for (int i = 0; i < 20000; ++i) rows += "evt_0_" + std::to_string(i) + ",rank0,aclnnMatmul_MatMulV3,MATMULV3,12.5\n";
+  {
+    PartPackWriter w;
+    ASSERT_TRUE(w.open(path).ok());
+    w.store_raw("lines");
+    w.add("table.csv", rows, 20000);
+    w.add("lines", rows, 20000);
+    ASSERT_TRUE(w.commit().ok());
+  }
+  auto r = PartPackReader::open(path);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  const auto table = r->section_segments("table.csv"), lines = r->section_segments("lines");
+  ASSERT_EQ(table.size(), 1u);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_TRUE(table[0].zlib);
+  EXPECT_LT(table[0].length * 4, rows.size()) << "CSV rows deflate at least 4x";
+  EXPECT_EQ(table[0].raw_length, rows.size());
+  EXPECT_FALSE(lines[0].zlib);
+  EXPECT_EQ(lines[0].length, rows.size());
+  EXPECT_EQ(r->size("table.csv"), rows.size());
+  EXPECT_EQ(*r->read("table.csv"), rows);
+  std::string from_cursor, line;
+  PartLineCursor cursor(*r, "table.csv");
+  while (cursor.next(line)) from_cursor += line + "\n";
+  EXPECT_EQ(from_cursor, rows);
+  // a copy that skips the first byte (the structure files drop a leading '[' or ',')
+  const fs::path copy = dir / "copy.csv";
+  ascprof::testing::write_text(copy, "");
+  {
+    const int fd = ::open(copy.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    EXPECT_TRUE(r->copy_to("table.csv", fd, copy, 1).ok());
+    ::close(fd);
+  }
+  EXPECT_EQ(*read_file(copy), rows.substr(1));
+
+  auto bytes = *read_file(path);
+  bytes[static_cast<size_t>(table[0].offset + table[0].length / 2)] ^= 0x55;
+  ascprof::testing::write_text(path, bytes);
+  auto damaged = PartPackReader::open(path);
+  ASSERT_TRUE(damaged.ok()) << "the index is intact: the pack opens";
+  const auto whole = damaged->read("table.csv");
+  ASSERT_FALSE(whole.ok());
+  EXPECT_EQ(whole.status().code(), ErrorCode::kParse);
+  EXPECT_NE(whole.status().message().find(path.string()), std::string::npos) << whole.status().to_string();
+  const int fd = ::open(copy.c_str(), O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  const Status copied = damaged->copy_to("table.csv", fd, copy);
+  ::close(fd);
+  EXPECT_EQ(copied.code(), ErrorCode::kParse) << copied.to_string();
+  EXPECT_EQ(*damaged->read("lines"), rows);
+}
+
 // A writer that never commits (an error or a SIGTERM on the way) leaves nothing behind.
 TEST(PartPack, UncommittedWriterLeavesNoFile) {
   ScratchDir dir("pack-abandoned");
@@ -122,6 +181,7 @@ TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
   {
     PartPackWriter w;
     ASSERT_TRUE(w.open(good).ok());
+    w.store_raw("a.csv");
     w.add("a.csv", "hello\n", 1);
     ASSERT_TRUE(w.commit().ok());
   }
@@ -144,10 +204,16 @@ TEST(PartPack, DamagedFilesAreRefusedNamingTheFile) {
   bad_index.replace(bad_index.find("a.csv\t"), 6, "a.csv ");  // the index line loses its tab
   expect_refused("bad-index.parts", bad_index, "index line 1");
   std::string out_of_file = bytes;
-  const size_t len_at = out_of_file.find("\t6\t1\n");
+  const size_t len_at = out_of_file.find("\t6\t1\traw\t6\n");
   ASSERT_NE(len_at, std::string::npos);
-  out_of_file.replace(len_at, 3, "\t9\t");  // a segment longer than the data
+  out_of_file.replace(len_at, 11, "\t9\t1\traw\t9\n");  // a segment longer than the data
   expect_refused("out-of-file.parts", out_of_file, "segment out of the file");
+  std::string impossible = bytes;
+  impossible.replace(len_at, 11, "\t6\t1\traw\t7\n");  // a raw segment's lengths disagree
+  expect_refused("impossible.parts", impossible, "raw length impossible");
+  std::string old = bytes;
+  old.replace(0, 20, "ascprof part pack 2\n");  // the layout before compressed segments
+  expect_refused("old.parts", old, "older layout");
   auto gone = PartPackReader::open(dir / "absent.parts");
   ASSERT_FALSE(gone.ok());
   EXPECT_EQ(gone.status().code(), ErrorCode::kIo);

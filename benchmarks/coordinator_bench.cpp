@@ -277,7 +277,9 @@ std::string light_parts(const Args& a, const pipeline::RootPlan& plan, const pip
   const fs::path src = fs::path(plan.tasks.front().root_out) / o.parts_file;
   if (a.full_tables) return fs::absolute(src).string();
   const fs::path dst = fs::absolute(fs::path(a.work) / "light_summary" / (o.rank_id + ".light-v3.parts"));
-  if (!fs::exists(dst)) {  // the name says which sections are emptied (a rule change renames it)
+  // the name says which sections are emptied (a rule change renames it); a copy that no longer opens
+  // (a pack of an older layout) is made again
+  if (!fs::exists(dst) || !store::PartPackReader::open(dst).ok()) {
     auto in = store::PartPackReader::open(src);
     if (!in.ok()) throw std::runtime_error(in.status().to_string());
     store::PartPackWriter out;
@@ -286,6 +288,8 @@ std::string light_parts(const Args& a, const pipeline::RootPlan& plan, const pip
     for (const auto& section : pipeline::summary_part_sections()) {
       auto text = in->read(section);
       if (!text.ok()) throw std::runtime_error(text.status().to_string());
+      const auto segs = in->section_segments(section);
+      if (!segs.empty() && !segs.front().zlib) out.store_raw(section);  // as the rank job stored it
       out.add(section, per_entity_fragments().count(section) ? std::string_view() : std::string_view(*text));
     }
     if (const Status st = out.commit(); !st.ok()) throw std::runtime_error(st.to_string());

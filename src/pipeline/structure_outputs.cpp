@@ -94,7 +94,7 @@ class TempArray {
       st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
   }
   /// Appends a rank's rows: `section` of `pack` as write_rank_structure_parts wrote it (each row
-  /// preceded by ",\n"; the file's first row takes "\n"), copied inside the kernel.
+  /// preceded by ",\n"; the file's first row takes "\n"), inflated into the file, never parsed.
   Status append(const store::PartPackReader& pack, std::string_view section) {
     if (!st_.ok() || f_ == nullptr) return st_;
     if (!pack.has(section))

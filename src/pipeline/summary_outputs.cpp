@@ -883,8 +883,8 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     int err = 0;  // the first failed write's errno
     // evidence_index.csv: its window sections copied section by section, each over the ranks in
     // order, then its bubble rows merged over the ranks, largest first
-    // Each rank's section is copied inside the kernel (copy_file_range) and its rows come from the
-    // pack's index: the root neither reads nor scans the ~0.5 GB of rows of a 1,024-rank root.
+    // Each rank's section is inflated straight into the file (PartPackReader::copy_to) and its rows
+    // come from the pack's index: the root never parses or scans the ~0.5 GB of rows of a 1,024-rank root.
     for (const char* section : sections)
       for (const auto& pack : packs) {
         if (pack.size(section) == 0) {

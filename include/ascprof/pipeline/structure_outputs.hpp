@@ -9,7 +9,7 @@
 /// Rendered where the rank is (issue 17: no serial tail): each rank job renders its rows of these
 /// files into its part pack (write_rank_structure_parts: one section per array, its classes and its
 /// manifest figures), and the coordinator only concatenates the sections in rank order
-/// (add_rank_parts: copied inside the kernel, never parsed) and merges the classes and figures.
+/// (add_rank_parts: inflated into the file, never parsed) and merges the classes and figures.
 ///
 /// Streaming: segment, layer, block, evidence and observation rows go straight to temporary files
 /// (`<file>.tmp.<pid>` and `structure_evidence_graph.json.{observations,evidence}.tmp.<pid>` in the

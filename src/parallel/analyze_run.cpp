@@ -22,6 +22,7 @@
 #include "ascprof/parallel/gather_messages.hpp"
 #include "ascprof/parallel/out_folder.hpp"
 #include "ascprof/parallel/report_stage.hpp"
+#include "ascprof/parallel/section_copies.hpp"
 #include "ascprof/parallel/stage_progress.hpp"
 #include "ascprof/parallel/work_queue.hpp"
 #include "ascprof/pipeline/root_manifest.hpp"
@@ -421,7 +422,8 @@ Gathered gather_outcomes(mpi::communicator& world, RankPhase& ranks, const knowl
 // Phase 5 (process 0): every root's tables, cross-rank stage and diagnostics, root by root; a
 // root's outputs are written whole or not at all, so a stop ends the phase between roots.
 std::vector<pipeline::RootSummary> write_roots(const AnalyzeRequest& req, const std::vector<pipeline::RootPlan>& plans,
-                                               Gathered gathered, const knowledge::Knowledge& kb) {
+                                               Gathered gathered, const knowledge::Knowledge& kb,
+                                               const store::SectionCopyRunner& run_copies) {
   std::vector<pipeline::RootSummary> summaries;
   uint64_t plan_bytes = 0, bytes_done = 0;  // a root's outputs cost about what its input does
   for (const auto& p : plans)
@@ -430,7 +432,7 @@ std::vector<pipeline::RootSummary> write_roots(const AnalyzeRequest& req, const 
   for (const auto& p : plans) {
     if (interrupted()) break;
     summaries.push_back(pipeline::write_root_outputs(p, std::move(gathered.by_root[p.root_index]), kb,
-                                                     &gathered.merged[p.root_index]));
+                                                     &gathered.merged[p.root_index], run_copies));
     for (const auto& task : p.tasks) bytes_done += task.input_bytes;
     shown.advance(summaries.size(), bytes_done);
   }
@@ -560,12 +562,16 @@ AnalyzeResult run_analyze(mpi::communicator& world, const AnalyzeRequest& req) {
   RankEnds rank_ends;  // process 0: every rank is done or failed by now (for an interrupted result)
   for (const auto& [root, outcomes] : gathered.by_root) note_rank_ends(outcomes, rank_ends);
 
-  // Phase 5: the roots' outputs (process 0).
+  // Phase 5: the roots' outputs (process 0), the concatenated tables' rank sections copied by
+  // every process (section_copies.hpp).
   std::vector<pipeline::RootSummary> summaries;
   if (me == 0) {
     t = Clock::now();
-    summaries = write_roots(req, plans, std::move(gathered), *kb);
+    summaries = write_roots(req, plans, std::move(gathered), *kb, section_copies_on_all_processes(world));
+    end_section_copies(world);
     f.root_outputs = seconds_since(t);
+  } else {
+    serve_section_copies(world);
   }
   if (agree_interrupt(world) != 0) return interrupted_at("root_outputs", rank_ends);
 

@@ -268,7 +268,8 @@ Status write_analysis_h5(const RootPlan& plan, const std::vector<RankOutcome>& o
 
 // The segment and classify root files, composed from the rows the rank jobs rendered into their
 // part packs (write_rank_structure_parts), one rank at a time: copied, not parsed or re-rendered.
-void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, RootSummary& s) {
+void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes,
+                              const store::SectionCopyRunner& run_copies, RootSummary& s) {
   auto fail = [&s](const Status& st) {
     s.status = "failed";
     s.error = st.to_string();
@@ -278,6 +279,7 @@ void record_structure_outputs(const RootPlan& plan, const std::vector<RankOutcom
   StructureOutputOptions options;
   options.root = plan.root;
   options.classify_files = last_stage >= kStageClassify;
+  options.run_copies = run_copies;
   auto writer = StructureOutputWriter::create(plan.out_dir, options);
   if (!writer.ok()) return fail(writer.status());
   for (const auto& o : outcomes) {
@@ -520,7 +522,7 @@ void record_findings(const RootPlan& plan, const std::vector<RankOutcome>& outco
 // The summarize tables: the ranks' fragments concatenated in rank order, and the cross-rank class
 // tables from the root's merged summaries (`merged`: wall quantiles set).
 void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>& outcomes, const knowledge::Knowledge& kb,
-                            RootMerge& merged, RootSummary& s) {
+                            RootMerge& merged, const store::SectionCopyRunner& run_copies, RootSummary& s) {
   std::vector<SummaryPart> parts;
   for (const auto& o : outcomes)
     if (o.ok && !o.parts_file.empty()) {
@@ -542,7 +544,7 @@ void record_summary_outputs(const RootPlan& plan, const std::vector<RankOutcome>
   auto structure_classes = write_root_structure_class_summaries(plan.out_dir, merged.classes.finish(kb), kb);
   if (!structure_classes.ok()) return fail(structure_classes.status());
   class_tables.insert(class_tables.end(), structure_classes->begin(), structure_classes->end());
-  auto written = write_root_summary_outputs(plan.out_dir, parts, kb, class_tables);
+  auto written = write_root_summary_outputs(plan.out_dir, parts, kb, class_tables, run_copies);
   if (!written.ok()) return fail(written.status());
   for (const auto& p : *written) s.outputs.push_back(p.string());
   for (const auto& p : class_tables) s.outputs.push_back(p.string());
@@ -633,7 +635,7 @@ void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowl
 }
 
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
-                               RootMerge* merged) {
+                               RootMerge* merged, const store::SectionCopyRunner& run_copies) {
   std::sort(outcomes.begin(), outcomes.end(),
             [](const RankOutcome& a, const RankOutcome& b) { return a.rank_index < b.rank_index; });
   RootSummary s;
@@ -675,7 +677,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
   using Clock = std::chrono::steady_clock;
   auto seconds = [](Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); };
   auto t0 = Clock::now();
-  if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, s);
+  if (s.ranks_ok > 0) record_structure_outputs(plan, outcomes, run_copies, s);
   s.structure_seconds = seconds(t0);
   t0 = Clock::now();
   // ranks analysed in this process (serial callers): their summaries folded here as the processes
@@ -688,7 +690,7 @@ RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> ou
     local.classes.set_wall_quantiles(analysis::class_wall_quantiles(
         local.classes.wall_requests(0), [&walls](int32_t) { return &walls; }, [](std::vector<uint64_t>&) {}));
   }
-  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, summaries, s);
+  if (s.ranks_ok > 0 && s.status != "failed") record_summary_outputs(plan, outcomes, kb, summaries, run_copies, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_deep_dive(plan, outcomes, kb, summaries.deep_dive, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_moe_traces(plan, outcomes, s);
   if (s.ranks_ok > 0 && s.status != "failed") record_modules(plan, outcomes, kb, s);

@@ -95,16 +95,34 @@ class TempArray {
   }
   /// Appends a rank's rows: `section` of `pack` as write_rank_structure_parts wrote it (each row
   /// preceded by ",\n"; the file's first row takes "\n"), inflated into the file, never parsed.
-  Status append(const store::PartPackReader& pack, std::string_view section) {
+  /// With `deferred`, the copy is only planned there (the rows' place is left for it).
+  Status append(const store::PartPackReader& pack, std::string_view section,
+                std::vector<store::SectionCopy>* deferred = nullptr) {
     if (!st_.ok() || f_ == nullptr) return st_;
     if (!pack.has(section))
       return st_ = file_error(ErrorCode::kSchema, pack.path().string(), std::string(section), "section missing from the part pack");
     if (pack.size(section) == 0) return st_;
+    if (deferred != nullptr) {
+      const uint64_t skip = count_ == 0 ? 1 : 0;
+      const uint64_t length = pack.size(section) - skip;
+      const long at = std::ftell(f_);
+      if (at < 0 || std::fseek(f_, at + static_cast<long>(length), SEEK_SET) != 0)
+        return st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("seek failed: ") + std::strerror(errno));
+      deferred->push_back({pack.path().string(), std::string(section), tmp_.string(), static_cast<uint64_t>(at), length, skip});
+      count_ += pack.rows(section);
+      return st_;
+    }
     if (std::fflush(f_) != 0)
       return st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
     st_ = pack.copy_to(section, fileno(f_), tmp_, count_ == 0 ? 1 : 0);
     std::fseek(f_, 0, SEEK_END);  // the stream's position after the descriptor's writes
     count_ += pack.rows(section);
+    return st_;
+  }
+  /// Writes out what the stream buffers (so other writers of the file see a complete frame).
+  Status flush() {
+    if (f_ != nullptr && st_.ok() && std::fflush(f_) != 0)
+      st_ = file_error(ErrorCode::kIo, tmp_.string(), "", std::string("write failed: ") + std::strerror(errno));
     return st_;
   }
   /// Ends the array (and the file, with `trailer`) and closes it.
@@ -373,6 +391,9 @@ struct StructureOutputWriter::Impl : StructureFigures {  // the figures summed o
   // segment stage
   // observations: ours, one per (step, layer role); role_observations: the reference's, per (step, operator role)
   TempArray steps, layers, observations, role_observations, evidence;
+  /// the ranks' row sections still to place (options.run_copies set), run at the start of prepare()
+  std::vector<store::SectionCopy> deferred;
+  std::vector<store::SectionCopy>* deferring() { return options.run_copies ? &deferred : nullptr; }
   // classify stage
   TempArray blocks;
   // temporaries written by finish() before the renames
@@ -996,9 +1017,9 @@ Status StructureOutputWriter::Impl::add_rank_parts(uint32_t ord, const std::stri
                                          {&observations, kObservationRows},
                                          {&role_observations, kRoleObservationRows},
                                          {&evidence, kEvidenceRows}})
-      ASCPROF_RETURN_IF_ERROR(fail(array->append(pack, section)));
+      ASCPROF_RETURN_IF_ERROR(fail(array->append(pack, section, deferring())));
   if (options.classify_files) {
-    ASCPROF_RETURN_IF_ERROR(fail(blocks.append(pack, kBlockRows)));
+    ASCPROF_RETURN_IF_ERROR(fail(blocks.append(pack, kBlockRows, deferring())));
     ASCPROF_RETURN_IF_ERROR(fail(merge_classes(pack)));
   }
   return fail(merge_manifest(pack));
@@ -1162,6 +1183,13 @@ std::string StructureOutputWriter::Impl::classify_manifest() const {
 
 Status StructureOutputWriter::Impl::prepare(std::vector<std::pair<fs::path, fs::path>>* publish) {
   std::vector<std::pair<fs::path, fs::path>> markers;
+  // the ranks' rows into the places left for them (before the graph is assembled from its arrays)
+  for (TempArray* a : {&steps, &layers, &observations, &role_observations, &evidence, &blocks})
+    ASCPROF_RETURN_IF_ERROR(a->flush());
+  if (!deferred.empty()) {
+    ASCPROF_RETURN_IF_ERROR(options.run_copies(deferred));
+    deferred.clear();
+  }
   if (options.segment_files) {
     ASCPROF_RETURN_IF_ERROR(steps.close("}\n"));
     publish->emplace_back(out / layout::kStepSegmentsJson, steps.path());
@@ -1259,6 +1287,10 @@ Status StructureOutputWriter::add_rank(uint32_t rank_ordinal, const std::string&
   }
   auto reader = store::PartPackReader::open(path);
   Status st = reader.ok() ? add_rank_parts(rank_ordinal, rank_id, *reader) : m.fail(reader.status());
+  if (st.ok() && !m.deferred.empty()) {  // the temporary pack goes now: its rows are placed first
+    st = m.fail(store::run_section_copies(m.deferred, 0, m.deferred.size()));
+    m.deferred.clear();
+  }
   std::error_code ec;
   fs::remove(path, ec);
   return st;

@@ -844,7 +844,8 @@ Result<uint64_t> write_indexed_table(const fs::path& root_out, const std::string
 
 Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_out, const std::vector<SummaryPart>& ranks,
                                                          const knowledge::Knowledge& kb,
-                                                         const std::vector<fs::path>& class_tables) {
+                                                         const std::vector<fs::path>& class_tables,
+                                                         const store::SectionCopyRunner& run_copies) {
   std::vector<fs::path> written;
   const std::map<std::string, CsvLayout> layouts = summary_layouts(kb);
   std::vector<std::pair<std::string, uint64_t>> counts;  // (table file, data rows)
@@ -855,6 +856,15 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     if (!pack.ok()) return pack.status();
     packs.push_back(std::move(pack).value());
   }
+  std::vector<std::vector<store::SectionCopy>> copies_of(packs.size());  // each rank's sections of the copied tables
+  std::vector<std::pair<fs::path, fs::path>> pending;  // (temporary, final) of the copied tables
+  // an error: the temporary files written so far are removed, none is renamed
+  auto fail_pending = [&pending](Status st) {
+    std::error_code ec;
+    for (const auto& [tmp, out] : pending) fs::remove(tmp, ec);
+    pending.clear();
+    return st;
+  };
   for (const auto& t : summary_tables()) {
     const fs::path out = root_out / t;
     const bool evidence = t == layout::kEvidenceIndexCsv;
@@ -870,70 +880,77 @@ Result<std::vector<fs::path>> write_root_summary_outputs(const fs::path& root_ou
     }
     if (row_bytes > 0 && layouts.at(t).header().size() + row_bytes > uint64_t{kb.summarize.root_table_max_mib} << 20) {
       auto rows = write_indexed_table(root_out, t, layouts.at(t).header(), sections, ranks, packs, evidence);
-      if (!rows.ok()) return rows.status();
+      if (!rows.ok()) return fail_pending(rows.status());
       written.push_back(store::table_index_path(out));
       counts.emplace_back(t, *rows);
       continue;
     }
+    // The header, then each rank's section at its offset (planned here from the packs' indexes,
+    // copied by `run_copies`, possibly on other processes), then evidence_index.csv's bubble rows
+    // merged over the ranks, largest first, after them. Renamed once every copy is done.
     const fs::path tmp = temp_sibling(out);
     std::FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (f == nullptr) return file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno));
-    uint64_t rows = 0;
-    bool ok = true, header_written = false;
+    if (f == nullptr) return fail_pending(file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno)));
+    pending.push_back({tmp, out});
+    uint64_t rows = 0, at = 0;
+    bool ok = true;
     int err = 0;  // the first failed write's errno
-    // evidence_index.csv: its window sections copied section by section, each over the ranks in
-    // order, then its bubble rows merged over the ranks, largest first
-    // Each rank's section is inflated straight into the file (PartPackReader::copy_to) and its rows
-    // come from the pack's index: the root never parses or scans the ~0.5 GB of rows of a 1,024-rank root.
     for (const char* section : sections)
-      for (const auto& pack : packs) {
-        if (pack.size(section) == 0) {
-          if (!pack.has(section)) {
+      for (size_t i = 0; i < packs.size(); ++i) {
+        const uint64_t size = packs[i].size(section);
+        if (size == 0) {
+          if (!packs[i].has(section)) {
             std::fclose(f);
-            { std::error_code rm; fs::remove(tmp, rm); }
-            return pack.read(section).status();  // the missing-section error, naming the pack
+            return fail_pending(packs[i].read(section).status());  // the missing-section error, naming the pack
           }
           continue;
         }
-        if (!header_written) {  // a table without rows stays an empty file, as the reference writes it
+        if (at == 0) {  // a table without rows stays an empty file, as the reference writes it
           const std::string& h = layouts.at(t).header();
           ok = std::fwrite(h.data(), 1, h.size(), f) == h.size();
           if (!ok) err = errno;
-          header_written = true;
+          at = h.size();
         }
-        ok = ok && std::fflush(f) == 0;
-        if (!ok && err == 0) err = errno;
-        const Status st = ok ? pack.copy_to(section, fileno(f), out) : Status{};
-        if (!st.ok() || (ok && std::fseek(f, 0, SEEK_END) != 0)) {  // the stream follows the copied bytes
-          std::fclose(f);
-          { std::error_code rm; fs::remove(tmp, rm); }
-          return st.ok() ? file_error(ErrorCode::kIo, tmp.string(), "", std::strerror(errno)) : st;
-        }
-        rows += pack.rows(section);
+        copies_of[i].push_back({packs[i].path().string(), section, tmp.string(), at, size});
+        at += size;
+        rows += packs[i].rows(section);
       }
     if (ok && evidence) {
-      auto merged = merge_keyed_lines(packs, kEvidenceBubbleRows, f, header_written ? "" : layouts.at(t).header(), out);
-      if (!merged.ok()) {
-        std::fclose(f);
-        { std::error_code rm; fs::remove(tmp, rm); }
-        return merged.status();
+      ok = std::fseek(f, static_cast<long>(at), SEEK_SET) == 0;  // the copies fill what lies before
+      if (!ok) err = errno;
+      if (ok) {
+        auto merged = merge_keyed_lines(packs, kEvidenceBubbleRows, f, at > 0 ? "" : layouts.at(t).header(), out);
+        if (!merged.ok()) {
+          std::fclose(f);
+          return fail_pending(merged.status());
+        }
+        rows += *merged;
       }
-      rows += *merged;
     }
     if (std::fclose(f) != 0 && ok) {
       ok = false;
       err = errno;
     }
-    std::error_code ec;
-    if (ok) fs::rename(tmp, out, ec);
-    if (!ok || ec) {
-      const std::string why = ec ? "rename failed: " + ec.message() : std::string("write failed: ") + std::strerror(err);
-      fs::remove(tmp, ec);
-      return file_error(ErrorCode::kIo, out.string(), "", why);
-    }
+    if (!ok) return fail_pending(file_error(ErrorCode::kIo, out.string(), "", std::string("write failed: ") + std::strerror(err)));
     written.push_back(out);
     counts.emplace_back(t, rows);
-    remove_table_index(out);  // a previous run's index of this table (it was larger then)
+  }
+  // every rank's sections into the tables (listed rank by rank: a pack is opened once), then each
+  // table renamed into place
+  {
+    std::vector<store::SectionCopy> copies;
+    for (auto& of_rank : copies_of)
+      for (auto& c : of_rank) copies.push_back(std::move(c));
+    copies_of.clear();
+    const Status st = run_copies ? run_copies(copies) : store::run_section_copies(copies, 0, copies.size());
+    if (!st.ok()) return fail_pending(st);
+    for (const auto& [tmp, out] : pending) {
+      std::error_code ec;
+      fs::rename(tmp, out, ec);
+      if (ec) return fail_pending(file_error(ErrorCode::kIo, out.string(), "", "rename failed: " + ec.message()));
+      remove_table_index(out);  // a previous run's index of this table (it was larger then)
+    }
+    pending.clear();
   }
   {
     auto merged = merge_to_file(root_out / layout::kBubbleWindowsJsonl, packs, kBubbleWindowsPart);

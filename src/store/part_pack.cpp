@@ -369,6 +369,121 @@ Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::p
   return {};
 }
 
+Status PartPackReader::copy_at(std::string_view section, int out_fd, uint64_t out_offset, const fs::path& out_name,
+                               uint64_t skip) const {
+  const auto* segs = segments(section);
+  if (segs == nullptr) return missing(section);
+  if (segs->empty()) return {};
+  auto write_at = [&](std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t w = ::pwrite(out_fd, bytes.data(), bytes.size(), static_cast<off_t>(out_offset));
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
+      bytes.remove_prefix(static_cast<size_t>(w));
+      out_offset += static_cast<uint64_t>(w);
+    }
+    return Status{};
+  };
+  Fd in{-1};
+  std::string buf;
+  for (const auto& seg : *segs) {
+    if (seg.zlib) {
+      Status write_error;
+      ASCPROF_RETURN_IF_ERROR(for_each_piece(seg, 1u << 20, [&](std::string_view piece) {
+        const size_t drop = static_cast<size_t>(std::min<uint64_t>(skip, piece.size()));
+        skip -= drop;
+        write_error = write_at(piece.substr(drop));
+        return write_error.ok();
+      }));
+      ASCPROF_RETURN_IF_ERROR(write_error);
+      continue;
+    }
+    if (in.fd < 0) in.fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (in.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
+    const uint64_t skipped = std::min(skip, seg.length);
+    skip -= skipped;
+    auto off = static_cast<off64_t>(seg.offset + skipped);
+    uint64_t left = seg.length - skipped;
+    while (left > 0) {
+      auto out_off = static_cast<off64_t>(out_offset);
+      const ssize_t n = ::copy_file_range(in.fd, &off, out_fd, &out_off, static_cast<size_t>(left), 0);
+      if (n > 0) {
+        left -= static_cast<uint64_t>(n);
+        out_offset += static_cast<uint64_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL || errno == EBADF) {
+        const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
+        buf.resize(piece);
+        ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, buf.data()));
+        ASCPROF_RETURN_IF_ERROR(write_at(buf));
+        off += static_cast<off64_t>(piece);
+        left -= piece;
+        continue;
+      }
+      return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
+    }
+  }
+  return {};
+}
+
+Status run_section_copies(const std::vector<SectionCopy>& copies, size_t begin, size_t end) {
+  end = std::min(end, copies.size());
+  std::map<std::string, int> dests;  // a root has a dozen tables: each destination opened once
+  auto close_all = [&dests] {
+    for (const auto& [name, fd] : dests) ::close(fd);
+  };
+  std::optional<PartPackReader> pack;
+  Status st;
+  for (size_t i = begin; i < end && st.ok(); ++i) {
+    const SectionCopy& c = copies[i];
+    if (!pack || pack->path() != c.pack) {
+      auto opened = PartPackReader::open(c.pack);
+      if (!opened.ok()) {
+        st = opened.status();
+        break;
+      }
+      pack = std::move(opened).value();
+    }
+    if (pack->size(c.section) != c.length + c.skip) {
+      st = file_error(ErrorCode::kParse, c.pack, "section " + c.section,
+                      "holds " + std::to_string(pack->size(c.section)) + " bytes, planned " + std::to_string(c.length + c.skip) +
+                          " (the pack changed while the root was written)");
+      break;
+    }
+    auto it = dests.find(c.dest);
+    if (it == dests.end()) {
+      const int fd = ::open(c.dest.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) {
+        st = file_error(ErrorCode::kIo, c.dest, "", std::strerror(errno));
+        break;
+      }
+      it = dests.emplace(c.dest, fd).first;
+    }
+    st = pack->copy_at(c.section, it->second, c.offset, c.dest, c.skip);
+  }
+  close_all();
+  return st;
+}
+
+std::vector<size_t> split_section_copies(const std::vector<SectionCopy>& copies, size_t parts) {
+  parts = std::max<size_t>(parts, 1);
+  uint64_t total = 0;
+  for (const auto& c : copies) total += c.length;
+  std::vector<size_t> bounds = {0};
+  uint64_t done = 0;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    // a boundary only where a pack's run ends, once this part holds its share
+    const bool run_ends = i + 1 == copies.size() || copies[i + 1].pack != copies[i].pack;
+    done += copies[i].length;
+    if (run_ends && bounds.size() < parts && done * parts >= total * bounds.size()) bounds.push_back(i + 1);
+  }
+  while (bounds.size() < parts + 1) bounds.push_back(copies.size());
+  bounds.back() = copies.size();
+  return bounds;
+}
+
 Status PartPackReader::read_at(uint64_t offset, size_t n, std::string& out) const {
   const size_t at = out.size();
   out.resize(at + n);

@@ -13,6 +13,7 @@
 #include "ascprof/common/status.hpp"
 #include "ascprof/pipeline/rank_job.hpp"
 #include "ascprof/pipeline/structure_outputs.hpp"
+#include "ascprof/store/part_pack.hpp"
 
 namespace ascprof::pipeline {
 
@@ -124,9 +125,11 @@ void merge_root_merges(RootMerge& into, RootMerge&& from, const knowledge::Knowl
 /// Then the summarize, cross_rank and diagnostics outputs, with the rules of `kb`. The operator
 /// alignments and the class summaries come from `merged` (the root's ranks merged over the
 /// processes, consumed) or, when it is null, from the outcomes themselves (ranks analysed here:
-/// their candidates or buckets, their class partials).
+/// their candidates or buckets, their class partials). The ranks' sections of the concatenated
+/// structure files and summary tables are placed by `run_copies` (here when empty; see
+/// write_root_summary_outputs and StructureOutputOptions).
 RootSummary write_root_outputs(const RootPlan& plan, std::vector<RankOutcome> outcomes, const knowledge::Knowledge& kb,
-                               RootMerge* merged = nullptr);
+                               RootMerge* merged = nullptr, const store::SectionCopyRunner& run_copies = {});
 
 /// The clock offsets of a root's ranks (clock_offsets.hpp), the lowest rank as the reference.
 std::vector<analysis::ClockOffset> root_clock_offsets(const std::vector<RankOutcome>& outcomes);

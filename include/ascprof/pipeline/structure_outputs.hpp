@@ -66,6 +66,9 @@ struct StructureOutputOptions {
   bool segment_files = true;   ///< step_segments, layer_segments, structure_evidence_graph, segment_manifest
   bool classify_files = true;  ///< block_segments, class_signatures, classify_manifest
   std::string root;            ///< capture root as given, recorded in the manifests ("" to omit)
+  /// Places the ranks' row sections (add_rank_parts) at their offsets once every rank is added
+  /// (finish); empty: each is copied as it is added. See store::SectionCopyRunner.
+  store::SectionCopyRunner run_copies;
 };
 
 /// Totals over all ranks added so far (for the final stdout JSON and sweep summaries).

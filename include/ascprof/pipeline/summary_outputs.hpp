@@ -106,10 +106,12 @@ struct SummaryPart {
 /// Concatenates the ranks' fragments (in the given order) into `root_out/<table>`, merges their
 /// bubble evidence into `root_out/evidence/bubble_windows.jsonl` (largest first, streaming), and
 /// writes `root_out/summary_manifest.json` (files, row counts, class_summary_counts of the already
-/// written `class_tables`, pipeline_coverage). Returns the files written.
+/// written `class_tables`, pipeline_coverage). Returns the files written. The ranks' sections are
+/// placed by `run_copies` (all in this process when empty; the orchestration spreads them over
+/// the processes), each table renamed into place once they all are.
 Result<std::vector<std::filesystem::path>> write_root_summary_outputs(
     const std::filesystem::path& root_out, const std::vector<SummaryPart>& ranks, const knowledge::Knowledge& kb,
-    const std::vector<std::filesystem::path>& class_tables = {});
+    const std::vector<std::filesystem::path>& class_tables = {}, const store::SectionCopyRunner& run_copies = {});
 
 /// operator_class_summary.csv and hccl_class_summary.csv from every rank's rows (`per_rank[i]` is
 /// rank i's, in rank order; row lists are not needed). Returns the files written.

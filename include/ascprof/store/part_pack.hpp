@@ -132,6 +132,11 @@ class PartPackReader {
   /// not supported), a zlib one inflated through a buffer. kIo naming the pack or `out_name` on a
   /// failure, kParse naming the pack and the segment if one does not inflate to its length.
   Status copy_to(std::string_view section, int out_fd, const std::filesystem::path& out_name, uint64_t skip = 0) const;
+  /// Writes the section, from its byte `skip` on, into `out_fd` from byte `out_offset` on (pwrite /
+  /// copy_file_range at an explicit offset; the descriptor's position is not used), so several
+  /// writers can fill one file's disjoint ranges. Errors as copy_to.
+  Status copy_at(std::string_view section, int out_fd, uint64_t out_offset, const std::filesystem::path& out_name,
+                 uint64_t skip = 0) const;
   /// The whole section. kSchema naming the file if the pack has no such section.
   Result<std::string> read(std::string_view section) const;
   /// Reads `section` in order, `chunk` bytes at most at a time, handing each piece to `sink`
@@ -171,6 +176,31 @@ class PartPackReader {
   std::filesystem::path path_;
   std::map<std::string, Segments, std::less<>> sections_;
 };
+
+/// One rank's section placed at an offset of a root file: the root's concatenated tables are
+/// assembled from these by whichever process runs them (issue 17: no serial tail). `length` is the
+/// section's size as the planner read it from the pack's index; a pack that no longer holds that
+/// many bytes is an error, not a shifted table.
+struct SectionCopy {
+  std::string pack;     ///< the rank's part pack
+  std::string section;  ///< its section
+  std::string dest;     ///< the file written into (a temporary name, renamed once every copy is done)
+  uint64_t offset = 0;  ///< where the section's first byte (after `skip`) goes
+  uint64_t length = 0;  ///< the section's bytes as read, `skip` not counted
+  uint64_t skip = 0;    ///< bytes of the section's start left out (a JSON array's first ",")
+};
+
+/// Runs `copies[i]` for every i in [begin, end), each pack opened once for its run of copies and
+/// each destination once. Returns the first error (naming the pack or the destination).
+Status run_section_copies(const std::vector<SectionCopy>& copies, size_t begin, size_t end);
+
+/// Runs a root's section copies wherever it chooses (the orchestration's runner spreads them over
+/// the processes); an empty runner means run_section_copies over all of them here.
+using SectionCopyRunner = std::function<Status(const std::vector<SectionCopy>&)>;
+
+/// Splits `copies` (grouped by pack, as the planner lists them) into `parts` contiguous runs of
+/// about equal bytes, never splitting a pack's run; returns the part boundaries (parts + 1 values).
+std::vector<size_t> split_section_copies(const std::vector<SectionCopy>& copies, size_t parts);
 
 /// Reads a section line by line through a small buffer (k-way merges hold one cursor per rank).
 class PartLineCursor {

@@ -194,7 +194,7 @@ class StructureOutputsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     TwoRanks t = two_ranks();
-    auto w = StructureOutputWriter::create(dir_ / "out", {true, true, "/captures/run1"});
+    auto w = StructureOutputWriter::create(dir_ / "out", {true, true, "/captures/run1", {}});
     ASSERT_TRUE(w.ok()) << w.status().to_string();
     ASCPROF_ASSERT_OK(w->add_rank(0, "0", t.s0, t.c0));
     ASCPROF_ASSERT_OK(w->add_rank(1, "1", t.s1, t.c1));
@@ -499,7 +499,7 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
   t.c0.layer_classes[0].child_class_ids = {"blk\tcls", "", "blk_cls_moe"};
   t.c1.layer_classes[1].child_class_ids = t.c0.layer_classes[0].child_class_ids;
   {
-    auto w = StructureOutputWriter::create(dir / "direct", {true, true, "/captures/run1"});
+    auto w = StructureOutputWriter::create(dir / "direct", {true, true, "/captures/run1", {}});
     ASSERT_TRUE(w.ok());
     ASCPROF_ASSERT_OK(w->add_rank(0, "0", t.s0, t.c0));
     ASCPROF_ASSERT_OK(w->add_rank(1, "1", t.s1, t.c1));
@@ -515,7 +515,7 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
     ASCPROF_ASSERT_OK(pack.commit());
   }
   {
-    auto w = StructureOutputWriter::create(dir / "packs", {true, true, "/captures/run1"});
+    auto w = StructureOutputWriter::create(dir / "packs", {true, true, "/captures/run1", {}});
     ASSERT_TRUE(w.ok());
     for (int r = 0; r < 2; ++r) {
       auto reader = store::PartPackReader::open(packs[static_cast<size_t>(r)]);
@@ -524,12 +524,35 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
     }
     ASCPROF_ASSERT_OK(w->finish());
   }
+  // the copies deferred to finish() and run by a runner in pieces, the last piece first (as the
+  // processes of a run place them): the same files
+  size_t deferred = 0;
+  {
+    StructureOutputOptions o{true, true, "/captures/run1", {}};
+    o.run_copies = [&deferred](const std::vector<store::SectionCopy>& copies) {
+      const auto bounds = store::split_section_copies(copies, 2);
+      for (size_t k = 2; k-- > 0;) ASCPROF_RETURN_IF_ERROR(store::run_section_copies(copies, bounds[k], bounds[k + 1]));
+      deferred += copies.size();
+      return Status{};
+    };
+    auto w = StructureOutputWriter::create(dir / "later", o);
+    ASSERT_TRUE(w.ok());
+    for (int r = 0; r < 2; ++r) {
+      auto reader = store::PartPackReader::open(packs[static_cast<size_t>(r)]);
+      ASSERT_TRUE(reader.ok());
+      ASCPROF_ASSERT_OK(w->add_rank_parts(static_cast<uint32_t>(r), std::to_string(r), *reader));
+    }
+    ASCPROF_ASSERT_OK(w->finish());
+  }
+  EXPECT_GE(deferred, 6u);  // both ranks' step, layer, observation, evidence and block rows
   for (const char* f : kFinalFiles) {
-    auto a = read_file(dir / "direct" / f), b = read_file(dir / "packs" / f);
-    ASSERT_TRUE(a.ok() && b.ok()) << f;
-    std::string direct = *a;  // the manifests name their folder
+    auto a = read_file(dir / "direct" / f), b = read_file(dir / "packs" / f), c = read_file(dir / "later" / f);
+    ASSERT_TRUE(a.ok() && b.ok() && c.ok()) << f;
+    std::string direct = *a, later = *c;  // the manifests name their folder
     for (size_t at; (at = direct.find("/direct\"")) != std::string::npos;) direct.replace(at, 7, "/packs");
+    for (size_t at; (at = later.find("/later\"")) != std::string::npos;) later.replace(at, 6, "/packs");
     EXPECT_EQ(direct, *b) << f;
+    EXPECT_EQ(later, *b) << f;
   }
   auto sigs = read_file(dir / "packs" / "class_signatures.json");
   ASSERT_TRUE(sigs.ok());
@@ -559,7 +582,7 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
       }
       ASCPROF_ASSERT_OK(w.commit());
     }
-    auto w = StructureOutputWriter::create(dir / (std::string("out-") + damage), {true, true, ""});
+    auto w = StructureOutputWriter::create(dir / (std::string("out-") + damage), {true, true, "", {}});
     ASSERT_TRUE(w.ok());
     auto reader = store::PartPackReader::open(bad);
     ASSERT_TRUE(reader.ok());

@@ -332,6 +332,44 @@ TEST(SummaryOutputs, OperatorClassesMergeAcrossRanks) {
   EXPECT_EQ(fs::file_size(dir / "hccl_class_summary.csv"), 0u);
 }
 
+// The ranks' sections are placed by the runner it is given (the orchestration spreads them over
+// the processes): run in pieces and in reverse, the tables are byte for byte those of the copies
+// run in place; a runner that fails publishes no table and leaves no temporary file.
+TEST(SummaryOutputs, SectionCopiesRunAnywhereGiveTheSameTables) {
+  ascprof::testing::ScratchDir here("summary-copies-here"), there("summary-copies-there");
+  const auto parts_here = two_rank_packs(here.path());
+  const auto parts_there = two_rank_packs(there.path());
+  ASSERT_TRUE(write_root_summary_outputs(here.path(), parts_here, kb()).ok());
+  size_t ran = 0;
+  const store::SectionCopyRunner pieces = [&ran](const std::vector<store::SectionCopy>& copies) {
+    const auto bounds = store::split_section_copies(copies, 3);
+    for (size_t k = 3; k-- > 0;) ASCPROF_RETURN_IF_ERROR(store::run_section_copies(copies, bounds[k], bounds[k + 1]));
+    ran += copies.size();
+    return Status{};
+  };
+  ASSERT_TRUE(write_root_summary_outputs(there.path(), parts_there, kb(), {}, pieces).ok());
+  EXPECT_GT(ran, 2u);
+  for (const auto& t : summary_tables()) {
+    const auto a = read_file(here / t), b = read_file(there / t);
+    ASSERT_TRUE(a.ok() && b.ok()) << t;
+    EXPECT_EQ(*a, *b) << t;
+  }
+  for (const char* t : {"step_summary.csv", "evidence_index.csv", "operator_summary.csv"})
+    EXPECT_GT(fs::file_size(there / t), 0u) << t;
+
+  ascprof::testing::ScratchDir failing("summary-copies-fail");
+  const auto parts_failing = two_rank_packs(failing.path());
+  const store::SectionCopyRunner fails = [](const std::vector<store::SectionCopy>&) {
+    return Status(ErrorCode::kIo, "another process: disk full");
+  };
+  auto files = write_root_summary_outputs(failing.path(), parts_failing, kb(), {}, fails);
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find("disk full"), std::string::npos) << files.status().to_string();
+  EXPECT_FALSE(fs::exists(failing / "step_summary.csv"));
+  for (const auto& e : fs::directory_iterator(failing.path()))
+    EXPECT_EQ(e.path().string().find(".tmp."), std::string::npos) << e.path();
+}
+
 TEST(SummaryOutputs, MissingFragmentFailsWithoutPublishing) {
   ascprof::testing::ScratchDir dir("summary-missing");
   ascprof::testing::PartPacks packs;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -147,6 +148,67 @@ TEST(PartPack, SectionsAreDeflatedAndADamagedSegmentIsAnError) {
   ::close(fd);
   EXPECT_EQ(copied.code(), ErrorCode::kParse) << copied.to_string();
   EXPECT_EQ(*damaged->read("lines"), rows);
+}
+
+// A root table assembled from section copies at offsets, in any order and split over any number
+// of workers, is the concatenation; a pack whose section no longer has its planned length is an
+// error naming the pack, never a shifted table.
+TEST(PartPack, SectionCopiesAtOffsetsAssembleTheConcatenation) {
+  ScratchDir dir("pack-copies");
+  std::vector<fs::path> packs;
+  std::string expected = "header\n";
+  std::vector<SectionCopy> copies;
+  std::vector<std::pair<std::string, std::string>> parts;  // (pack, section) in table order
+  for (int rank = 0; rank < 5; ++rank) {
+    const fs::path path = dir / ("rank" + std::to_string(rank) + ".parts");
+    PartPackWriter w;
+    ASSERT_TRUE(w.open(path).ok());
+    w.store_raw("raw.csv");
+    std::string a, b;
+    for (int i = 0; i < 500 * (rank + 1); ++i) a += "r" + std::to_string(rank) + ",a," + std::to_string(i) + "\n";
+    for (int i = 0; i < 50; ++i) b += "r" + std::to_string(rank) + ",b," + std::to_string(i) + "\n";
+    w.add("zlib.csv", a, 500u * (rank + 1));
+    w.add("raw.csv", b, 50);
+    w.add("empty.csv", "");
+    ASSERT_TRUE(w.commit().ok());
+    packs.push_back(path);
+  }
+  // the table: every rank's zlib.csv, then every rank's raw.csv (as a root lists its sections)
+  const fs::path table = dir / "table.csv";
+  uint64_t at = expected.size();
+  std::vector<std::vector<SectionCopy>> of_rank(packs.size());
+  for (const char* section : {"zlib.csv", "raw.csv"})
+    for (size_t r = 0; r < packs.size(); ++r) {
+      auto pack = PartPackReader::open(packs[r]);
+      ASSERT_TRUE(pack.ok());
+      const std::string text = *pack->read(section);
+      of_rank[r].push_back({packs[r].string(), section, table.string(), at, text.size()});
+      at += text.size();
+      expected += text;
+    }
+  for (auto& v : of_rank)
+    for (auto& c : v) copies.push_back(c);
+  for (const size_t workers : {size_t{1}, size_t{2}, size_t{3}, size_t{8}}) {
+    ascprof::testing::write_text(table, "header\n");
+    const auto bounds = split_section_copies(copies, workers);
+    ASSERT_EQ(bounds.size(), workers + 1);
+    EXPECT_EQ(bounds.front(), 0u);
+    EXPECT_EQ(bounds.back(), copies.size());
+    for (size_t k = 1; k < bounds.size(); ++k) {
+      EXPECT_LE(bounds[k - 1], bounds[k]);
+      if (bounds[k] > 0 && bounds[k] < copies.size()) {  // a boundary never splits a pack's run
+        EXPECT_NE(copies[bounds[k] - 1].pack, copies[bounds[k]].pack);
+      }
+    }
+    for (size_t k = workers; k-- > 0;)  // the last worker first: ranges land wherever they belong
+      ASSERT_TRUE(run_section_copies(copies, bounds[k], bounds[k + 1]).ok());
+    EXPECT_EQ(*read_file(table), expected) << workers << " workers";
+  }
+  auto stale = copies;
+  stale[3].length += 1;  // planned from a pack that has changed since
+  const Status st = run_section_copies(stale, 0, stale.size());
+  EXPECT_EQ(st.code(), ErrorCode::kParse);
+  EXPECT_NE(st.message().find(stale[3].pack), std::string::npos) << st.to_string();
 }
 
 // A writer that never commits (an error or a SIGTERM on the way) leaves nothing behind.

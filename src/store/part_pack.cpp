@@ -309,63 +309,13 @@ uint64_t PartPackReader::rows(std::string_view section) const {
 }
 
 Status PartPackReader::copy_to(std::string_view section, int out_fd, const fs::path& out_name, uint64_t skip) const {
-  const auto* segs = segments(section);
-  if (segs == nullptr) return missing(section);
-  if (segs->empty()) return {};
-  Fd in{::open(path_.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (in.fd < 0) return file_error(ErrorCode::kIo, path_.string(), "", std::strerror(errno));
-  std::string buf;
-  for (const auto& seg : *segs) {
-    if (seg.zlib) {  // inflated through a buffer, the first `skip` bytes dropped
-      Status write_error;
-      ASCPROF_RETURN_IF_ERROR(for_each_piece(seg, 1u << 20, [&](std::string_view piece) {
-        const size_t drop = static_cast<size_t>(std::min<uint64_t>(skip, piece.size()));
-        skip -= drop;
-        piece.remove_prefix(drop);
-        while (!piece.empty()) {
-          const ssize_t w = ::write(out_fd, piece.data(), piece.size());
-          if (w < 0 && errno == EINTR) continue;
-          if (w < 0) {
-            write_error = file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
-            return false;
-          }
-          piece.remove_prefix(static_cast<size_t>(w));
-        }
-        return true;
-      }));
-      ASCPROF_RETURN_IF_ERROR(write_error);
-      continue;
-    }
-    const uint64_t skipped = std::min(skip, seg.length);
-    skip -= skipped;
-    auto off = static_cast<off64_t>(seg.offset + skipped);
-    uint64_t left = seg.length - skipped;
-    while (left > 0) {
-      const ssize_t n = ::copy_file_range(in.fd, &off, out_fd, nullptr, static_cast<size_t>(left), 0);
-      if (n > 0) {
-        left -= static_cast<uint64_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL || errno == EBADF) {
-        // no kernel copy here (another file system, an old kernel, an O_APPEND target): through a
-        // buffer (a truly bad descriptor then fails the write below)
-        const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
-        buf.resize(piece);
-        ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, buf.data()));
-        for (size_t done = 0; done < piece;) {
-          const ssize_t w = ::write(out_fd, buf.data() + done, piece - done);
-          if (w < 0 && errno == EINTR) continue;
-          if (w < 0) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
-          done += static_cast<size_t>(w);
-        }
-        off += static_cast<off64_t>(piece);
-        left -= piece;
-        continue;
-      }
-      return file_error(ErrorCode::kIo, out_name.string(), "", std::string("write failed: ") + std::strerror(errno));
-    }
-  }
+  // at the descriptor's position, which then follows the bytes (an O_APPEND file: pwrite appends)
+  const off_t at = ::lseek(out_fd, 0, SEEK_CUR);
+  if (at < 0) return file_error(ErrorCode::kIo, out_name.string(), "", std::string("seek failed: ") + std::strerror(errno));
+  const uint64_t n = size(section) - std::min(skip, size(section));
+  ASCPROF_RETURN_IF_ERROR(copy_at(section, out_fd, static_cast<uint64_t>(at), out_name, skip));
+  if (::lseek(out_fd, at + static_cast<off_t>(n), SEEK_SET) < 0)
+    return file_error(ErrorCode::kIo, out_name.string(), "", std::string("seek failed: ") + std::strerror(errno));
   return {};
 }
 
@@ -414,6 +364,8 @@ Status PartPackReader::copy_at(std::string_view section, int out_fd, uint64_t ou
       }
       if (n < 0 && errno == EINTR) continue;
       if (n == 0 || errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL || errno == EBADF) {
+        // no kernel copy here (another file system, an old kernel, an O_APPEND target): through a
+        // buffer (a truly bad descriptor then fails the write)
         const size_t piece = static_cast<size_t>(std::min<uint64_t>(left, 1u << 20));
         buf.resize(piece);
         ASCPROF_RETURN_IF_ERROR(pread_all(in.fd, path_, static_cast<uint64_t>(off), piece, buf.data()));

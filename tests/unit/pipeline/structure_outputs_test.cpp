@@ -514,8 +514,9 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
                                                  r ? t.c1 : t.c0, true));
     ASCPROF_ASSERT_OK(pack.commit());
   }
-  {
-    auto w = StructureOutputWriter::create(dir / "packs", {true, true, "/captures/run1", {}});
+  // the root's path: each rank added from its pack
+  auto from_packs = [&packs](const fs::path& out, const StructureOutputOptions& o) {
+    auto w = StructureOutputWriter::create(out, o);
     ASSERT_TRUE(w.ok());
     for (int r = 0; r < 2; ++r) {
       auto reader = store::PartPackReader::open(packs[static_cast<size_t>(r)]);
@@ -523,7 +524,8 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
       ASCPROF_ASSERT_OK(w->add_rank_parts(static_cast<uint32_t>(r), std::to_string(r), *reader));
     }
     ASCPROF_ASSERT_OK(w->finish());
-  }
+  };
+  from_packs(dir / "packs", {true, true, "/captures/run1", {}});
   // the copies deferred to finish() and run by a runner in pieces, the last piece first (as the
   // processes of a run place them): the same files
   size_t deferred = 0;
@@ -535,14 +537,7 @@ TEST(StructureOutputs, RanksFromPartPacksEqualRanksFromStructures) {
       deferred += copies.size();
       return Status{};
     };
-    auto w = StructureOutputWriter::create(dir / "later", o);
-    ASSERT_TRUE(w.ok());
-    for (int r = 0; r < 2; ++r) {
-      auto reader = store::PartPackReader::open(packs[static_cast<size_t>(r)]);
-      ASSERT_TRUE(reader.ok());
-      ASCPROF_ASSERT_OK(w->add_rank_parts(static_cast<uint32_t>(r), std::to_string(r), *reader));
-    }
-    ASCPROF_ASSERT_OK(w->finish());
+    from_packs(dir / "later", o);
   }
   EXPECT_GE(deferred, 6u);  // both ranks' step, layer, observation, evidence and block rows
   for (const char* f : kFinalFiles) {

@@ -127,6 +127,15 @@ TEST(ReportTables, SummaryManifestCountsTheClassTables) {
   }
 }
 
+// write_timeline's file, read back ("" and a test failure when either fails).
+std::string timeline_text(const fs::path& root, const TimelineOptions& o) {
+  auto path = write_timeline(root, o);
+  EXPECT_TRUE(path.ok()) << path.status().to_string();
+  auto text = path.ok() ? read_file(*path) : Result<std::string>(path.status());
+  EXPECT_TRUE(text.ok());
+  return text.ok() ? *text : std::string();
+}
+
 TEST(ReportTimeline, ChromeTraceWithOneProcessPerRank) {
   ascprof::testing::ScratchDir dir("report-timeline");
   const fs::path root = analysed_root(dir.path());
@@ -135,13 +144,10 @@ TEST(ReportTimeline, ChromeTraceWithOneProcessPerRank) {
   for (const uint32_t steps : {0u, 1u}) {
     TimelineOptions o;
     o.max_steps = steps;
-    auto path = write_timeline(root, o);
-    ASSERT_TRUE(path.ok()) << path.status().to_string();
-    auto text = read_file(*path);
-    ASSERT_TRUE(text.ok());
+    const std::string text = timeline_text(root, o);
     simdjson::dom::parser parser;
     simdjson::dom::element doc;
-    ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+    ASSERT_EQ(parser.parse(text).get(doc), simdjson::SUCCESS);
     uint64_t processes = 0, complete = 0, instants = 0;
     double min_ts = 1e300;
     for (simdjson::dom::element e : doc["traceEvents"].get_array()) {
@@ -187,13 +193,9 @@ TEST(ReportTimeline, BoundedToTheSuspectsFirstThenRankOrder) {
   ASSERT_FALSE(suspect.empty()) << "no finding names a rank after the first two: the test would prove little";
   TimelineOptions o;
   o.max_ranks = 2;
-  auto path = write_timeline(root, o);
-  ASSERT_TRUE(path.ok()) << path.status().to_string();
-  auto text = read_file(*path);
-  ASSERT_TRUE(text.ok());
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
-  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  ASSERT_EQ(parser.parse(timeline_text(root, o)).get(doc), simdjson::SUCCESS);
   EXPECT_EQ(uint64_t(doc["otherData"]["ranks_total"]), 4u);
   EXPECT_EQ(uint64_t(doc["otherData"]["ranks_shown"]), 2u);
   EXPECT_NE(std::string_view(doc["otherData"]["ranks_left_out"]).find("raw_kernel_index.csv"), std::string_view::npos);
@@ -210,9 +212,7 @@ TEST(ReportTimeline, BoundedToTheSuspectsFirstThenRankOrder) {
   for (const auto& n : names) expected += rows_of[n];
   EXPECT_EQ(complete, expected);
   o.max_ranks = 0;  // every rank
-  ASSERT_TRUE(write_timeline(root, o).ok());
-  text = read_file(*path);
-  ASSERT_EQ(parser.parse(*text).get(doc), simdjson::SUCCESS);
+  ASSERT_EQ(parser.parse(timeline_text(root, o)).get(doc), simdjson::SUCCESS);
   EXPECT_EQ(uint64_t(doc["otherData"]["ranks_shown"]), 4u);
   EXPECT_EQ(doc["otherData"]["ranks_left_out"].error(), simdjson::NO_SUCH_FIELD);
 }

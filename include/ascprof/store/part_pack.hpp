@@ -30,7 +30,9 @@
 ///
 /// Atomicity: the writer works on a temporary sibling (temp_sibling) and commit() renames it; a
 /// writer destroyed without commit() removes it. A reader checks the header, the footer and that
-/// every segment lies inside the file, and fails with kParse naming the file otherwise.
+/// every segment lies inside the file with a possible raw length, and fails with kParse naming the
+/// file otherwise; a deflated segment is checked when read (it must inflate to exactly its raw
+/// length), its error kParse naming the file and the segment's byte.
 #include <cstdint>
 #include <filesystem>
 #include <functional>

@@ -13,7 +13,7 @@ packages=(
   libboost-mpi-dev libboost-serialization-dev libboost-program-options-dev
   libsimdjson-dev                                         # trace_view.json / communication.json
   libhdf5-dev hdf5-tools python3-h5py python3-pandas      # per-rank intermediates; h5dump, h5py and pandas for interop tests
-  libxlsxwriter-dev zlib1g-dev                            # report.xlsx; zlib also for the rank part packs and the HDF5 table writer's filter probe
+  libxlsxwriter-dev zlib1g-dev libdeflate-dev             # report.xlsx; zlib reads the rank part packs, libdeflate writes them and the HDF5 chunks
   libsqlite3-dev sqlite3                                  # ascend_pytorch_profiler_N.db / analysis.db; sqlite3 CLI for tests
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   chromium python3-openpyxl                               # report tests: real browser, independent xlsx reader

@@ -1,11 +1,11 @@
 // TableWriter: a table as one compound dataset (see h5_writer.hpp for the layout and why).
 #include <hdf5.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "h5_detail.hpp"
+#include "zlib_codec.hpp"
 #include "ascprof/store/h5_writer.hpp"
 
 namespace ascprof::store {
@@ -33,13 +33,29 @@ constexpr size_t kProbeBytes = 32u << 10;
 
 enum class RecordFilters { kNone, kDeflate, kShuffleDeflate };
 
-/// Deflated size of `n` bytes at `level`, as HDF5's deflate filter would store them (SIZE_MAX on
-/// a zlib failure).
+/// The calling thread's compressor at `level` (one allocation per thread and level, not per table).
+detail::ZlibCompressor& compressor(int level) {
+  thread_local std::vector<std::pair<int, detail::ZlibCompressor>> by_level;
+  for (auto& [l, c] : by_level)
+    if (l == level) return c;
+  return by_level.emplace_back(level, detail::ZlibCompressor(level)).second;
+}
+
+/// Deflated size of `n` bytes at `level`, as the table's chunks would be stored (SIZE_MAX when the
+/// compressor cannot be allocated).
 size_t deflated_size(const unsigned char* data, size_t n, int level, std::vector<unsigned char>& scratch) {
-  uLongf out = compressBound(static_cast<uLong>(n));
-  scratch.resize(out);
-  if (compress2(scratch.data(), &out, data, static_cast<uLong>(n), level) != Z_OK) return SIZE_MAX;
-  return out;
+  return compressor(level).compress(data, n, scratch) ? scratch.size() : SIZE_MAX;
+}
+
+/// HDF5's shuffle filter, byte for byte (H5Zshuffle.c): byte b of element r goes to b * count + r;
+/// a chunk of one element, or of one-byte elements, is left as it is.
+void shuffle_bytes(const unsigned char* in, size_t count, size_t size, unsigned char* out) {
+  if (count <= 1 || size <= 1) {
+    std::memcpy(out, in, count * size);
+    return;
+  }
+  for (size_t r = 0; r < count; ++r)
+    for (size_t b = 0; b < size; ++b) out[b * count + r] = in[r * size + b];
 }
 
 /// Picks the filters of a chunked table from its first packed chunk: deflate with or without
@@ -53,8 +69,7 @@ RecordFilters choose_record_filters(const unsigned char* chunk, size_t records, 
   // a small table is one chunk: probing would deflate it twice more than storing it does
   if (table_bytes < kProbeMinBytes) return RecordFilters::kShuffleDeflate;
   std::vector<unsigned char> shuffled(n), scratch;
-  for (size_t r = 0; r < records; ++r)
-    for (size_t b = 0; b < record; ++b) shuffled[b * records + r] = chunk[r * record + b];
+  shuffle_bytes(chunk, records, record, shuffled.data());
   const size_t plain = deflated_size(chunk, n, level, scratch);
   const size_t shuf = deflated_size(shuffled.data(), n, level, scratch);
   const size_t best = std::min(plain, shuf);
@@ -283,7 +298,9 @@ Status TableWriter::write_dataset() {
   const bool compact = rows_ * file_record <= kCompactTableBytes;
   const hsize_t chunk_rows = std::clamp<hsize_t>(kChunkBytes / std::max<size_t>(file_record, 1), 1, std::max<hsize_t>(dims, 1));
   const hsize_t block = compact ? std::max<hsize_t>(dims, 1) : chunk_rows * kChunksPerWrite;
-  const size_t buf_rows = static_cast<size_t>(std::min<hsize_t>(block, std::max<hsize_t>(dims, 1)));
+  // whole chunks: a direct chunk write (below) pads the last one
+  const hsize_t whole_chunks = (std::max<hsize_t>(dims, 1) + chunk_rows - 1) / chunk_rows * chunk_rows;
+  const size_t buf_rows = static_cast<size_t>(std::min<hsize_t>(block, compact ? std::max<hsize_t>(dims, 1) : whole_chunks));
   std::vector<unsigned char> buf(buf_rows * record);
   std::vector<std::string> terminated(columns_.size());  // vlen members: NUL-terminated copies
   for (size_t i = 0; i < columns_.size(); ++i)
@@ -324,6 +341,7 @@ Status TableWriter::write_dataset() {
   H5Handle space(H5Screate_simple(1, &dims, nullptr), H5Kind::kDataspace);
   H5Handle dcpl(H5Pcreate(H5P_DATASET_CREATE), H5Kind::kPropList);
   if (!space.valid() || !dcpl.valid()) return writer_.note(h5_error(p, op));
+  RecordFilters filters = RecordFilters::kNone;
   if (compact) {
     if (H5Pset_layout(dcpl.get(), H5D_COMPACT) < 0) return writer_.note(h5_error(p, op));
   } else {
@@ -331,10 +349,11 @@ Status TableWriter::write_dataset() {
     // the probe deflates (twice) at most kProbeBytes of records: enough to tell, cheap to try
     const hsize_t probe_rows = std::clamp<hsize_t>(kProbeBytes / record, 1, std::min(chunk_rows, dims));
     pack(0, probe_rows);
-    const RecordFilters f = choose_record_filters(buf.data(), static_cast<size_t>(probe_rows), record,
-                                                  writer_.options_.deflate_level, static_cast<size_t>(dims) * record);
-    if ((f == RecordFilters::kShuffleDeflate && H5Pset_shuffle(dcpl.get()) < 0) ||
-        (f != RecordFilters::kNone && H5Pset_deflate(dcpl.get(), static_cast<unsigned>(writer_.options_.deflate_level)) < 0))
+    filters = choose_record_filters(buf.data(), static_cast<size_t>(probe_rows), record, writer_.options_.deflate_level,
+                                    static_cast<size_t>(dims) * record);
+    if ((filters == RecordFilters::kShuffleDeflate && H5Pset_shuffle(dcpl.get()) < 0) ||
+        (filters != RecordFilters::kNone &&
+         H5Pset_deflate(dcpl.get(), static_cast<unsigned>(writer_.options_.deflate_level)) < 0))
       return writer_.note(h5_error(p, op));
   }
   H5Handle lcpl = detail::lcpl_with_parents();
@@ -342,6 +361,39 @@ Status TableWriter::write_dataset() {
   H5Handle ds(H5Dcreate2(writer_.file_.get(), table_.c_str(), file.get(), space.get(), lcpl.get(), dcpl.get(), H5P_DEFAULT),
               H5Kind::kDataset);
   if (!ds.valid()) return writer_.note(h5_error(p, op));
+
+  // Filtered chunks whose packed records are already the stored ones (no vlen string, every member
+  // in its file type) are filtered here and written as they will be stored: the same bytes HDF5's
+  // shuffle and deflate filters produce (any HDF5 reader inflates them), with libdeflate instead of
+  // zlib and without HDF5's conversion pass.
+  const bool direct = filters != RecordFilters::kNone && H5Tequal(mem.get(), file.get()) > 0 &&
+                      std::none_of(members.begin(), members.end(), [](const Member& m) { return m.vlen; });
+  if (direct) {
+    const size_t chunk_bytes = static_cast<size_t>(chunk_rows) * record;
+    std::vector<unsigned char> shuffled(filters == RecordFilters::kShuffleDeflate ? chunk_bytes : 0), stored;
+    detail::ZlibCompressor& z = compressor(writer_.options_.deflate_level);
+    for (hsize_t first = 0; first < dims; first += block) {
+      const hsize_t count = std::min(block, dims - first);
+      pack(first, count);
+      for (hsize_t at = 0; at < count; at += chunk_rows) {
+        unsigned char* chunk = buf.data() + at * record;
+        if (const hsize_t rows = std::min(chunk_rows, count - at); rows < chunk_rows)  // the edge chunk's fill
+          std::memset(chunk + rows * record, 0, static_cast<size_t>(chunk_rows - rows) * record);
+        const unsigned char* raw = chunk;
+        if (!shuffled.empty()) {
+          shuffle_bytes(chunk, static_cast<size_t>(chunk_rows), record, shuffled.data());
+          raw = shuffled.data();
+        }
+        if (!z.compress(raw, chunk_bytes, stored))
+          return writer_.note(file_error(ErrorCode::kIo, p, op, "deflate failed (out of memory?)"));
+        const hsize_t offset = first + at;
+        if (H5Dwrite_chunk(ds.get(), H5P_DEFAULT, 0, &offset, stored.size(), stored.data()) < 0)
+          return writer_.note(h5_error(p, op));
+      }
+    }
+    ASCPROF_RETURN_IF_ERROR(write_attributes(ds.get()));
+    return writer_.note(ds.close(p, op));
+  }
 
   H5Handle dxpl = detail::transfer_plist(buf_rows, record);
   if (!dxpl.valid()) return writer_.note(h5_error(p, op));

@@ -81,7 +81,7 @@ class PartPackWriter {
   void segment(const std::string& name, Section& s, std::string_view bytes, uint64_t rows);
   void spill(const std::string& name, Section& s);
   void write(std::string_view bytes);
-  /// `bytes` deflated into deflated_ (false, with the error kept for commit(), if zlib fails).
+  /// `bytes` deflated into deflated_ (false, with the error kept for commit(), if the compressor fails).
   bool deflate_segment(std::string_view bytes);
 
   AtomicFileWriter file_;  ///< the temporary file, renamed by commit() or removed
@@ -90,7 +90,7 @@ class PartPackWriter {
   std::map<std::string, Section, std::less<>> sections_;
   std::string index_;
   std::set<std::string, std::less<>> raw_sections_;
-  struct Deflater;  // a zlib stream reset per segment (zlib.h stays out of this header)
+  struct Deflater;  // the segments' compressor (libdeflate stays out of this header)
   std::unique_ptr<Deflater> deflater_;
   std::string deflated_;  ///< scratch: the last segment deflated
   Status error_;          ///< a deflate failure, returned by commit()

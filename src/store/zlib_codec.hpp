@@ -1,0 +1,38 @@
+#pragma once
+/// The zlib-format compressor the store writes with (internal to src/store): libdeflate, whole
+/// buffers at a time. Its output is an ordinary zlib stream, so everything that reads a pack
+/// segment or an HDF5 deflate chunk (zlib's inflate, HDF5's own filter, Python's zlib, h5py)
+/// reads it unchanged; it compresses ~1.8x faster than zlib at level 1 on the packs' rows and the
+/// rank tables' records (measured on r4's normalized_event_index and raw_kernel_index: 443-511
+/// MB/s against 249-287 MB/s, at the same ratio within 7 %).
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+struct libdeflate_compressor;
+
+namespace ascprof::store::detail {
+
+class ZlibCompressor {
+ public:
+  explicit ZlibCompressor(int level);  ///< 1 (fastest) to 9; libdeflate also accepts up to 12
+  ~ZlibCompressor();
+  ZlibCompressor(ZlibCompressor&&) noexcept;
+  ZlibCompressor& operator=(ZlibCompressor&&) noexcept;
+
+  /// `n` bytes at `data` as one zlib stream into `out` (resized to fit). False only when the
+  /// compressor could not be allocated.
+  bool compress(const void* data, size_t n, std::vector<unsigned char>& out);
+  /// The same into `out` of `capacity` bytes: the stream's length, or 0 when it does not fit.
+  size_t compress_into(const void* data, size_t n, unsigned char* out, size_t capacity);
+  /// The most bytes compress() can produce for `n` input bytes.
+  size_t bound(size_t n);
+
+ private:
+  struct Deleter {
+    void operator()(libdeflate_compressor* c) const;
+  };
+  std::unique_ptr<libdeflate_compressor, Deleter> c_;
+};
+
+}  // namespace ascprof::store::detail

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -19,6 +20,19 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t seed) {
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+uint64_t fnv1a64_words(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const size_t whole = bytes.size() / 8 * 8;
+  for (size_t i = 0; i < whole; i += 8) {
+    uint64_t w = 0;
+    std::memcpy(&w, bytes.data() + i, 8);
+    if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+    h ^= w;
+    h *= 0x100000001b3ull;
+  }
+  return fnv1a64(bytes.substr(whole), h);
 }
 
 Result<Fingerprint> fingerprint_file(const std::filesystem::path& path) {
@@ -48,7 +62,7 @@ Result<Fingerprint> fingerprint_file(const std::filesystem::path& path) {
     if (r == 0) break;  // file shrank since fstat: hash what is there
     got += static_cast<size_t>(r);
   }
-  fp.prefix_hash = fnv1a64(std::string_view(buf.get(), got));
+  fp.prefix_hash = fnv1a64_words(std::string_view(buf.get(), got));
   return fp;
 }
 

@@ -18,7 +18,7 @@ struct Fingerprint {
   std::string path;          ///< as given to fingerprint_file (not made absolute)
   uint64_t size = 0;         ///< bytes
   int64_t mtime_ns = 0;      ///< modification time, ns since the Unix epoch
-  uint64_t prefix_hash = 0;  ///< fnv1a64 of the first min(size, kFingerprintPrefixBytes) bytes
+  uint64_t prefix_hash = 0;  ///< fnv1a64_words of the first min(size, kFingerprintPrefixBytes) bytes
 
   /// True when size, mtime and prefix hash agree (the path may differ: captures get moved).
   bool same_content(const Fingerprint& o) const {
@@ -28,11 +28,19 @@ struct Fingerprint {
 };
 
 /// 64-bit FNV-1a (offset basis 0xcbf29ce484222325, prime 0x100000001b3, one byte per step).
-/// Chosen over faster hashes because anyone can recompute it in a few lines of Python; 1 MiB takes
-/// about a millisecond. `seed` continues a previous hash (pass the result of an earlier call).
+/// `seed` continues a previous hash (pass the result of an earlier call).
 uint64_t fnv1a64(std::string_view bytes, uint64_t seed = 0xcbf29ce484222325ull);
 
-/// Stats `path` and hashes its first MiB. kIo error naming the file if it is missing, not a
+/// FNV-1a over the bytes as little-endian 64-bit words (then the last size % 8 bytes one at a time),
+/// same basis and prime: the input fingerprints' hash. A word per multiply makes it ~8x faster than
+/// fnv1a64 (the byte-wise hash took ~1 ms per MiB, ~3 % of a run over 1,024 small ranks, whose
+/// every input is under the 1 MiB prefix), and it is still a few lines of Python:
+///   h = 0xcbf29ce484222325; n = len(b) // 8 * 8
+///   for (w,) in struct.iter_unpack('<Q', b[:n]): h = ((h ^ w) * 0x100000001b3) % 2**64
+///   for c in b[n:]: h = ((h ^ c) * 0x100000001b3) % 2**64
+uint64_t fnv1a64_words(std::string_view bytes);
+
+/// Stats `path` and hashes its first MiB (fnv1a64_words). kIo error naming the file if it is missing, not a
 /// regular file or unreadable.
 Result<Fingerprint> fingerprint_file(const std::filesystem::path& path);
 

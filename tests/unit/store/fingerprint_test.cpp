@@ -20,6 +20,11 @@ TEST(Fnv1a64, MatchesPublishedVectors) {
   EXPECT_EQ(fnv1a64("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(fnv1a64("foobar"), 0x85944171f73967e8ull);
   EXPECT_EQ(fnv1a64("bar", fnv1a64("foo")), fnv1a64("foobar"));  // streaming continues the hash
+  // the fingerprints' word-wise variant, against the Python recipe in fingerprint.hpp
+  EXPECT_EQ(fnv1a64_words(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(fnv1a64_words("foobar"), fnv1a64("foobar"));  // under 8 bytes: byte-wise
+  EXPECT_EQ(fnv1a64_words("ascprof-"), 0x106a2d810afb638cull);
+  EXPECT_EQ(fnv1a64_words("ascprof-mpi kernel_details.csv"), 0xb751a3b95d1096f9ull);
 }
 
 TEST(Fingerprint, SmallFileHashesEverythingAndRecordsSizeAndMtime) {
@@ -33,7 +38,7 @@ TEST(Fingerprint, SmallFileHashesEverythingAndRecordsSizeAndMtime) {
   ASSERT_TRUE(fp.ok()) << fp.status().to_string();
   EXPECT_EQ(fp->path, f.string());
   EXPECT_EQ(fp->size, content.size());
-  EXPECT_EQ(fp->prefix_hash, fnv1a64(content));
+  EXPECT_EQ(fp->prefix_hash, fnv1a64_words(content));
   const auto expected_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::file_clock::to_sys(when).time_since_epoch()).count();
   EXPECT_EQ(fp->mtime_ns, expected_ns);
@@ -47,7 +52,7 @@ TEST(Fingerprint, OnlyTheFirstMebibyteIsHashed) {
   ascprof::testing::write_text(f, content);
   auto a = fingerprint_file(f);
   ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->prefix_hash, fnv1a64(std::string_view(content).substr(0, kFingerprintPrefixBytes)));
+  EXPECT_EQ(a->prefix_hash, fnv1a64_words(std::string_view(content).substr(0, kFingerprintPrefixBytes)));
   EXPECT_EQ(a->size, content.size());
 
   content[kFingerprintPrefixBytes + 10] = '#';  // beyond the prefix: same hash
@@ -70,7 +75,7 @@ TEST(Fingerprint, EmptyMissingAndDirectory) {
   auto e = fingerprint_file(dir / "empty.csv");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->size, 0u);
-  EXPECT_EQ(e->prefix_hash, fnv1a64(""));
+  EXPECT_EQ(e->prefix_hash, fnv1a64_words(""));
 
   auto m = fingerprint_file(dir / "absent.csv");
   ASSERT_FALSE(m.ok());
@@ -94,7 +99,7 @@ TEST(Fingerprint, RealTraceViewLargerThanThePrefix) {
   auto fp = fingerprint_file(f);
   ASSERT_TRUE(fp.ok()) << fp.status().to_string();
   EXPECT_EQ(fp->size, fs::file_size(f));
-  EXPECT_EQ(fp->prefix_hash, fnv1a64(prefix));
+  EXPECT_EQ(fp->prefix_hash, fnv1a64_words(prefix));
   auto again = fingerprint_file(f);
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->same_content(*fp));

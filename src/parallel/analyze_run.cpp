@@ -7,10 +7,13 @@
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "ascprof/common/files.hpp"
 #include "ascprof/common/interrupt.hpp"
@@ -104,6 +107,18 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
 
 // Collective: the stop signal if any process was asked to stop (0 otherwise); every process then
 // stops the same way, also those whose signal never came (e.g. `kill` of one process).
+// ASCPROF_DEBUG_RANK_DELAY_MS=N: after each rank it computed, a process waits N ms (a stop ends the
+// wait). For tests that stop a run while ranks are in flight (tests/slurm): a rank then takes as
+// long as the test needs to deliver its signal, however fast the machine and the tool are.
+void debug_rank_delay() {
+  static const long ms = [] {
+    const char* v = std::getenv("ASCPROF_DEBUG_RANK_DELAY_MS");
+    return v != nullptr ? std::max(0L, std::strtol(v, nullptr, 10)) : 0L;
+  }();
+  for (long waited = 0; waited < ms && !interrupted(); waited += 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 int agree_interrupt(mpi::communicator& world) {
   const int sig = mpi::all_reduce(world, interrupt_signal(), mpi::maximum<int>());
   if (sig != 0) request_interrupt(sig);
@@ -334,6 +349,7 @@ RankPhase run_rank_jobs(mpi::communicator& world, const AnalyzeRequest& req, con
     } else {
       o = pipeline::run_rank_stages(task, kb, checkpoint_sealer(task, knowledge_hash));
       remove_legacy_rank_files(task);
+      debug_rank_delay();
     }
     o.process = me;
     progress_line(req, me, o, task.root, r.mine.size() + 1, tasks.size(), task.input_bytes);

@@ -360,7 +360,9 @@ say "requeued task ${array_id}_1 reused every root"
 
 # ---- 5. a stopped analyze job resumes -----------------------------------------------------------------
 # One root large enough that ranks are still in flight a moment after the first one finished
-# (~0.3 s per rank on 2 Release processes, 12 ranks, then ~4 s of report). An uninterrupted run is
+# (18 ranks). The stopped jobs run with ASCPROF_DEBUG_RANK_DELAY_MS=1000, a wait after each rank:
+# a job keeps finishing ranks until its stop lands (scancel to the step takes up to seconds), and
+# with ranks at full speed (~0.1 s each) the third job finished every rank before its stop. An uninterrupted run is
 # the reference; then jobs into one OUT are stopped as soon as a further rank finished:
 #   a. scancel (SIGCONT + SIGTERM to every process of the job, SIGKILL after KillWait) under srun;
 #   b. the time-limit warning: `scancel --batch --signal=USR1` sends what --signal=B:USR1 sends, to the
@@ -371,8 +373,8 @@ say "requeued task ${array_id}_1 reused every root"
 # sleeps through its odls_base_sigkill_timeout, when KillWait ends the job). Finally the same job
 # runs to the end, reuses every finished rank and writes what the reference wrote.
 big="$work/bigcap/cap"
-big_ranks=12
-"$bin" synth --scenario moe_mla_decode --ranks "$big_ranks" --steps 3 --scale 20 --seed 5 -o "$big" \
+big_ranks=18
+"$bin" synth --scenario moe_mla_decode --ranks "$big_ranks" --steps 3 --scale 14 --seed 5 -o "$big" \
   > /dev/null 2>> "$work/log/synth.log" || fail "synth of $big failed"
 # submit_big OUT NAME [VAR=VALUE...]: analyze_root.sbatch on $big with 2 processes; prints the job id.
 submit_big() {
@@ -436,10 +438,10 @@ PYEOF
   tmps=$(find "$iout" -name '*.tmp.*')
   [[ -z "$tmps" ]] || fail "$name (job $id) left temporary files: $tmps"
 }
-stop_round stopped_scancel cancel
-stop_round stopped_warning warn
+stop_round stopped_scancel cancel ASCPROF_DEBUG_RANK_DELAY_MS=1000
+stop_round stopped_warning warn ASCPROF_DEBUG_RANK_DELAY_MS=1000
 if command -v mpirun > /dev/null; then
-  stop_round stopped_mpirun cancel ASCPROF_LAUNCHER=mpirun
+  stop_round stopped_mpirun cancel ASCPROF_DEBUG_RANK_DELAY_MS=1000 ASCPROF_LAUNCHER=mpirun
 fi
 res_id=$(submit_big "$iout" resumed) || fail "sbatch of the resumed run failed"
 wait_job "$res_id" "the resumed run"

@@ -28,4 +28,21 @@ bool ZlibCompressor::compress(const void* data, size_t n, std::vector<unsigned c
   return true;
 }
 
+ZlibDecompressor::ZlibDecompressor() : d_(libdeflate_alloc_decompressor()) {}
+ZlibDecompressor::~ZlibDecompressor() { libdeflate_free_decompressor(d_); }
+
+const char* ZlibDecompressor::decompress_exact(const void* in, size_t in_n, void* out, size_t out_n) {
+  if (d_ == nullptr) return "the decompressor could not be allocated (out of memory?)";
+  size_t used = 0, made = 0;
+  switch (libdeflate_zlib_decompress_ex(d_, in, in_n, out, out_n, &used, &made)) {
+    case LIBDEFLATE_SUCCESS: break;
+    case LIBDEFLATE_INSUFFICIENT_SPACE: return "inflates to more than its raw length";
+    case LIBDEFLATE_SHORT_OUTPUT: return "inflates to less than its raw length";
+    default: return "does not inflate (not a valid zlib stream, or its checksum does not match)";
+  }
+  if (made != out_n) return "inflates to less than its raw length";
+  if (used != in_n) return "has bytes after its zlib stream";
+  return nullptr;
+}
+
 }  // namespace ascprof::store::detail

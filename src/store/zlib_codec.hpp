@@ -10,6 +10,7 @@
 #include <vector>
 
 struct libdeflate_compressor;
+struct libdeflate_decompressor;
 
 namespace ascprof::store::detail {
 
@@ -33,6 +34,23 @@ class ZlibCompressor {
     void operator()(libdeflate_compressor* c) const;
   };
   std::unique_ptr<libdeflate_compressor, Deleter> c_;
+};
+
+/// Whole-buffer inflate of one zlib stream (libdeflate, ~2x zlib's inflate), checking it fills
+/// exactly the expected length: for pack segments, whose raw length the index records.
+class ZlibDecompressor {
+ public:
+  ZlibDecompressor();
+  ~ZlibDecompressor();
+  ZlibDecompressor(const ZlibDecompressor&) = delete;
+  ZlibDecompressor& operator=(const ZlibDecompressor&) = delete;
+
+  /// Inflates the stream of `in_n` bytes into `out`, which must come out exactly `out_n` bytes with
+  /// every input byte used. nullptr on success, else why not (for an error message).
+  const char* decompress_exact(const void* in, size_t in_n, void* out, size_t out_n);
+
+ private:
+  libdeflate_decompressor* d_;
 };
 
 }  // namespace ascprof::store::detail

@@ -208,7 +208,7 @@ std::string source_index(const RootPlan& plan, const std::vector<RankOutcome>& o
       w.kv("mtime_ns", s.mtime_ns);
       char hex[17];
       std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(s.prefix_hash));
-      w.kv("prefix_fnv1a64_words", hex);  // store::fnv1a64_words of the first MiB
+      w.kv("prefix_fnv1a64_words", hex);  // store::fnv1a64_words of the first 64 KiB
       // the reference's row range: the kernel table's rows (row_idx of the event tables), 0-based
       const bool kernel_rows = holds_kernel_rows(s) && o.kernel_rows > 0;
       w.kv("row_base", kernel_rows ? "zero_based" : "not_applicable");

@@ -95,7 +95,7 @@ TEST(Fingerprint, RealTraceViewLargerThanThePrefix) {
   std::ifstream in(f, std::ios::binary);
   std::string prefix(kFingerprintPrefixBytes, '\0');
   in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()));
-  ASSERT_EQ(static_cast<size_t>(in.gcount()), kFingerprintPrefixBytes) << "fixture should exceed 1 MiB";
+  ASSERT_EQ(static_cast<size_t>(in.gcount()), kFingerprintPrefixBytes) << "fixture should exceed the prefix";
   auto fp = fingerprint_file(f);
   ASSERT_TRUE(fp.ok()) << fp.status().to_string();
   EXPECT_EQ(fp->size, fs::file_size(f));

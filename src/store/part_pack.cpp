@@ -100,7 +100,7 @@ void PartPackWriter::segment(const std::string& name, Section& s, std::string_vi
   // is stored raw
   const bool raw = raw_sections_.count(name) > 0 || bytes.size() > (uint64_t{1} << 31);
   if (!raw && !deflate_segment(bytes)) {
-    if (error_.ok()) error_ = file_error(ErrorCode::kIo, path().string(), "section " + name, "zlib deflate failed (out of memory?)");
+    if (error_.ok()) error_ = file_error(ErrorCode::kIo, path().string(), "section " + name, "deflate failed (out of memory?)");
     return;
   }
   const std::string_view stored = raw ? bytes : std::string_view(deflated_);

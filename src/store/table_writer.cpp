@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
 
 #include "h5_detail.hpp"
 #include "zlib_codec.hpp"
@@ -33,9 +34,10 @@ constexpr size_t kProbeBytes = 32u << 10;
 
 enum class RecordFilters { kNone, kDeflate, kShuffleDeflate };
 
-/// The calling thread's compressor at `level` (one allocation per thread and level, not per table).
+/// The calling thread's compressor at `level` (one allocation per thread and level, not per table;
+/// a deque, so a reference stays valid when another level is added).
 detail::ZlibCompressor& compressor(int level) {
-  thread_local std::vector<std::pair<int, detail::ZlibCompressor>> by_level;
+  thread_local std::deque<std::pair<int, detail::ZlibCompressor>> by_level;
   for (auto& [l, c] : by_level)
     if (l == level) return c;
   return by_level.emplace_back(level, detail::ZlibCompressor(level)).second;

@@ -7,7 +7,10 @@
 #include <functional>
 #include <tuple>
 #include <algorithm>
+#include <mutex>
+#include <string_view>
 
+#include "ascprof/common/cores.hpp"
 #include "ascprof/common/stopwatch.hpp"
 #include "ascprof/common/interrupt.hpp"
 #include "ascprof/parallel/stage_progress.hpp"
@@ -139,7 +142,10 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
   for (const uint64_t w : item_size) total_weight += w;
   StageProgress shown(coordinator ? progress : ProgressMode::kNone, "report", item_size.size(), total_weight);
   std::vector<PartDone> my_parts;
-  run_work_queue(world, item_size, [&](size_t k) {
+  std::mutex parts_mutex;  // a single process runs its parts on threads (usable_cores)
+  double parts_busy = 0;
+  const auto t_parts = Clock::now();
+  const char* how = run_work_queue(world, item_size, [&](size_t k) {
     const auto t = Clock::now();
     PartDone d;
     d.root = item_root[k];
@@ -153,11 +159,15 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
       d.html_error = std::move(r->html_error);
     }
     d.seconds = seconds_since(t);
-    busy_seconds += d.seconds;
+    std::lock_guard<std::mutex> lock(parts_mutex);
+    parts_busy += d.seconds;
     my_parts.push_back(std::move(d));
   }, coordinator && progress != ProgressMode::kNone
          ? std::function<void(uint64_t, uint64_t)>([&shown](uint64_t done, uint64_t weight) { shown.advance(done, weight); })
-         : nullptr);
+         : nullptr,
+     usable_cores());
+  // parts side by side on threads: the process was busy for the queue's wall time, not their sum
+  busy_seconds += std::string_view(how) == "threads" ? seconds_since(t_parts) : parts_busy;
   shown.finish();
   std::vector<std::vector<PartDone>> parts_by_process;
   mpi::gather(world, my_parts, parts_by_process, 0);

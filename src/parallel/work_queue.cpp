@@ -24,7 +24,8 @@ constexpr long long kNoMore = -1;
 }  // namespace
 
 const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>& sizes,
-                           const std::function<void(size_t)>& run, const std::function<void(uint64_t, uint64_t)>& on_progress) {
+                           const std::function<void(size_t)>& run, const std::function<void(uint64_t, uint64_t)>& on_progress,
+                           unsigned local_threads) {
   std::mutex progress_mutex;
   uint64_t items_done = 0, bytes_done = 0;
   auto finished = [&](size_t item) {
@@ -38,6 +39,20 @@ const char* run_work_queue(mpi::communicator& world, const std::vector<uint64_t>
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&sizes](size_t a, size_t b) { return sizes[a] > sizes[b]; });
   const int n = world.size();
+  if (n == 1 && local_threads > 1 && sizes.size() > 1) {
+    std::atomic<size_t> next{0};
+    const auto take = [&] {
+      for (size_t k = next.fetch_add(1); k < order.size() && !interrupted(); k = next.fetch_add(1)) {
+        run(order[k]);
+        finished(order[k]);
+      }
+    };
+    std::vector<std::thread> helpers;
+    for (unsigned t = 1; t < local_threads && t < sizes.size(); ++t) helpers.emplace_back(take);
+    take();
+    for (auto& h : helpers) h.join();
+    return "threads";
+  }
   // The same decision on every process: the thread level is a property of the MPI library.
   const bool dynamic = n > 1 && mpi::environment::thread_level() >= mpi::threading::serialized;
   if (!dynamic) {

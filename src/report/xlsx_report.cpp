@@ -1,6 +1,5 @@
 #include "ascprof/report/xlsx_report.hpp"
 
-#include <sched.h>
 #include <simdjson.h>
 #include <xlsxwriter.h>
 
@@ -16,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "ascprof/common/cores.hpp"
 #include "ascprof/common/files.hpp"
 #include "ascprof/report/tables.hpp"
 #include "ascprof/layout/out_layout.hpp"
@@ -886,14 +886,8 @@ Status write_workbook(const fs::path& root_out, const fs::path& xlsx_path, const
 
 }  // namespace
 
-unsigned default_xlsx_threads() {
-  // The cores this process may run on, not the machine's: mpirun binds each process to one core
-  // by default, and threads beyond the binding would only take turns on it.
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  const int cores = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
-  return static_cast<unsigned>(std::clamp(cores, 1, 4));
-}
+// threads beyond the process's cores would only take turns on them (mpirun binds to one by default)
+unsigned default_xlsx_threads() { return std::clamp(usable_cores(), 1u, 4u); }
 
 Result<std::vector<XlsxSheet>> write_report_xlsx(const fs::path& root_out, const fs::path& xlsx_path,
                                                  const XlsxOptions& options) {

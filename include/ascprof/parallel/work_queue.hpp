@@ -24,8 +24,12 @@ namespace ascprof::parallel {
 /// `on_progress(items_done, bytes_done)`, when given, is called on process 0 whenever it learns that
 /// an item finished anywhere (a worker asking for more has finished its last one); calls are
 /// serialised. With the static assignment it sees only process 0's own items.
+/// `local_threads` > 1 (for a `run` that is safe to call from several threads at once): when the
+/// run has a single process, that many threads take the items, largest first ("threads"); with
+/// more processes each process still runs one item at a time, as the dispatch above needs.
 const char* run_work_queue(boost::mpi::communicator& world, const std::vector<uint64_t>& item_bytes,
                            const std::function<void(size_t)>& run,
-                           const std::function<void(uint64_t, uint64_t)>& on_progress = nullptr);
+                           const std::function<void(uint64_t, uint64_t)>& on_progress = nullptr,
+                           unsigned local_threads = 1);
 
 }  // namespace ascprof::parallel

@@ -1,6 +1,8 @@
 // A root's concatenated tables assembled by every process (see section_copies.hpp).
 #include "ascprof/parallel/section_copies.hpp"
 
+#include "ascprof/common/cores.hpp"
+
 #include <boost/mpi/collectives.hpp>
 #include <boost/serialization/string.hpp>
 #include <boost/serialization/utility.hpp>
@@ -42,7 +44,13 @@ std::pair<int, std::string> run_share(const std::vector<store::SectionCopy>& cop
 }  // namespace
 
 store::SectionCopyRunner section_copies_on_all_processes(mpi::communicator& world) {
-  if (world.size() == 1) return {};
+  if (world.size() == 1) {  // a lone process spreads them over its cores instead (1: in place)
+    const unsigned threads = usable_cores();
+    if (threads <= 1) return {};
+    return [threads](const std::vector<store::SectionCopy>& copies) {
+      return store::run_section_copies_on_threads(copies, threads);
+    };
+  }
   return [&world](const std::vector<store::SectionCopy>& copies) {
     Batch batch{false, copies};
     mpi::broadcast(world, batch, 0);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include <zlib.h>
 
@@ -422,6 +423,19 @@ Status run_section_copies(const std::vector<SectionCopy>& copies, size_t begin, 
   }
   close_all();
   return st;
+}
+
+Status run_section_copies_on_threads(const std::vector<SectionCopy>& copies, unsigned threads) {
+  const std::vector<size_t> bounds = split_section_copies(copies, std::max(threads, 1u));
+  std::vector<Status> results(bounds.size() - 1);
+  std::vector<std::thread> helpers;
+  for (size_t t = 1; t + 1 < bounds.size(); ++t)
+    helpers.emplace_back([&, t] { results[t] = run_section_copies(copies, bounds[t], bounds[t + 1]); });
+  results[0] = run_section_copies(copies, bounds[0], bounds[1]);
+  for (auto& h : helpers) h.join();
+  for (Status& st : results)
+    if (!st.ok()) return std::move(st);
+  return {};
 }
 
 std::vector<size_t> split_section_copies(const std::vector<SectionCopy>& copies, size_t parts) {

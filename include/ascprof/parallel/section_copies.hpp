@@ -12,7 +12,8 @@
 namespace ascprof::parallel {
 
 /// Process 0: a runner that broadcasts `copies`, runs its own share and returns the first error of
-/// any process (its own first). With one process: empty (the copies run in place).
+/// any process (its own first). With one process: a runner that spreads them over the process's
+/// cores (store::run_section_copies_on_threads), or empty on one core (the copies run in place).
 store::SectionCopyRunner section_copies_on_all_processes(boost::mpi::communicator& world);
 /// Process 0: releases the processes serving copies. Collective with serve_section_copies.
 void end_section_copies(boost::mpi::communicator& world);

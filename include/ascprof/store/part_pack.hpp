@@ -204,6 +204,10 @@ using SectionCopyRunner = std::function<Status(const std::vector<SectionCopy>&)>
 /// about equal bytes, never splitting a pack's run; returns the part boundaries (parts + 1 values).
 std::vector<size_t> split_section_copies(const std::vector<SectionCopy>& copies, size_t parts);
 
+/// Runs `copies` split into `threads` runs (split_section_copies), each on its own thread (the
+/// runs share no reader and write disjoint bytes); returns the first error in copy order.
+Status run_section_copies_on_threads(const std::vector<SectionCopy>& copies, unsigned threads);
+
 /// Reads a section line by line through a small buffer (k-way merges hold one cursor per rank).
 class PartLineCursor {
  public:

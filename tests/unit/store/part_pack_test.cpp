@@ -203,12 +203,19 @@ TEST(PartPack, SectionCopiesAtOffsetsAssembleTheConcatenation) {
     for (size_t k = workers; k-- > 0;)  // the last worker first: ranges land wherever they belong
       ASSERT_TRUE(run_section_copies(copies, bounds[k], bounds[k + 1]).ok());
     EXPECT_EQ(*read_file(table), expected) << workers << " workers";
+    // the same split, each run on its own thread (a one-process run's runner)
+    ascprof::testing::write_text(table, "header\n");
+    ASSERT_TRUE(run_section_copies_on_threads(copies, static_cast<unsigned>(workers)).ok());
+    EXPECT_EQ(*read_file(table), expected) << workers << " threads";
   }
   auto stale = copies;
   stale[3].length += 1;  // planned from a pack that has changed since
   const Status st = run_section_copies(stale, 0, stale.size());
   EXPECT_EQ(st.code(), ErrorCode::kParse);
   EXPECT_NE(st.message().find(stale[3].pack), std::string::npos) << st.to_string();
+  const Status threaded = run_section_copies_on_threads(stale, 3);  // whichever thread meets it
+  EXPECT_EQ(threaded.code(), ErrorCode::kParse);
+  EXPECT_NE(threaded.message().find(stale[3].pack), std::string::npos) << threaded.to_string();
 }
 
 // A writer that never commits (an error or a SIGTERM on the way) leaves nothing behind.

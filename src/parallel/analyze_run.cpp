@@ -105,8 +105,6 @@ void progress_line(const AnalyzeRequest& req, int process, const pipeline::RankO
   }
 }
 
-// Collective: the stop signal if any process was asked to stop (0 otherwise); every process then
-// stops the same way, also those whose signal never came (e.g. `kill` of one process).
 // ASCPROF_DEBUG_RANK_DELAY_MS=N: after each rank it computed, a process waits N ms (a stop ends the
 // wait). For tests that stop a run while ranks are in flight (tests/slurm): a rank then takes as
 // long as the test needs to deliver its signal, however fast the machine and the tool are.
@@ -119,6 +117,8 @@ void debug_rank_delay() {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
+// Collective: the stop signal if any process was asked to stop (0 otherwise); every process then
+// stops the same way, also those whose signal never came (e.g. `kill` of one process).
 int agree_interrupt(mpi::communicator& world) {
   const int sig = mpi::all_reduce(world, interrupt_signal(), mpi::maximum<int>());
   if (sig != 0) request_interrupt(sig);

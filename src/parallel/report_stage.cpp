@@ -142,7 +142,9 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
   for (const uint64_t w : item_size) total_weight += w;
   StageProgress shown(coordinator ? progress : ProgressMode::kNone, "report", item_size.size(), total_weight);
   std::vector<PartDone> my_parts;
-  std::mutex parts_mutex;  // a single process runs its parts on threads (usable_cores)
+  // A single process runs its parts on threads, up to 4 (each page or workbook holds its own
+  // tables in memory; the workbook adds its sheet threads).
+  std::mutex parts_mutex;
   double parts_busy = 0;
   const auto t_parts = Clock::now();
   const char* how = run_work_queue(world, item_size, [&](size_t k) {
@@ -165,7 +167,7 @@ std::vector<RootReportDone> run_report_stage(mpi::communicator& world, const std
   }, coordinator && progress != ProgressMode::kNone
          ? std::function<void(uint64_t, uint64_t)>([&shown](uint64_t done, uint64_t weight) { shown.advance(done, weight); })
          : nullptr,
-     usable_cores());
+     std::min(usable_cores(), 4u));
   // parts side by side on threads: the process was busy for the queue's wall time, not their sum
   busy_seconds += std::string_view(how) == "threads" ? seconds_since(t_parts) : parts_busy;
   shown.finish();

@@ -8,6 +8,7 @@
 #include <boost/serialization/utility.hpp>
 #include <boost/serialization/vector.hpp>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,7 +46,7 @@ std::pair<int, std::string> run_share(const std::vector<store::SectionCopy>& cop
 
 store::SectionCopyRunner section_copies_on_all_processes(mpi::communicator& world) {
   if (world.size() == 1) {  // a lone process spreads them over its cores instead (1: in place)
-    const unsigned threads = usable_cores();
+    const unsigned threads = std::min(usable_cores(), 8u);  // the copies are inflate and pwrite
     if (threads <= 1) return {};
     return [threads](const std::vector<store::SectionCopy>& copies) {
       return store::run_section_copies_on_threads(copies, threads);

@@ -33,7 +33,7 @@ constexpr int kDeflateLevel = 1;
 // zlib cannot expand more than ~1032:1; a raw length beyond this is a damaged index, and it bounds
 // what a reader reserves.
 constexpr uint64_t kMaxInflateRatio = 1032;
-// Segments up to this raw length inflate whole (libdeflate, into buffers each thread reuses); a
+// Segments up to this raw length inflate whole (libdeflate, into a buffer of their raw length); a
 // larger one (a single add beyond kSegmentBytes) streams through zlib's inflate in fixed buffers.
 constexpr uint64_t kWholeInflateBytes = 16u << 20;
 constexpr std::string_view kFooterMagic = "ASCPACK1";

@@ -42,8 +42,8 @@ uint64_t fnv1a64(std::string_view bytes, uint64_t seed = 0xcbf29ce484222325ull);
 ///   for c in b[n:]: h = ((h ^ c) * 0x100000001b3) % 2**64
 uint64_t fnv1a64_words(std::string_view bytes);
 
-/// Stats `path` and hashes its first kFingerprintPrefixBytes (fnv1a64_words). kIo error naming the file if it is missing, not a
-/// regular file or unreadable.
+/// Stats `path` and hashes its first kFingerprintPrefixBytes (fnv1a64_words). kIo error naming the
+/// file if it is missing, not a regular file or unreadable.
 Result<Fingerprint> fingerprint_file(const std::filesystem::path& path);
 
 }  // namespace ascprof::store

@@ -70,10 +70,14 @@ TEST(WorkQueueMpi, OneProcessOnThreadsStopsHandingOutAfterAStop) {
   if (world.size() != 1) GTEST_SKIP() << "the threaded hand-out is the single-process path";
   const std::vector<uint64_t> sizes(40, 1);
   std::atomic<int> ran{0};
+  std::mutex m;  // the third start and its stop are one step for the other thread
   run_work_queue(
       world, sizes,
       [&](size_t) {
-        if (++ran == 3) request_interrupt(15);
+        {
+          std::lock_guard<std::mutex> lock(m);
+          if (++ran == 3) request_interrupt(15);
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
       },
       nullptr, 2);
